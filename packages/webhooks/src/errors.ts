@@ -13,15 +13,21 @@ export type WebhookErrorCode =
   | "ERR_WEBHOOK_BODY_TOO_LARGE"
   | "ERR_WEBHOOK_REPLAYED"
   | "ERR_WEBHOOK_INVALID_BODY"
+  | "ERR_WEBHOOK_UNKNOWN_SUBSCRIPTION"
+  | "ERR_WEBHOOK_HANDLER_FAILED"
+  | "ERR_WEBHOOK_BUSY"
   | "ERR_EGRESS_POLICY";
 
 export class WebhookError extends Error {
   override readonly name = "WebhookError";
   readonly code: WebhookErrorCode;
+  /** One plain line per thing that was checked and failed (e.g. per signature tried); never secret material. */
+  readonly details: readonly string[];
 
-  constructor(code: WebhookErrorCode, message: string) {
+  constructor(code: WebhookErrorCode, message: string, details: readonly string[] = []) {
     super(message);
     this.code = code;
+    this.details = details;
   }
 }
 

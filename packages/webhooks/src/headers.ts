@@ -1,0 +1,41 @@
+import { WebhookError } from "./errors.js";
+
+/** What receivers hand us: a fetch `Headers`, Node's `IncomingHttpHeaders`, or a plain record. */
+export type HeadersLike = Headers | Readonly<Record<string, string | readonly string[] | undefined>>;
+
+/**
+ * Reads one header that must appear exactly once. Node and fetch both join repeated headers
+ * with ", ", so a joined value is reported as a duplicate rather than silently parsed.
+ */
+export function readSingleHeader(headers: HeadersLike, name: string): string {
+  const value = rawHeader(headers, name);
+  if (value === undefined || value === "") {
+    throw new WebhookError("ERR_WEBHOOK_MISSING_HEADER", `the ${name} header is missing`);
+  }
+  if (typeof value !== "string") {
+    throw new WebhookError(
+      "ERR_WEBHOOK_DUPLICATE_HEADER",
+      `the ${name} header appears ${value.length} times`,
+    );
+  }
+  if (value.includes(", ")) {
+    throw new WebhookError("ERR_WEBHOOK_DUPLICATE_HEADER", `the ${name} header appears more than once`);
+  }
+  return value;
+}
+
+function rawHeader(headers: HeadersLike, name: string): string | readonly string[] | undefined {
+  if (headers instanceof Headers) return headers.get(name) ?? undefined;
+  const direct = headers[name];
+  if (direct !== undefined) return single(direct);
+  // Mixed-case names arrive from hand-built records; header names are case-insensitive.
+  for (const key of Object.keys(headers)) {
+    if (key.length === name.length && key.toLowerCase() === name) return single(headers[key]);
+  }
+  return undefined;
+}
+
+function single(value: string | readonly string[] | undefined): string | readonly string[] | undefined {
+  if (typeof value === "string" || value === undefined) return value;
+  return value.length === 1 ? value[0] : value;
+}

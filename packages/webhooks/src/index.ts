@@ -1,0 +1,63 @@
+export { type BodyInput, toBytes } from "./bytes.js";
+export { isWebhookError, WebhookError, type WebhookErrorCode } from "./errors.js";
+export type { HeadersLike } from "./headers.js";
+export {
+  createMcpSigner,
+  MCP_SIGNATURE,
+  MCP_SUBSCRIPTION_ID,
+  MCP_TIMESTAMP,
+  type McpHeaders,
+  type McpMessage,
+  type McpSigner,
+} from "./mcp/sign.js";
+export {
+  createMcpVerifier,
+  type McpVerifier,
+  type McpVerifierOptions,
+  type VerifiedMcpWebhook,
+} from "./mcp/verify.js";
+export type { ChallengeRequest } from "./receiver/challenge.js";
+export {
+  type ClaimResult,
+  createMemoryDedupStore,
+  type DedupStore,
+  type MemoryDedupOptions,
+} from "./receiver/dedup.js";
+export { type NodeHandlerOptions, toNodeHandler } from "./receiver/node.js";
+export {
+  createReceiver,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_REPLAY_WINDOW_SECONDS,
+  type KeyLookup,
+  type ReceivedWebhook,
+  type Receiver,
+  type ReceiverKeys,
+  type ReceiverOptions,
+} from "./receiver/receiver.js";
+export {
+  decodeSecret,
+  generateSecret,
+  generateSigningKeyPair,
+  MAX_SECRET_BYTES,
+  MIN_SECRET_BYTES,
+  publicKeyOf,
+} from "./secret.js";
+export {
+  type StandardHeaders,
+  WEBHOOK_ID,
+  WEBHOOK_SIGNATURE,
+  WEBHOOK_TIMESTAMP,
+} from "./standard/headers.js";
+export {
+  createStandardSigner,
+  type StandardMessage,
+  type StandardSigner,
+  type StandardSignerOptions,
+} from "./standard/sign.js";
+export {
+  createStandardVerifier,
+  type StandardVerifier,
+  type StandardVerifierOptions,
+  type VerifiedStandardWebhook,
+} from "./standard/verify.js";
+export { type Clock, DEFAULT_TOLERANCE_SECONDS } from "./timestamp.js";

@@ -1,0 +1,137 @@
+import { verify as ed25519Verify, type KeyObject, timingSafeEqual } from "node:crypto";
+import { type BodyInput, decodeBase64Strict, toBytes } from "../bytes.js";
+import { WebhookError } from "../errors.js";
+import { type HeadersLike, readSingleHeader } from "../headers.js";
+import { publicKeyObject, secretKeyObject } from "../secret.js";
+import {
+  type Clock,
+  checkTolerance,
+  DEFAULT_TOLERANCE_SECONDS,
+  parseTimestamp,
+  systemClock,
+} from "../timestamp.js";
+import { WEBHOOK_ID, WEBHOOK_ID_PATTERN, WEBHOOK_SIGNATURE, WEBHOOK_TIMESTAMP } from "./headers.js";
+import { hmacSignature } from "./sign.js";
+
+export interface StandardVerifierOptions {
+  /** `whsec_` secrets to accept (current and, during a rotation, previous). */
+  secrets?: readonly string[];
+  /** `whpk_` Ed25519 public keys to accept `v1a` signatures from. */
+  publicKeys?: readonly string[];
+  /** Allowed clock difference in both directions; 300 s by default (push profile §6 rule 4). */
+  toleranceSeconds?: number;
+  clock?: Clock;
+}
+
+export interface VerifiedStandardWebhook {
+  id: string;
+  timestamp: number;
+  /** Which kind of signature verified. */
+  version: "v1" | "v1a";
+}
+
+export interface StandardVerifier {
+  /** Throws a `WebhookError` saying exactly what failed; returns the verified id and timestamp. */
+  verify(headers: HeadersLike, body: BodyInput): VerifiedStandardWebhook;
+}
+
+const HMAC_BYTES = 32;
+const ED25519_BYTES = 64;
+
+export function createStandardVerifier(options: StandardVerifierOptions): StandardVerifier {
+  const hmacKeys = (options.secrets ?? []).map(secretKeyObject);
+  const edKeys = (options.publicKeys ?? []).map(publicKeyObject);
+  if (hmacKeys.length + edKeys.length === 0) {
+    throw new WebhookError(
+      "ERR_WEBHOOK_INVALID_SECRET",
+      "a verifier needs at least one whsec_ secret or whpk_ key",
+    );
+  }
+  const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
+  const clock = options.clock ?? systemClock;
+
+  return {
+    verify(headers, bodyInput) {
+      const id = readSingleHeader(headers, WEBHOOK_ID);
+      if (!WEBHOOK_ID_PATTERN.test(id)) {
+        throw new WebhookError(
+          "ERR_WEBHOOK_INVALID_ID",
+          "the webhook-id header must be 1–256 printable ASCII characters",
+        );
+      }
+      const timestamp = parseTimestamp(readSingleHeader(headers, WEBHOOK_TIMESTAMP), WEBHOOK_TIMESTAMP);
+      const signatures = readSingleHeader(headers, WEBHOOK_SIGNATURE);
+      checkTolerance(timestamp, WEBHOOK_TIMESTAMP, clock(), tolerance);
+      const body = toBytes(bodyInput);
+      const prefix = `${id}.${timestamp}.`;
+      const version = matchSignature(signatures, prefix, body, hmacKeys, edKeys);
+      return { id, timestamp, version };
+    },
+  };
+}
+
+/**
+ * Tries every signature in the header against every key; unknown versions are ignored as the
+ * spec requires. Expected HMACs are computed lazily and once per key.
+ */
+function matchSignature(
+  header: string,
+  prefix: string,
+  body: Uint8Array,
+  hmacKeys: readonly KeyObject[],
+  edKeys: readonly KeyObject[],
+): "v1" | "v1a" {
+  const details: string[] = [];
+  let expected: Buffer[] | undefined;
+  let edContent: Buffer | undefined;
+  let supported = 0;
+  const tokens = header.split(" ");
+  for (let index = 0; index < tokens.length; index++) {
+    const token = tokens[index] as string;
+    if (token === "") continue;
+    const comma = token.indexOf(",");
+    const version = comma < 0 ? token : token.slice(0, comma);
+    const label = `signature ${index + 1} (${version || "no version"})`;
+    if (version === "v1" && hmacKeys.length > 0) {
+      supported++;
+      const given = decodeBase64Strict(token.slice(comma + 1));
+      if (!given || given.length !== HMAC_BYTES) {
+        details.push(`${label}: not a base64 HMAC-SHA256 of ${HMAC_BYTES} bytes`);
+        continue;
+      }
+      expected ??= hmacKeys.map((key) => hmacSignature(key, prefix, body));
+      if (expected.some((candidate) => timingSafeEqual(candidate, given))) return "v1";
+      details.push(`${label}: does not match any of the ${hmacKeys.length} secret(s)`);
+    } else if (version === "v1a" && edKeys.length > 0) {
+      supported++;
+      const given = decodeBase64Strict(token.slice(comma + 1));
+      if (!given || given.length !== ED25519_BYTES) {
+        details.push(`${label}: not a base64 Ed25519 signature of ${ED25519_BYTES} bytes`);
+        continue;
+      }
+      edContent ??= Buffer.concat([Buffer.from(prefix, "utf8"), body]);
+      const content = edContent;
+      if (edKeys.some((key) => ed25519Verify(null, content, key, given))) return "v1a";
+      details.push(`${label}: does not verify under any of the ${edKeys.length} public key(s)`);
+    } else {
+      details.push(`${label}: ignored (not a version this verifier has keys for)`);
+    }
+  }
+  if (supported === 0) {
+    throw new WebhookError(
+      "ERR_WEBHOOK_NO_SUPPORTED_SIGNATURE",
+      `the webhook-signature header has no ${acceptedVersions(hmacKeys, edKeys)} signature`,
+      details,
+    );
+  }
+  throw new WebhookError(
+    "ERR_WEBHOOK_SIGNATURE_MISMATCH",
+    "no signature matched: check the secret belongs to this endpoint and the body is byte-for-byte what was sent",
+    details,
+  );
+}
+
+function acceptedVersions(hmacKeys: readonly KeyObject[], edKeys: readonly KeyObject[]): string {
+  const versions = [hmacKeys.length > 0 ? "v1" : "", edKeys.length > 0 ? "v1a" : ""].filter(Boolean);
+  return versions.join(" or ");
+}
