@@ -1,0 +1,49 @@
+// The query layer, re-exported so packages build queries with the same Kysely the store opened.
+export {
+  type ColumnType,
+  type Generated,
+  type Insertable,
+  type Kysely,
+  type Selectable,
+  sql,
+  type Transaction,
+  type Updateable,
+} from "kysely";
+export { type CodeHasher, constantTimeEqual, createCodeHasher } from "./code-hasher.js";
+export { type ConstraintViolation, constraintViolation } from "./constraint.js";
+export {
+  type Database,
+  type DatabaseConfig,
+  type DialectName,
+  type NoTables,
+  openDatabase,
+} from "./database.js";
+export { isStoreError, StoreError, type StoreErrorCode } from "./errors.js";
+export {
+  formatKeyring,
+  GENERATED_KEY_FILE,
+  generateKeyEntry,
+  type KeyEntry,
+  Keyring,
+  type LoadedKeyring,
+  type LoadKeyringOptions,
+  loadKeyring,
+  parseKeyring,
+  type RandomBytes,
+  SEAL_KEYS_ENV,
+} from "./keyring.js";
+export {
+  type AppliedMigration,
+  appliedMigrations,
+  defineMigrations,
+  MIGRATIONS_TABLE,
+  type MigrateOptions,
+  type Migration,
+  type MigrationContext,
+  type MigrationReport,
+  migrate,
+  type PackageMigrations,
+} from "./migrations.js";
+export { type ResealColumnOptions, resealColumn } from "./reseal.js";
+export { autoIdColumn, type ColumnTypes, columnTypes } from "./schema.js";
+export { createSealer, type Sealer, type SealerOptions } from "./sealer.js";
