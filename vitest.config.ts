@@ -1,10 +1,12 @@
+import { defaultServerConditions } from "vite";
 import { defineConfig } from "vitest/config";
 
+// Tests run against the TypeScript sources of sibling packages, never a stale build.
+const conditions = ["@doorbell/source", ...defaultServerConditions];
+
 export default defineConfig({
-  resolve: {
-    // Tests run against the TypeScript sources of sibling packages, never a stale build.
-    conditions: ["@doorbell/source"],
-  },
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: ["@doorbell/source"] } },
   test: {
     include: ["packages/*/test/**/*.test.ts"],
     testTimeout: 30_000,

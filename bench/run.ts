@@ -1,0 +1,17 @@
+import { benchWebhooks } from "./webhooks.js";
+
+// `npm run bench` runs every benchmark; `npm run bench -- webhooks` runs one.
+const benchmarks: Record<string, () => void | Promise<void>> = {
+  webhooks: benchWebhooks,
+};
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((name) => !(name in benchmarks));
+if (unknown.length > 0) {
+  console.error(`unknown benchmark(s): ${unknown.join(", ")}; known: ${Object.keys(benchmarks).join(", ")}`);
+  process.exit(2);
+}
+for (const name of wanted.length > 0 ? wanted : Object.keys(benchmarks)) {
+  console.log(`\n=== ${name} ===`);
+  await benchmarks[name]?.();
+}

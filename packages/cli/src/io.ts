@@ -1,0 +1,30 @@
+import { readFile } from "node:fs/promises";
+
+/** Where a command reads and writes; injected so commands are tested in-process. */
+export interface Io {
+  stdin: () => Promise<Uint8Array>;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: Readonly<Record<string, string | undefined>>;
+  readFile: (path: string) => Promise<Uint8Array>;
+  /** Milliseconds since the epoch. */
+  now: () => number;
+}
+
+export const processIo: Io = {
+  stdin: async () => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  },
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: process.env,
+  readFile: (path) => readFile(path),
+  now: () => Date.now(),
+};
+
+/** A mistake in how the command was called: printed with the usage, exit code 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}

@@ -1,0 +1,39 @@
+import { webhookCommand, WEBHOOK_USAGE } from "./commands/webhook.js";
+import { type Io, processIo, UsageError } from "./io.js";
+
+const USAGE = `doorbell — tells AI agents that something changed, safely.
+
+Commands:
+${WEBHOOK_USAGE}
+`;
+
+/** Runs one command line and returns the exit code: 0 done, 1 refused/failed, 2 usage error. */
+export async function run(argv: readonly string[], io: Io = processIo): Promise<number> {
+  const [command, ...args] = argv;
+  try {
+    switch (command) {
+      case "webhook":
+        return await webhookCommand(args, io);
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        io.stdout(USAGE);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`doorbell: ${error.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (error instanceof Error && "code" in error && typeof error.code === "string") {
+      io.stderr(`doorbell: ${error.message} (${error.code})\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+export { type Io, processIo } from "./io.js";
