@@ -34,8 +34,9 @@ export function mcpKeyObject(secret: string): KeyObject {
   return createSecretKey(Buffer.from(secret, "utf8"));
 }
 
-export function mcpDigest(key: KeyObject, timestamp: number, body: Uint8Array): Buffer {
-  return createHmac("sha256", key).update(`${timestamp}.`, "utf8").update(body).digest();
+/** Lowercase hex HMAC-SHA256 of `timestamp.body`. */
+export function mcpDigest(key: KeyObject, timestamp: number, body: Uint8Array): string {
+  return createHmac("sha256", key).update(`${timestamp}.`, "utf8").update(body).digest("hex");
 }
 
 export interface McpSigner {
@@ -53,7 +54,7 @@ export function createMcpSigner(secret: string): McpSigner {
         );
       }
       return {
-        "x-mcp-signature": `sha256=${mcpDigest(key, timestamp, toBytes(body)).toString("hex")}`,
+        "x-mcp-signature": `sha256=${mcpDigest(key, timestamp, toBytes(body))}`,
         "x-mcp-timestamp": String(timestamp),
         "x-mcp-subscription-id": subscriptionId,
       };

@@ -1,5 +1,6 @@
-import { type KeyObject, timingSafeEqual } from "node:crypto";
+import type { KeyObject } from "node:crypto";
 import { type BodyInput, toBytes } from "../bytes.js";
+import { constantTimeEqual } from "../constant-time.js";
 import { WebhookError } from "../errors.js";
 import { type HeadersLike, readSingleHeader } from "../headers.js";
 import {
@@ -48,11 +49,10 @@ export function createMcpVerifier(options: McpVerifierOptions): McpVerifier {
           "X-MCP-Signature must be sha256= followed by 64 lowercase hex digits",
         );
       }
-      const given = Buffer.from(match[1] as string, "hex");
+      const given = match[1] as string;
       const body = toBytes(bodyInput);
-      if (keys.some((key) => timingSafeEqual(mcpDigest(key, timestamp, body), given))) {
-        return { subscriptionId, timestamp };
-      }
+      for (const key of keys)
+        if (constantTimeEqual(mcpDigest(key, timestamp, body), given)) return { subscriptionId, timestamp };
       throw new WebhookError(
         "ERR_WEBHOOK_SIGNATURE_MISMATCH",
         "X-MCP-Signature does not match: check the whsec_ secret of this subscription and that the body is byte-for-byte what was sent",
