@@ -1,4 +1,5 @@
 export { type BodyInput, toBytes } from "./bytes.js";
+export * from "./egress/index.js";
 export { isWebhookError, WebhookError, type WebhookErrorCode } from "./errors.js";
 export type { HeadersLike } from "./headers.js";
 export {
