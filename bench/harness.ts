@@ -52,7 +52,10 @@ export function printComparison(title: string, [ours, ...baselines]: readonly Me
   console.log(`\n${title}`);
   const width = Math.max(ours.name.length, ...baselines.map((row) => row.name.length));
   const line = (row: Measurement, ratio: string) =>
-    console.log(`  ${row.name.padEnd(width)}  ${Math.round(row.opsPerSecond).toLocaleString("en-US").padStart(12)} ops/s${ratio}`);
+    console.log(
+      `  ${row.name.padEnd(width)}  ${Math.round(row.opsPerSecond).toLocaleString("en-US").padStart(12)} ops/s${ratio}`,
+    );
   line(ours, "");
-  for (const row of baselines) line(row, `   ours/this = ${(ours.opsPerSecond / row.opsPerSecond).toFixed(2)}×`);
+  for (const row of baselines)
+    line(row, `   ours/this = ${(ours.opsPerSecond / row.opsPerSecond).toFixed(2)}×`);
 }

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from "node:crypto";
+import { createStandardSigner, createStandardVerifier, generateSecret } from "@doorbell/webhooks";
 import { Webhook } from "standardwebhooks";
-import { createStandardSigner, createStandardVerifier, generateSecret } from "../packages/webhooks/src/index.js";
 import { compare, printComparison } from "./harness.js";
 
 // Sign and verify throughput: ours beside the standardwebhooks package and the raw node:crypto
@@ -14,7 +14,11 @@ export function benchWebhooks(): void {
     specVersion: "0.4",
     type: "intent.matches.delivered",
     timestamp: new Date(timestamp * 1000).toISOString(),
-    data: { subscriptionId: "sub_Vq8nR3kX0bT5wLz2Hc7Ym4Pd", newMatches: 2, latestDeliveredAt: "2026-10-27T13:58:12Z" },
+    data: {
+      subscriptionId: "sub_Vq8nR3kX0bT5wLz2Hc7Ym4Pd",
+      newMatches: 2,
+      latestDeliveredAt: "2026-10-27T13:58:12Z",
+    },
   });
   const sizes: Array<[string, string]> = [
     [`doorbell body (${doorbell.length} B)`, doorbell],
