@@ -1,4 +1,4 @@
-import { webhookCommand, WEBHOOK_USAGE } from "./commands/webhook.js";
+import { WEBHOOK_USAGE, webhookCommand } from "./commands/webhook.js";
 import { type Io, processIo, UsageError } from "./io.js";
 
 const USAGE = `doorbell — tells AI agents that something changed, safely.

@@ -27,7 +27,10 @@ export function parseSavedRequest(raw: Uint8Array): SavedRequest {
   lines.forEach((line, index) => {
     if (index === 0 && REQUEST_LINE.test(line)) return;
     const colon = line.indexOf(":");
-    if (colon <= 0) throw new UsageError(`line ${index + 1} of the saved request is not "Name: value": ${JSON.stringify(line.slice(0, 60))}`);
+    if (colon <= 0)
+      throw new UsageError(
+        `line ${index + 1} of the saved request is not "Name: value": ${JSON.stringify(line.slice(0, 60))}`,
+      );
     headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
   });
   let trimmedBytes = 0;

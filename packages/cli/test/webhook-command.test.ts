@@ -31,7 +31,10 @@ function fakeIo(stdin = "", env: Record<string, string> = {}) {
 describe("doorbell webhook sign", () => {
   it("signs the Standard Webhooks vector from stdin", async () => {
     const t = fakeIo(vector.body);
-    const code = await run(["webhook", "sign", "--secret", secret, "--id", vector.id, "--timestamp", vector.timestamp], t.io);
+    const code = await run(
+      ["webhook", "sign", "--secret", secret, "--id", vector.id, "--timestamp", vector.timestamp],
+      t.io,
+    );
     expect(code).toBe(0);
     expect(t.out()).toBe(
       `webhook-id: ${vector.id}\nwebhook-timestamp: ${vector.timestamp}\nwebhook-signature: ${vector.signature}\n`,
@@ -40,9 +43,22 @@ describe("doorbell webhook sign", () => {
 
   it("signs in the MCP scheme as JSON", async () => {
     const t = fakeIo("{}");
-    const args = ["webhook", "sign", "--scheme", "mcp", "--secret", secret, "--subscription-id", "s1", "--json"];
+    const args = [
+      "webhook",
+      "sign",
+      "--scheme",
+      "mcp",
+      "--secret",
+      secret,
+      "--subscription-id",
+      "s1",
+      "--json",
+    ];
     expect(await run(args, t.io)).toBe(0);
-    expect(JSON.parse(t.out())).toMatchObject({ "x-mcp-subscription-id": "s1", "x-mcp-timestamp": vector.timestamp });
+    expect(JSON.parse(t.out())).toMatchObject({
+      "x-mcp-subscription-id": "s1",
+      "x-mcp-timestamp": vector.timestamp,
+    });
   });
 
   it("takes the secret from DOORBELL_WEBHOOK_SECRET", async () => {
@@ -65,20 +81,28 @@ describe("doorbell webhook verify: one line that says what is wrong", () => {
   it("ok for the vector", async () => {
     const t = fakeIo(vector.body);
     expect(await run(["webhook", "verify", "--secret", secret, ...headerArgs()], t.io)).toBe(0);
-    expect(t.out()).toBe(`ok: v1 signature verified for webhook-id ${vector.id}, timestamp 1614265330 (0 s ago)\n`);
+    expect(t.out()).toBe(
+      `ok: v1 signature verified for webhook-id ${vector.id}, timestamp 1614265330 (0 s ago)\n`,
+    );
   });
 
   it("names the missing header", async () => {
     const t = fakeIo(vector.body);
     const args = ["webhook", "verify", "--secret", secret, "--header", `webhook-id: ${vector.id}`];
     expect(await run(args, t.io)).toBe(1);
-    expect(t.out()).toContain("refused: the webhook-timestamp header is missing (ERR_WEBHOOK_MISSING_HEADER)");
+    expect(t.out()).toContain(
+      "refused: the webhook-timestamp header is missing (ERR_WEBHOOK_MISSING_HEADER)",
+    );
   });
 
   it("says how far out of tolerance the timestamp is", async () => {
     const t = fakeIo(vector.body);
-    expect(await run(["webhook", "verify", "--secret", secret, "--now", "1614266000", ...headerArgs()], t.io)).toBe(1);
-    expect(t.out()).toContain("the webhook-timestamp 1614265330 is 670 s older than this clock (tolerance ±300 s)");
+    expect(
+      await run(["webhook", "verify", "--secret", secret, "--now", "1614266000", ...headerArgs()], t.io),
+    ).toBe(1);
+    expect(t.out()).toContain(
+      "the webhook-timestamp 1614265330 is 670 s older than this clock (tolerance ±300 s)",
+    );
   });
 
   it("says which signature failed when the body differs by one byte", async () => {
@@ -143,7 +167,15 @@ describe("the doorbell process", () => {
     const ok = node([...args, ...headers.flatMap((h) => ["--header", h])]);
     expect(ok.stdout).toMatch(/^ok: v1 signature verified for webhook-id msg_proc/);
     expect(ok.status).toBe(0);
-    const bad = node([...args, "--header", headers[0] as string, "--header", headers[1] as string, "--header", "webhook-signature: v1,AAAA"]);
+    const bad = node([
+      ...args,
+      "--header",
+      headers[0] as string,
+      "--header",
+      headers[1] as string,
+      "--header",
+      "webhook-signature: v1,AAAA",
+    ]);
     expect(bad.status).toBe(1);
   });
 });

@@ -69,6 +69,12 @@ export interface Database<DB = NoTables> {
    * `ERR_STORE_NESTED_TRANSACTION` on both engines.
    */
   transaction<T>(fn: (trx: Transaction<DB>) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onNotify` whenever any process runs `pg_notify(channel, …)` and commits (PostgreSQL, on a
+   * dedicated connection that reconnects after errors). On SQLite it does nothing: one process
+   * owns the file, and it wakes its own workers. Resolves with a function that stops listening.
+   */
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -218,7 +224,45 @@ async function openPostgres<DB>(target: ParsedTarget, options: DatabaseConfig): 
   const guard = new TransactionGuard();
   const dialect = new GuardedDialect(new PostgresDialect({ pool }), guard, undefined);
   const db = new Kysely<DB>({ dialect });
-  return createHandle("postgres", db, guard, target.description);
+  return createHandle("postgres", db, guard, target.description, (channel, onNotify) =>
+    listenPostgres(target.location, channel, onNotify),
+  );
+}
+
+const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+async function listenPostgres(
+  url: string,
+  channel: string,
+  onNotify: () => void,
+): Promise<() => Promise<void>> {
+  if (!CHANNEL_NAME.test(channel)) {
+    throw new StoreError("ERR_STORE_CONFIG", "a notification channel is a lower-case SQL identifier");
+  }
+  let stopped = false;
+  let client: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: url });
+    next.on("notification", (message) => {
+      if (message.channel === channel) onNotify();
+    });
+    next.on("error", () => {
+      // A lost connection: reconnect, and wake the listener in case a notification was missed.
+      next.end().catch(() => {});
+      if (!stopped) retry = setTimeout(() => void connect().catch(() => {}), 1_000);
+      onNotify();
+    });
+    await next.connect();
+    await next.query(`listen ${channel}`);
+    client = next;
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    await client?.end().catch(() => {});
+  };
 }
 
 function createHandle<DB>(
@@ -226,6 +270,7 @@ function createHandle<DB>(
   db: Kysely<DB>,
   guard: TransactionGuard,
   description: string,
+  listen: Database<DB>["listen"] = async () => async () => {},
 ): Database<DB> {
   let closed: Promise<void> | undefined;
   return {
@@ -237,6 +282,7 @@ function createHandle<DB>(
       // The connection is taken (and BEGIN sent) before the guard marks the context as inside.
       return db.transaction().execute((trx) => guard.inside(() => fn(trx)));
     },
+    listen,
     close: () => {
       closed ??= db.destroy();
       return closed;

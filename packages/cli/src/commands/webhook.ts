@@ -59,7 +59,8 @@ function parse(args: readonly string[]) {
 
 async function sign(values: Values, io: Io): Promise<number> {
   const body = await readBody(values["body-file"], io);
-  const timestamp = values.timestamp === undefined ? Math.floor(io.now() / 1000) : seconds(values.timestamp, "--timestamp");
+  const timestamp =
+    values.timestamp === undefined ? Math.floor(io.now() / 1000) : seconds(values.timestamp, "--timestamp");
   const secrets = secretsOf(values, io);
   let headers: Record<string, string>;
   if (values.scheme === "mcp") {
@@ -85,18 +86,22 @@ async function verify(values: Values, io: Io): Promise<number> {
     if (colon <= 0) throw new UsageError(`--header takes "name: value", got ${JSON.stringify(line)}`);
     headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
   }
-  const body = saved && values["body-file"] === undefined ? saved.body : await readBody(values["body-file"], io);
+  const body =
+    saved && values["body-file"] === undefined ? saved.body : await readBody(values["body-file"], io);
   if (saved?.trimmedBytes) {
     io.stderr(`note: ignored ${saved.trimmedBytes} byte(s) after Content-Length in the saved request\n`);
   }
   const clockSeconds = values.now === undefined ? undefined : seconds(values.now, "--now");
   const clock = clockSeconds === undefined ? io.now : () => clockSeconds * 1000;
-  const toleranceSeconds = values.tolerance === undefined ? undefined : seconds(values.tolerance, "--tolerance");
+  const toleranceSeconds =
+    values.tolerance === undefined ? undefined : seconds(values.tolerance, "--tolerance");
   const common = { clock, ...(toleranceSeconds === undefined ? {} : { toleranceSeconds }) };
   try {
     if (values.scheme === "mcp") {
       const verified = createMcpVerifier({ secrets: secretsOf(values, io), ...common }).verify(headers, body);
-      io.stdout(`ok: X-MCP-Signature verified for subscription ${verified.subscriptionId}, ${age(verified.timestamp, clock)}\n`);
+      io.stdout(
+        `ok: X-MCP-Signature verified for subscription ${verified.subscriptionId}, ${age(verified.timestamp, clock)}\n`,
+      );
     } else {
       const verifier = createStandardVerifier({
         secrets: secretsOf(values, io, values["public-key"] !== undefined),
@@ -104,7 +109,9 @@ async function verify(values: Values, io: Io): Promise<number> {
         ...common,
       });
       const verified = verifier.verify(headers, body);
-      io.stdout(`ok: ${verified.version} signature verified for webhook-id ${verified.id}, ${age(verified.timestamp, clock)}\n`);
+      io.stdout(
+        `ok: ${verified.version} signature verified for webhook-id ${verified.id}, ${age(verified.timestamp, clock)}\n`,
+      );
     }
     return 0;
   } catch (error) {
@@ -131,7 +138,8 @@ async function readBody(file: string | undefined, io: Io): Promise<Uint8Array> {
 }
 
 function seconds(value: string, flag: string): number {
-  if (!/^\d{1,12}$/.test(value)) throw new UsageError(`${flag} takes whole seconds, got ${JSON.stringify(value)}`);
+  if (!/^\d{1,12}$/.test(value))
+    throw new UsageError(`${flag} takes whole seconds, got ${JSON.stringify(value)}`);
   return Number(value);
 }
 
