@@ -1,0 +1,35 @@
+import type { Database, Kysely, Sealer } from "@doorbell/store";
+import type { EgressPolicy } from "@doorbell/webhooks";
+import type { Logger } from "pino";
+import type { CoalescingLimits } from "./coalesce.js";
+import type { DeliveryMetrics } from "./metrics.js";
+import type { RetryPolicy } from "./retry.js";
+import type { DeliveryTables } from "./schema.js";
+
+export type Db = Kysely<DeliveryTables>;
+
+/** Everything the engine's parts share; built once by `createDeliveryEngine`. */
+export interface EngineContext {
+  readonly store: Database<DeliveryTables>;
+  readonly sealer: Sealer;
+  /** Epoch milliseconds. */
+  readonly clock: () => number;
+  /** Uniform in [0, 1), for jitter. */
+  readonly random: () => number;
+  readonly policy: EgressPolicy;
+  readonly retry: RetryPolicy;
+  readonly limits: CoalescingLimits;
+  /** Delays after the first and second failed challenge; the third failure ends the subscription. */
+  readonly challengeDelaysMs: readonly number[];
+  /** How long an ended subscription's secret and endpoint are kept (at most 30 days). */
+  readonly purgeAfterMs: number;
+  /** How long the previous secret keeps signing after a rotation. */
+  readonly secretOverlapMs: number;
+  readonly metrics: DeliveryMetrics;
+  readonly log: Logger;
+  /** Tells local workers that something became due. */
+  readonly wake: () => void;
+}
+
+export const secretAd = (id: string, which: "current" | "previous" | "pending") =>
+  `delivery.subscription.${which}:${id}`;

@@ -1,0 +1,133 @@
+import { randomInt } from "node:crypto";
+import type { Database, Kysely, Sealer } from "@doorbell/store";
+import type { EgressPolicy } from "@doorbell/webhooks";
+import { type Logger, pino } from "pino";
+import { type CoalescingLimits, coalescingLimits } from "./coalesce.js";
+import type { Db, EngineContext } from "./context.js";
+import { type DeliveryEvent, type EnqueueResult, enqueue } from "./enqueue.js";
+import { DeliveryError } from "./errors.js";
+import { createMetrics, type DeliveryMetrics } from "./metrics.js";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
+import type { DeliveryTables } from "./schema.js";
+import {
+  approve,
+  type EndOptions,
+  end,
+  load,
+  type RenewInput,
+  renew,
+  type SubscribeInput,
+  type SubscriptionView,
+  subscribe,
+  view,
+} from "./subscriptions.js";
+import { createWorker, sampleQueue, type Worker, type WorkerOptions } from "./worker.js";
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+export const NOTIFY_CHANNEL = "doorbell_delivery";
+
+export interface DeliveryEngineOptions {
+  /** The store handle; run `deliveryMigrations` on it first. */
+  store: Database<DeliveryTables>;
+  sealer: Sealer;
+  /** Where deliveries may go: `productionPolicy()` in production. */
+  policy: EgressPolicy;
+  clock?: () => number;
+  random?: () => number;
+  retry?: RetryPolicy;
+  /** Lower than the push profile's numbers only: a longer window, a smaller daily cap. */
+  coalescing?: Partial<CoalescingLimits>;
+  challengeDelaysMs?: readonly number[];
+  /** Kept after the end for the person's receipts, then deleted; at most 30 days (default 1 day). */
+  purgeAfterMs?: number;
+  secretOverlapMs?: number;
+  logger?: Logger;
+}
+
+export interface DeliveryEngine {
+  subscribe(db: Kysely<DeliveryTables>, input: SubscribeInput): Promise<SubscriptionView>;
+  renew(db: Kysely<DeliveryTables>, id: string, input: RenewInput): Promise<SubscriptionView>;
+  approve(db: Kysely<DeliveryTables>, id: string): Promise<SubscriptionView>;
+  end(db: Kysely<DeliveryTables>, id: string, reason: string, options: EndOptions): Promise<SubscriptionView>;
+  get(db: Kysely<DeliveryTables>, id: string): Promise<SubscriptionView>;
+  /** Inside the caller's transaction: the event commits or rolls back with the caller's change. */
+  enqueue(db: Kysely<DeliveryTables>, subscriptionId: string, event: DeliveryEvent): Promise<EnqueueResult>;
+  /** A worker for this process; on PostgreSQL it also wakes on other processes' commits. */
+  worker(options?: WorkerOptions): Worker;
+  /** Processes everything due now, repeatedly, until nothing is: for tests with a fake clock. */
+  runDue(): Promise<number>;
+  readonly metrics: DeliveryMetrics;
+}
+
+export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEngine {
+  const purgeAfterMs = options.purgeAfterMs ?? DAY_MS;
+  if (!(purgeAfterMs >= 0 && purgeAfterMs <= 30 * DAY_MS)) {
+    throw new DeliveryError(
+      "ERR_DELIVERY_CONFIG",
+      "purgeAfterMs is at most 30 days (push profile §6 rule 7)",
+    );
+  }
+  const workers = new Set<{ wake(): void }>();
+  const clock = options.clock ?? Date.now;
+  const ctx: EngineContext = {
+    store: options.store,
+    sealer: options.sealer,
+    clock,
+    random: options.random ?? (() => randomInt(0, 2 ** 32) / 2 ** 32),
+    policy: options.policy,
+    retry: options.retry ?? DEFAULT_RETRY_POLICY,
+    limits: coalescingLimits(options.coalescing),
+    challengeDelaysMs: options.challengeDelaysMs ?? [5_000, 30_000],
+    purgeAfterMs,
+    secretOverlapMs: options.secretOverlapMs ?? 60 * 60 * 1000,
+    metrics: createMetrics(() => sampleQueue({ store: options.store, clock })),
+    log: options.logger ?? pino({ level: "warn", redact: ["url", "secret", "body", "headers"] }),
+    wake: () => {
+      for (const worker of workers) worker.wake();
+    },
+  };
+  const shared = createWorker(ctx, { concurrency: 64 });
+  const as = (db: Kysely<DeliveryTables>): Db => db;
+
+  return {
+    subscribe: (db, input) => subscribe(ctx, as(db), input),
+    renew: (db, id, input) => renew(ctx, as(db), id, input),
+    approve: (db, id) => approve(ctx, as(db), id),
+    end: (db, id, reason, endOptions) => end(ctx, as(db), id, reason, endOptions),
+    get: async (db, id) => view(await load(as(db), id)),
+    enqueue: (db, id, event) => enqueue(ctx, as(db), id, event),
+    worker(workerOptions) {
+      const worker = createWorker(ctx, workerOptions);
+      const wakeable = { wake: () => worker.wake() };
+      let unlisten: (() => Promise<void>) | undefined;
+      return {
+        tick: () => worker.tick(),
+        start() {
+          workers.add(wakeable);
+          worker.start();
+          ctx.store
+            .listen(NOTIFY_CHANNEL, () => worker.wake())
+            .then(
+              (stop) => {
+                unlisten = stop;
+              },
+              (error: unknown) =>
+                ctx.log.warn({ err: (error as Error).message }, "listening for wake-ups failed; polling"),
+            );
+        },
+        async stop() {
+          workers.delete(wakeable);
+          await unlisten?.();
+          await worker.stop();
+        },
+      };
+    },
+    async runDue() {
+      let total = 0;
+      for (let processed = await shared.tick(); processed > 0; processed = await shared.tick())
+        total += processed;
+      return total;
+    },
+    metrics: ctx.metrics,
+  };
+}

@@ -1,0 +1,17 @@
+export type DeliveryErrorCode =
+  | "ERR_DELIVERY_UNKNOWN_SUBSCRIPTION"
+  | "ERR_DELIVERY_SUBSCRIPTION_ENDED"
+  | "ERR_DELIVERY_INVALID_EVENT"
+  | "ERR_DELIVERY_INVALID_SUBSCRIPTION"
+  | "ERR_DELIVERY_CONFIG";
+
+/** The delivery engine's one error class: a stable code and plain words, never a secret or URL. */
+export class DeliveryError extends Error {
+  override readonly name = "DeliveryError";
+  readonly code: DeliveryErrorCode;
+
+  constructor(code: DeliveryErrorCode, message: string) {
+    super(message);
+    this.code = code;
+  }
+}

@@ -1,0 +1,32 @@
+export { mcpEnvelope, pushEnvelope, signAttempt } from "./channels.js";
+export {
+  type CoalescingLimits,
+  coalescingLimits,
+  MATCHES_EVENT,
+  PROFILE_LIMITS,
+} from "./coalesce.js";
+export {
+  createDeliveryEngine,
+  type DeliveryEngine,
+  type DeliveryEngineOptions,
+  NOTIFY_CHANNEL,
+} from "./engine.js";
+export type { DeliveryEvent, EnqueueResult } from "./enqueue.js";
+export { DeliveryError, type DeliveryErrorCode } from "./errors.js";
+export type { DeliveryMetrics } from "./metrics.js";
+export {
+  DEFAULT_RETRY_POLICY,
+  nextAttemptAt,
+  type RetryPolicy,
+  STANDARD_WEBHOOKS_DELAYS_MS,
+} from "./retry.js";
+export { type Channel, type DeliveryTables, deliveryMigrations, type SubscriptionStatus } from "./schema.js";
+export {
+  type DeliveryStatus,
+  type EndOptions,
+  MAX_LEASE_MS,
+  type RenewInput,
+  type SubscribeInput,
+  type SubscriptionView,
+} from "./subscriptions.js";
+export type { Worker, WorkerOptions } from "./worker.js";

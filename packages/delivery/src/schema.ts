@@ -1,0 +1,144 @@
+import { defineMigrations, type Generated } from "@doorbell/store";
+
+/** Where a subscription stands. `ended` is final; its secret and endpoint are purged later. */
+export type SubscriptionStatus = "pending_verification" | "awaiting_approval" | "active" | "ended";
+
+/**
+ * Which wire profile a subscription speaks: `push` is the Isto push profile (Standard Webhooks
+ * headers, 410 ends the subscription); `mcp` is the MCP Events sketch (X-MCP-* headers, 410 drops
+ * one event, exhausted retries suspend delivery until the client refreshes).
+ */
+export type Channel = "push" | "mcp";
+
+export interface SubscriptionRow {
+  id: string;
+  channel: Channel;
+  /** The id the receiver knows: the push subscriptionId, or the MCP client's subscription id. */
+  subscriber_id: string;
+  url: string | null;
+  secret_sealed: string | null;
+  /** The secret before the last rotation; signatures carry both until `previous_secret_until`. */
+  previous_secret_sealed: string | null;
+  previous_secret_until: number | null;
+  /** A new secret waiting for its challenge (push profile §4.1: replaces the old one only then). */
+  pending_secret_sealed: string | null;
+  status: SubscriptionStatus;
+  ended_reason: string | null;
+  ended_at: number | null;
+  verified: number;
+  approved: number;
+  verify_attempts: number;
+  verify_due_at: number | null;
+  expires_at: number;
+  refresh_before: number;
+  /** deliveryStatus of the MCP Events sketch. */
+  delivery_active: number;
+  last_delivery_at: number | null;
+  last_error: string | null;
+  failed_since: number | null;
+  next_seq: number;
+  /** Coalescing (push profile §6 rule 6): matches waiting for the window to open. */
+  agg_new_matches: number;
+  agg_latest_delivered_at: string | null;
+  agg_first_at: number | null;
+  matches_last_sent_at: number | null;
+  matches_day_start: number | null;
+  matches_day_count: number;
+  /** When a worker should next look at this subscription; null when nothing is due. */
+  wake_at: number | null;
+  lease_owner: string | null;
+  lease_until: number | null;
+  created_at: number;
+  updated_at: number;
+  purge_at: number | null;
+}
+
+export interface OutboxRow {
+  id: Generated<number>;
+  subscription_id: string;
+  /** Position in the subscription's queue: delivery is strictly in this order. */
+  seq: number;
+  webhook_id: string;
+  type: string;
+  /** The exact JSON body, fixed at enqueue so every retry sends the same bytes. */
+  body: string;
+  attempts: number;
+  first_attempt_at: number | null;
+  next_attempt_at: number;
+  /** `subscription.ended`: sent once after the end, never retried. */
+  final: number;
+  created_at: number;
+}
+
+export interface DeliveryTables {
+  delivery_subscriptions: SubscriptionRow;
+  delivery_outbox: OutboxRow;
+}
+
+export const deliveryMigrations = defineMigrations("delivery", [
+  {
+    version: 1,
+    name: "subscriptions_and_outbox",
+    async up(db, { types, autoId }) {
+      await db.schema
+        .createTable("delivery_subscriptions")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("channel", "text", (c) => c.notNull())
+        .addColumn("subscriber_id", "text", (c) => c.notNull())
+        .addColumn("url", "text")
+        .addColumn("secret_sealed", "text")
+        .addColumn("previous_secret_sealed", "text")
+        .addColumn("previous_secret_until", types.timestamp)
+        .addColumn("pending_secret_sealed", "text")
+        .addColumn("status", "text", (c) => c.notNull())
+        .addColumn("ended_reason", "text")
+        .addColumn("ended_at", types.timestamp)
+        .addColumn("verified", types.boolean, (c) => c.notNull().defaultTo(0))
+        .addColumn("approved", types.boolean, (c) => c.notNull().defaultTo(0))
+        .addColumn("verify_attempts", types.integer, (c) => c.notNull().defaultTo(0))
+        .addColumn("verify_due_at", types.timestamp)
+        .addColumn("expires_at", types.timestamp, (c) => c.notNull())
+        .addColumn("refresh_before", types.timestamp, (c) => c.notNull())
+        .addColumn("delivery_active", types.boolean, (c) => c.notNull().defaultTo(1))
+        .addColumn("last_delivery_at", types.timestamp)
+        .addColumn("last_error", "text")
+        .addColumn("failed_since", types.timestamp)
+        .addColumn("next_seq", types.bigint, (c) => c.notNull().defaultTo(1))
+        .addColumn("agg_new_matches", types.integer, (c) => c.notNull().defaultTo(0))
+        .addColumn("agg_latest_delivered_at", "text")
+        .addColumn("agg_first_at", types.timestamp)
+        .addColumn("matches_last_sent_at", types.timestamp)
+        .addColumn("matches_day_start", types.timestamp)
+        .addColumn("matches_day_count", types.integer, (c) => c.notNull().defaultTo(0))
+        .addColumn("wake_at", types.timestamp)
+        .addColumn("lease_owner", "text")
+        .addColumn("lease_until", types.timestamp)
+        .addColumn("created_at", types.timestamp, (c) => c.notNull())
+        .addColumn("updated_at", types.timestamp, (c) => c.notNull())
+        .addColumn("purge_at", types.timestamp)
+        .execute();
+      await db.schema
+        .createIndex("delivery_subscriptions_wake")
+        .on("delivery_subscriptions")
+        .column("wake_at")
+        .execute();
+      await db.schema
+        .createTable("delivery_outbox")
+        .$call(autoId("id"))
+        .addColumn("subscription_id", "text", (c) =>
+          c.notNull().references("delivery_subscriptions.id").onDelete("cascade"),
+        )
+        .addColumn("seq", types.bigint, (c) => c.notNull())
+        .addColumn("webhook_id", "text", (c) => c.notNull())
+        .addColumn("type", "text", (c) => c.notNull())
+        .addColumn("body", "text", (c) => c.notNull())
+        .addColumn("attempts", types.integer, (c) => c.notNull().defaultTo(0))
+        .addColumn("first_attempt_at", types.timestamp)
+        .addColumn("next_attempt_at", types.timestamp, (c) => c.notNull())
+        .addColumn("final", types.boolean, (c) => c.notNull().defaultTo(0))
+        .addColumn("created_at", types.timestamp, (c) => c.notNull())
+        .addUniqueConstraint("delivery_outbox_order", ["subscription_id", "seq"])
+        .execute();
+    },
+  },
+]);

@@ -1,0 +1,309 @@
+import { attemptRow } from "./attempt.js";
+import { pushEnvelope } from "./channels.js";
+import { countMatchesDoorbell, MATCHES_EVENT, matchesOpenAt } from "./coalesce.js";
+import type { Db, EngineContext } from "./context.js";
+import { insertRow } from "./enqueue.js";
+import { randomId } from "./ids.js";
+import type { SubscriptionRow } from "./schema.js";
+import { end } from "./subscriptions.js";
+import { needsChallenge, sendChallenge } from "./verification.js";
+
+export interface WorkerOptions {
+  /** Subscriptions handled at once by this process (one delivery in flight per subscription). */
+  concurrency?: number;
+  /** How long a claim holds a subscription; longer than the 10 s request timeout plus margin. */
+  leaseMs?: number;
+  /** How often an idle worker looks for due work when nobody wakes it. */
+  pollMs?: number;
+  /** Rows delivered one after another within one claim before the subscription is released. */
+  maxPerClaim?: number;
+  /** Names this process in leases. */
+  workerId?: string;
+}
+
+export interface Worker {
+  /** Claims and processes due subscriptions once; resolves with how many it processed. */
+  tick(): Promise<number>;
+  start(): void;
+  /** Stops claiming and waits for the subscriptions in hand. */
+  stop(): Promise<void>;
+}
+
+export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): Worker & { wake(): void } {
+  const concurrency = options.concurrency ?? 16;
+  const leaseMs = options.leaseMs ?? 60_000;
+  const pollMs = options.pollMs ?? 250;
+  const maxPerClaim = options.maxPerClaim ?? 100;
+  const workerId = options.workerId ?? randomId("wrk_", 12);
+  const inFlight = new Set<Promise<void>>();
+  let running = false;
+  let loop: Promise<void> | undefined;
+  let wakeUp: (() => void) | undefined;
+
+  const claim = (limit: number) => claimDue(ctx, workerId, limit, leaseMs);
+
+  const process = (sub: SubscriptionRow) => {
+    const done = processSubscription(ctx, sub, workerId, leaseMs, maxPerClaim)
+      .catch((error: unknown) => {
+        // The lease expires and another pass retries; nothing is lost. Never log secrets or URLs.
+        ctx.log.error(
+          { subscription: sub.id, err: (error as Error).message },
+          "processing a subscription failed",
+        );
+      })
+      .finally(() => {
+        inFlight.delete(done);
+        wakeUp?.();
+      });
+    inFlight.add(done);
+  };
+
+  const run = async () => {
+    while (running) {
+      const free = concurrency - inFlight.size;
+      const claimed = free > 0 ? await claim(free).catch(() => []) : [];
+      for (const sub of claimed) process(sub);
+      if (claimed.length === 0 || inFlight.size >= concurrency) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, pollMs);
+          wakeUp = () => {
+            clearTimeout(timer);
+            wakeUp = undefined;
+            resolve();
+          };
+        });
+      }
+    }
+  };
+
+  return {
+    async tick() {
+      const claimed = await claim(concurrency);
+      await Promise.all(claimed.map((sub) => processSubscription(ctx, sub, workerId, leaseMs, maxPerClaim)));
+      return claimed.length;
+    },
+    start() {
+      if (running) return;
+      running = true;
+      loop = run();
+    },
+    async stop() {
+      running = false;
+      wakeUp?.();
+      await loop;
+      await Promise.all(inFlight);
+    },
+    wake() {
+      wakeUp?.();
+    },
+  };
+}
+
+/** Leases up to `limit` subscriptions that have something due; SKIP LOCKED lets processes share one PostgreSQL. */
+async function claimDue(
+  ctx: EngineContext,
+  workerId: string,
+  limit: number,
+  leaseMs: number,
+): Promise<SubscriptionRow[]> {
+  const now = ctx.clock();
+  return ctx.store.transaction(async (trx) => {
+    let due = trx
+      .selectFrom("delivery_subscriptions")
+      .select("id")
+      .where("wake_at", "<=", now)
+      .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<=", now)]))
+      .orderBy("wake_at")
+      .limit(limit);
+    if (ctx.store.dialect === "postgres") due = due.forUpdate().skipLocked();
+    const ids = (await due.execute()).map((row) => row.id);
+    if (ids.length === 0) return [];
+    return trx
+      .updateTable("delivery_subscriptions")
+      .set({ lease_owner: workerId, lease_until: now + leaseMs })
+      .where("id", "in", ids)
+      .returningAll()
+      .execute();
+  });
+}
+
+async function reload(ctx: EngineContext, id: string): Promise<SubscriptionRow | undefined> {
+  return ctx.store.db
+    .selectFrom("delivery_subscriptions")
+    .selectAll()
+    .where("id", "=", id)
+    .executeTakeFirst();
+}
+
+/** Everything due for one leased subscription, in order: lease end, challenge, coalesced matches, queue. */
+async function processSubscription(
+  ctx: EngineContext,
+  claimed: SubscriptionRow,
+  workerId: string,
+  leaseMs: number,
+  maxPerClaim: number,
+): Promise<void> {
+  const leaseEnds = ctx.clock() + leaseMs;
+  let sub: SubscriptionRow | undefined = claimed;
+  if (sub.status !== "ended" && ctx.clock() >= sub.expires_at) {
+    await ctx.store.transaction((trx) => end(ctx, trx, claimed.id, "lease-expired", { notify: true }));
+    sub = await reload(ctx, claimed.id);
+  }
+  if (sub && needsChallenge(sub) && sub.verify_due_at !== null && sub.verify_due_at <= ctx.clock()) {
+    await sendChallenge(ctx, sub);
+    sub = await reload(ctx, claimed.id);
+  }
+  if (sub?.status === "active" && sub.delivery_active === 1) {
+    await flushMatches(ctx, sub);
+  }
+  if (sub && (sub.status === "ended" || (sub.status === "active" && sub.delivery_active === 1))) {
+    await drainQueue(ctx, sub, leaseEnds, maxPerClaim);
+  }
+  sub = await reload(ctx, claimed.id);
+  if (sub?.status === "ended" && sub.purge_at !== null && ctx.clock() >= sub.purge_at) {
+    // Push profile §6 rule 7: the subscription, its secret and its endpoint are deleted.
+    await ctx.store.db
+      .deleteFrom("delivery_subscriptions")
+      .where("id", "=", sub.id)
+      .where("lease_owner", "=", workerId)
+      .execute();
+    return;
+  }
+  await release(ctx, claimed.id, workerId);
+}
+
+/** Sends head rows one after another while they succeed and the lease has room for another attempt. */
+async function drainQueue(
+  ctx: EngineContext,
+  start: SubscriptionRow,
+  leaseEnds: number,
+  maxPerClaim: number,
+): Promise<void> {
+  let sub = start;
+  for (let sent = 0; sent < maxPerClaim && ctx.clock() + ctx.policy.timeoutMs + 5_000 < leaseEnds; sent++) {
+    const head = await ctx.store.db
+      .selectFrom("delivery_outbox")
+      .selectAll()
+      .where("subscription_id", "=", sub.id)
+      .orderBy("seq")
+      .limit(1)
+      .executeTakeFirst();
+    if (!head || head.next_attempt_at > ctx.clock()) return;
+    if (sub.status === "ended" && head.final !== 1) return;
+    const outcome = await attemptRow(ctx, sub, head);
+    if (outcome === "retry_later" || outcome === "stopped") return;
+    const fresh = await reload(ctx, sub.id);
+    if (!fresh || fresh.url === null) return;
+    sub = fresh;
+  }
+}
+
+/** Turns the waiting matches aggregate into one doorbell once the window is open (push profile §6 rule 6). */
+async function flushMatches(ctx: EngineContext, sub: SubscriptionRow): Promise<void> {
+  if (sub.agg_new_matches === 0) return;
+  const now = ctx.clock();
+  if (now < matchesOpenAt(ctx.limits, sub)) return;
+  await ctx.store.transaction(async (trx) => {
+    if (await hasQueuedMatches(trx, sub.id)) return;
+    const current = await trx
+      .selectFrom("delivery_subscriptions")
+      .selectAll()
+      .where("id", "=", sub.id)
+      .executeTakeFirstOrThrow();
+    if (current.agg_new_matches === 0 || current.status !== "active") return;
+    const body = pushEnvelope(MATCHES_EVENT, new Date(now).toISOString(), {
+      subscriptionId: current.subscriber_id,
+      newMatches: current.agg_new_matches,
+      latestDeliveredAt: current.agg_latest_delivered_at,
+    });
+    await insertRow(trx, sub.id, {
+      webhookId: randomId("msg_"),
+      type: MATCHES_EVENT,
+      body,
+      now,
+      final: false,
+    });
+    await trx
+      .updateTable("delivery_subscriptions")
+      .set({
+        agg_new_matches: 0,
+        agg_latest_delivered_at: null,
+        agg_first_at: null,
+        ...countMatchesDoorbell(current, now),
+      })
+      .where("id", "=", sub.id)
+      .execute();
+  });
+}
+
+async function hasQueuedMatches(db: Db, id: string): Promise<boolean> {
+  const row = await db
+    .selectFrom("delivery_outbox")
+    .select("id")
+    .where("subscription_id", "=", id)
+    .where("type", "=", MATCHES_EVENT)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Gives the subscription back with its next wake-up computed from fresh state under the row lock,
+ * so an event enqueued while we held the lease is never missed.
+ */
+async function release(ctx: EngineContext, id: string, workerId: string): Promise<void> {
+  await ctx.store.transaction(async (trx) => {
+    let query = trx.selectFrom("delivery_subscriptions").selectAll().where("id", "=", id);
+    if (ctx.store.dialect === "postgres") query = query.forUpdate();
+    const sub = await query.executeTakeFirst();
+    if (!sub) return;
+    const head = await trx
+      .selectFrom("delivery_outbox")
+      .select(["next_attempt_at", "final", "type"])
+      .where("subscription_id", "=", id)
+      .orderBy("seq")
+      .limit(1)
+      .executeTakeFirst();
+    const wake = nextWake(ctx, sub, head, await hasQueuedMatches(trx, id));
+    await trx
+      .updateTable("delivery_subscriptions")
+      .set({ wake_at: wake, lease_owner: null, lease_until: null })
+      .where("id", "=", id)
+      .where("lease_owner", "=", workerId)
+      .execute();
+  });
+}
+
+export function nextWake(
+  ctx: EngineContext,
+  sub: SubscriptionRow,
+  head: { next_attempt_at: number; final: number } | undefined,
+  matchesQueued: boolean,
+): number | null {
+  const times: number[] = [];
+  if (sub.status === "ended") {
+    if (head?.final === 1) times.push(head.next_attempt_at);
+    if (sub.purge_at !== null) times.push(sub.purge_at);
+  } else {
+    times.push(sub.expires_at);
+    if (needsChallenge(sub) && sub.verify_due_at !== null) times.push(sub.verify_due_at);
+    if (sub.status === "active" && sub.delivery_active === 1) {
+      if (head) times.push(head.next_attempt_at);
+      if (sub.agg_new_matches > 0 && !matchesQueued) times.push(matchesOpenAt(ctx.limits, sub));
+    }
+  }
+  return times.length === 0 ? null : Math.min(...times);
+}
+
+/** Queue depth and the age of the oldest due row, for the metrics gauges. */
+export async function sampleQueue(
+  ctx: Pick<EngineContext, "store" | "clock">,
+): Promise<{ depth: number; oldestDueMs: number }> {
+  const now = ctx.clock();
+  const row = await ctx.store.db
+    .selectFrom("delivery_outbox")
+    .select((eb) => [eb.fn.countAll<number>().as("depth"), eb.fn.min<number>("next_attempt_at").as("oldest")])
+    .executeTakeFirst();
+  const oldest = row?.oldest === null || row?.oldest === undefined ? now : Number(row.oldest);
+  return { depth: Number(row?.depth ?? 0), oldestDueMs: Math.max(0, now - oldest) };
+}

@@ -1,0 +1,93 @@
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createSealer, type Database, generateKeyEntry, Keyring, migrate } from "@doorbell/store";
+import { developmentPolicy, generateSecret } from "@doorbell/webhooks";
+import {
+  createDeliveryEngine,
+  type DeliveryEngineOptions,
+  type DeliveryTables,
+  deliveryMigrations,
+} from "../src/index.js";
+
+export const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
+export const MINUTE = 60_000;
+export const HOUR = 60 * MINUTE;
+export const DAY = 24 * HOUR;
+
+/** A clock the test moves by hand. */
+export function fakeClock(start = T0) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => (now += ms), set: (at: number) => (now = at) };
+}
+
+export async function engineOn(
+  store: Database,
+  clock: () => number,
+  more: Partial<DeliveryEngineOptions> = {},
+) {
+  await migrate(store, [deliveryMigrations]);
+  const typed = store as unknown as Database<DeliveryTables>;
+  const engine = createDeliveryEngine({
+    store: typed,
+    sealer: createSealer(new Keyring([generateKeyEntry()])),
+    policy: developmentPolicy({ timeoutMs: 2_000 }),
+    clock,
+    random: () => 0.5,
+    ...more,
+  });
+  return { engine, db: typed.db, store: typed };
+}
+
+export interface Received {
+  headers: IncomingMessage["headers"];
+  body: string;
+  json: { type?: string; data?: Record<string, unknown>; challenge?: string; [key: string]: unknown };
+}
+
+/**
+ * A loopback endpoint that records every request and answers as told: challenges are echoed
+ * unless `challenge` says otherwise; events get `status` (default 200) and optional headers.
+ */
+export async function startEndpoint() {
+  const received: Received[] = [];
+  const control = {
+    status: 200,
+    headers: {} as Record<string, string>,
+    challenge: "echo" as "echo" | "wrong" | number,
+    /** Statuses for the next event requests, used before `status`. */
+    script: [] as number[],
+  };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      const json = JSON.parse(body) as Received["json"];
+      received.push({ headers: req.headers, body, json });
+      const challenge = json.type === "verification" ? json.challenge : json.data?.challenge;
+      if (typeof challenge === "string") {
+        if (typeof control.challenge === "number") return res.writeHead(control.challenge).end();
+        res.writeHead(200, { "content-type": "application/json" });
+        return res.end(JSON.stringify({ challenge: control.challenge === "echo" ? challenge : "nope" }));
+      }
+      res.writeHead(control.script.shift() ?? control.status, control.headers).end("{}");
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks/doorbell`,
+    received,
+    control,
+    events: () => received.filter((r) => !isChallenge(r)),
+    challenges: () => received.filter(isChallenge),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+const isChallenge = (r: Received) =>
+  r.json.type === "subscription.verification" || r.json.type === "verification";
+
+export const newSecret = () => generateSecret();
