@@ -21,6 +21,10 @@ export function fakeClock(start = T0) {
   return { now: () => now, advance: (ms: number) => (now += ms), set: (at: number) => (now = at) };
 }
 
+// One keyring for the whole test file: every engine on the shared database can open every secret.
+const sealer = createSealer(new Keyring([generateKeyEntry()]));
+
+/** An engine on an emptied delivery schema, so a test never processes another test's subscriptions. */
 export async function engineOn(
   store: Database,
   clock: () => number,
@@ -28,9 +32,11 @@ export async function engineOn(
 ) {
   await migrate(store, [deliveryMigrations]);
   const typed = store as unknown as Database<DeliveryTables>;
+  await typed.db.deleteFrom("delivery_outbox").execute();
+  await typed.db.deleteFrom("delivery_subscriptions").execute();
   const engine = createDeliveryEngine({
     store: typed,
-    sealer: createSealer(new Keyring([generateKeyEntry()])),
+    sealer,
     policy: developmentPolicy({ timeoutMs: 2_000 }),
     clock,
     random: () => 0.5,
@@ -91,3 +97,44 @@ const isChallenge = (r: Received) =>
   r.json.type === "subscription.verification" || r.json.type === "verification";
 
 export const newSecret = () => generateSecret();
+
+/** Moves the fake clock to the subscription's next wake-up and processes what is due then. */
+export async function runAtNextWake(
+  engine: { runDue(): Promise<number> },
+  db: import("@doorbell/store").Kysely<DeliveryTables>,
+  clock: { set(at: number): number; now(): number },
+  id: string,
+): Promise<number | null> {
+  const row = await db
+    .selectFrom("delivery_subscriptions")
+    .select("wake_at")
+    .where("id", "=", id)
+    .executeTakeFirst();
+  const wake = row?.wake_at ?? null;
+  if (wake === null) return null;
+  clock.set(Math.max(clock.now(), wake));
+  await engine.runDue();
+  return wake;
+}
+
+/** A subscription that has passed its challenge and is active (approval not required). */
+export async function activeSubscription(
+  engine: import("../src/index.js").DeliveryEngine,
+  db: import("@doorbell/store").Kysely<DeliveryTables>,
+  clock: { now(): number },
+  url: string,
+  more: Partial<import("../src/index.js").SubscribeInput> = {},
+) {
+  const secret = more.secret ?? newSecret();
+  const sub = await engine.subscribe(db, {
+    channel: "push",
+    url,
+    secret,
+    expiresAt: clock.now() + 30 * DAY,
+    refreshBefore: clock.now() + 27 * DAY,
+    requiresApproval: false,
+    ...more,
+  });
+  await engine.runDue();
+  return { ...sub, secret };
+}

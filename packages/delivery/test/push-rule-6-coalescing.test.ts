@@ -1,0 +1,121 @@
+import { forEachEngine } from "@doorbell/store/testing";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { coalescingLimits } from "../src/index.js";
+import {
+  activeSubscription,
+  DAY,
+  engineOn,
+  fakeClock,
+  HOUR,
+  MINUTE,
+  runAtNextWake,
+  startEndpoint,
+  T0,
+} from "./harness.js";
+
+// Push profile §6 rule 6: one intent.matches.delivered per subscription per 15 minutes, newMatches
+// added up and the latest latestDeliveredAt kept; at most 24 a day; status events not coalesced.
+forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
+  let endpoint: Awaited<ReturnType<typeof startEndpoint>>;
+  beforeAll(async () => {
+    endpoint = await startEndpoint();
+  });
+  beforeEach(() => {
+    endpoint.received.length = 0;
+  });
+  afterAll(() => endpoint.close());
+
+  async function setup(limits = {}) {
+    const clock = fakeClock();
+    const { engine, db, store } = await engineOn(fixture.db, clock.now, { coalescing: limits });
+    const sub = await activeSubscription(engine, db, clock, endpoint.url);
+    const matches = (newMatches: number, latest: string) =>
+      store.transaction((trx) =>
+        engine.enqueue(trx, sub.id, {
+          type: "intent.matches.delivered",
+          data: { subscriptionId: sub.subscriberId, newMatches, latestDeliveredAt: latest },
+        }),
+      );
+    const status = () =>
+      store.transaction((trx) => engine.enqueue(trx, sub.id, { type: "intent.status.changed", data: {} }));
+    return { clock, engine, db, sub, matches, status };
+  }
+  const doorbells = () => endpoint.events().filter((e) => e.json.type === "intent.matches.delivered");
+
+  it("rings at once, then adds up everything inside the next 15 minutes into one doorbell", async () => {
+    const { clock, engine, db, sub, matches } = await setup();
+    expect(await matches(1, "2026-11-30T11:59:00Z")).toBe("queued");
+    await engine.runDue();
+    expect(doorbells().map((e) => e.json.data)).toEqual([
+      { subscriptionId: sub.subscriberId, newMatches: 1, latestDeliveredAt: "2026-11-30T11:59:00Z" },
+    ]);
+    clock.advance(MINUTE);
+    expect(await matches(2, "2026-11-30T12:01:00Z")).toBe("queued");
+    clock.advance(MINUTE);
+    expect(await matches(3, "2026-11-30T12:00:30Z")).toBe("coalesced");
+    await engine.runDue();
+    expect(doorbells()).toHaveLength(1);
+    const wake = await runAtNextWake(engine, db, clock, sub.id);
+    expect(wake).toBe(T0 + 15 * MINUTE);
+    expect(doorbells().map((e) => e.json.data)).toEqual([
+      { subscriptionId: sub.subscriberId, newMatches: 1, latestDeliveredAt: "2026-11-30T11:59:00Z" },
+      { subscriptionId: sub.subscriberId, newMatches: 5, latestDeliveredAt: "2026-11-30T12:01:00Z" },
+    ]);
+  });
+
+  it("status events are never held back by the matches window", async () => {
+    const { clock, engine, matches, status } = await setup();
+    await matches(1, "2026-11-30T11:59:00Z");
+    await engine.runDue();
+    clock.advance(MINUTE);
+    await matches(1, "2026-11-30T12:00:00Z");
+    await status();
+    await status();
+    await engine.runDue();
+    expect(endpoint.events().map((e) => e.json.type)).toEqual([
+      "intent.matches.delivered",
+      "intent.status.changed",
+      "intent.status.changed",
+    ]);
+  });
+
+  it("at most 24 matches doorbells in a day, however many matches arrive", async () => {
+    const { clock, engine, db, sub, matches } = await setup();
+    // A match every 5 minutes for almost a day: the cap is reached after 5 h 45 min.
+    for (let minute = 0; minute < 24 * 60; minute += 5) {
+      clock.set(T0 + minute * MINUTE);
+      await matches(1, new Date(T0 + minute * MINUTE).toISOString());
+      await engine.runDue();
+    }
+    expect(doorbells()).toHaveLength(24);
+    const times = doorbells().map((e) => Number(e.headers["webhook-timestamp"]) * 1000);
+    for (let i = 1; i < times.length; i++) {
+      expect((times[i] as number) - (times[i - 1] as number)).toBeGreaterThanOrEqual(15 * MINUTE);
+    }
+    // The rest waits for the next day and then arrives as one doorbell: no match is lost.
+    expect(await runAtNextWake(engine, db, clock, sub.id)).toBe(T0 + DAY);
+    expect(doorbells()).toHaveLength(25);
+    const total = doorbells().reduce((sum, e) => sum + (e.json.data?.newMatches as number), 0);
+    expect(total).toBe(24 * 12);
+  });
+
+  it("a holder may lower the numbers but never raise them", async () => {
+    expect(coalescingLimits({ windowMs: HOUR, dailyCap: 4 })).toEqual({ windowMs: HOUR, dailyCap: 4 });
+    expect(() => coalescingLimits({ windowMs: 5 * MINUTE })).toThrow(/only be raised above 15 minutes/);
+    expect(() => coalescingLimits({ dailyCap: 25 })).toThrow(/1–24/);
+    const { clock, engine, db, sub, matches } = await setup({ windowMs: HOUR });
+    await matches(1, "2026-11-30T11:59:00Z");
+    await engine.runDue();
+    clock.advance(MINUTE);
+    await matches(1, "2026-11-30T12:01:00Z");
+    await engine.runDue();
+    expect(await runAtNextWake(engine, db, clock, sub.id)).toBe(T0 + HOUR);
+    expect(doorbells()).toHaveLength(2);
+  });
+
+  it("refuses a matches event without a positive count or a date-time", async () => {
+    const { matches } = await setup();
+    await expect(matches(0, "2026-11-30T11:59:00Z")).rejects.toThrow(/positive integer/);
+    await expect(matches(1, "yesterday")).rejects.toThrow(/date-time/);
+  });
+});
