@@ -1,7 +1,7 @@
 import { postWebhook } from "@doorbell/webhooks";
 import { signAttempt } from "./channels.js";
 import { MATCHES_EVENT } from "./coalesce.js";
-import { type EngineContext, secretAd } from "./context.js";
+import { type EngineContext, endpointOf, secretAd } from "./context.js";
 import { nextAttemptAt } from "./retry.js";
 import type { OutboxRow, SubscriptionRow } from "./schema.js";
 import { end } from "./subscriptions.js";
@@ -41,7 +41,7 @@ export async function attemptRow(
     timestampSeconds: Math.floor(now / 1000),
     body,
   });
-  const result = await postWebhook({ url: sub.url as string, headers, body, policy: ctx.policy });
+  const result = await postWebhook({ url: endpointOf(ctx, sub), headers, body, policy: ctx.policy });
   const kind = row.final === 1 ? "final" : "event";
   const outcome = result.ok ? "delivered" : result.category;
   ctx.metrics.attempts.inc({ channel: sub.channel, kind, outcome });

@@ -31,5 +31,11 @@ export interface EngineContext {
   readonly wake: () => void;
 }
 
-export const secretAd = (id: string, which: "current" | "previous" | "pending") =>
+export const secretAd = (id: string, which: "current" | "previous" | "pending" | "url") =>
   `delivery.subscription.${which}:${id}`;
+
+/** The subscription's endpoint, opened from its sealed form. */
+export const endpointOf = (
+  ctx: Pick<EngineContext, "sealer">,
+  sub: { id: string; url_sealed: string | null },
+): string => ctx.sealer.openText(sub.url_sealed as string, secretAd(sub.id, "url"));

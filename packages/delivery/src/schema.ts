@@ -15,7 +15,8 @@ export interface SubscriptionRow {
   channel: Channel;
   /** The id the receiver knows: the push subscriptionId, or the MCP client's subscription id. */
   subscriber_id: string;
-  url: string | null;
+  /** The endpoint, sealed like the secret (forwarding §7 rule 2 asks it encrypted at rest). */
+  url_sealed: string | null;
   secret_sealed: string | null;
   /** The secret before the last rotation; signatures carry both until `previous_secret_until`. */
   previous_secret_sealed: string | null;
@@ -85,7 +86,7 @@ export const deliveryMigrations = defineMigrations("delivery", [
         .addColumn("id", "text", (c) => c.primaryKey())
         .addColumn("channel", "text", (c) => c.notNull())
         .addColumn("subscriber_id", "text", (c) => c.notNull())
-        .addColumn("url", "text")
+        .addColumn("url_sealed", "text")
         .addColumn("secret_sealed", "text")
         .addColumn("previous_secret_sealed", "text")
         .addColumn("previous_secret_until", types.timestamp)

@@ -1,10 +1,10 @@
 import { sql } from "@doorbell/store";
 import { checkUrl, decodeSecret } from "@doorbell/webhooks";
 import { pushEnvelope } from "./channels.js";
-import type { Db, EngineContext } from "./context.js";
-import { secretAd } from "./context.js";
+import { type Db, type EngineContext, endpointOf, secretAd } from "./context.js";
 import { DeliveryError } from "./errors.js";
 import { randomId } from "./ids.js";
+import { insertRow } from "./outbox.js";
 import type { Channel, SubscriptionRow, SubscriptionStatus } from "./schema.js";
 
 export const MAX_LEASE_MS = 30 * 24 * 60 * 60 * 1000;
@@ -116,7 +116,7 @@ export async function subscribe(
     id,
     channel: input.channel,
     subscriber_id: input.subscriberId ?? id,
-    url: input.url,
+    url_sealed: ctx.sealer.seal(input.url, secretAd(id, "url")),
     secret_sealed: ctx.sealer.seal(input.secret, secretAd(id, "current")),
     previous_secret_sealed: null,
     previous_secret_until: null,
@@ -189,7 +189,7 @@ export async function renew(
     updated_at: now,
   };
   if (input.secret !== undefined) {
-    checkEndpoint(ctx, row.url ?? "", input.secret);
+    checkEndpoint(ctx, endpointOf(ctx, row), input.secret);
     update.pending_secret_sealed = ctx.sealer.seal(input.secret, secretAd(id, "pending"));
     update.verify_attempts = 0;
     update.verify_due_at = now;
@@ -248,21 +248,13 @@ export async function end(
       subscriptionId: row.subscriber_id,
       reason,
     });
-    await db
-      .insertInto("delivery_outbox")
-      .values({
-        subscription_id: id,
-        seq: row.next_seq,
-        webhook_id: randomId("msg_"),
-        type: "subscription.ended",
-        body,
-        attempts: 0,
-        first_attempt_at: null,
-        next_attempt_at: now,
-        final: 1,
-        created_at: now,
-      })
-      .execute();
+    await insertRow(db, id, {
+      webhookId: randomId("msg_"),
+      type: "subscription.ended",
+      body,
+      now,
+      final: true,
+    });
   }
   const next = {
     status: "ended" as const,
@@ -273,7 +265,6 @@ export async function end(
     agg_new_matches: 0,
     agg_latest_delivered_at: null,
     agg_first_at: null,
-    next_seq: row.next_seq + 1,
     wake_at: now,
     updated_at: now,
   };

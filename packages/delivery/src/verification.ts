@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { postWebhook } from "@doorbell/webhooks";
 import { pushEnvelope, signAttempt } from "./channels.js";
-import { type EngineContext, secretAd } from "./context.js";
+import { type EngineContext, endpointOf, secretAd } from "./context.js";
 import { randomId } from "./ids.js";
 import type { SubscriptionRow } from "./schema.js";
 import { end, statusOf } from "./subscriptions.js";
@@ -41,7 +41,7 @@ export async function sendChallenge(ctx: EngineContext, sub: SubscriptionRow): P
     timestampSeconds: Math.floor(now / 1000),
     body: bytes,
   });
-  const result = await postWebhook({ url: sub.url as string, headers, body: bytes, policy: ctx.policy });
+  const result = await postWebhook({ url: endpointOf(ctx, sub), headers, body: bytes, policy: ctx.policy });
   const passed =
     result.ok && result.status === 200 && !result.bodyTruncated && echoes(result.body, challenge);
   ctx.metrics.attempts.inc({

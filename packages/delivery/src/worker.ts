@@ -2,8 +2,8 @@ import { attemptRow } from "./attempt.js";
 import { pushEnvelope } from "./channels.js";
 import { countMatchesDoorbell, MATCHES_EVENT, matchesOpenAt } from "./coalesce.js";
 import type { Db, EngineContext } from "./context.js";
-import { insertRow } from "./enqueue.js";
 import { randomId } from "./ids.js";
+import { insertRow } from "./outbox.js";
 import type { SubscriptionRow } from "./schema.js";
 import { end } from "./subscriptions.js";
 import { needsChallenge, sendChallenge } from "./verification.js";
@@ -193,7 +193,7 @@ async function drainQueue(
     const outcome = await attemptRow(ctx, sub, head);
     if (outcome === "retry_later" || outcome === "stopped") return;
     const fresh = await reload(ctx, sub.id);
-    if (!fresh || fresh.url === null) return;
+    if (!fresh || fresh.url_sealed === null) return;
     sub = fresh;
   }
 }

@@ -1,0 +1,115 @@
+import { forEachEngine } from "@doorbell/store/testing";
+import { createMcpVerifier } from "@doorbell/webhooks";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { activeSubscription, engineOn, fakeClock, runAtNextWake, startEndpoint, T0 } from "./harness.js";
+
+// The MCP Events sketch channel: X-MCP-* signatures, `verification` challenge, 410 drops one event,
+// exhausted retries suspend delivery (deliveryStatus.active = false) until the client refreshes.
+forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
+  let endpoint: Awaited<ReturnType<typeof startEndpoint>>;
+  beforeAll(async () => {
+    endpoint = await startEndpoint();
+  });
+  beforeEach(() => {
+    endpoint.received.length = 0;
+    endpoint.control.status = 200;
+    endpoint.control.script = [];
+  });
+  afterAll(() => endpoint.close());
+
+  async function setup() {
+    const clock = fakeClock();
+    const { engine, db, store } = await engineOn(fixture.db, clock.now);
+    const sub = await activeSubscription(engine, db, clock, endpoint.url, {
+      channel: "mcp",
+      subscriberId: "f47ac10b-58cc-4372-a567-0e02b2c3d479",
+    });
+    let n = 0;
+    const send = () =>
+      store.transaction((trx) => {
+        n++;
+        return engine.enqueue(trx, sub.id, {
+          type: "incident.created",
+          eventId: `evt_${n}`,
+          cursor: `c${n}`,
+          data: { n },
+        });
+      });
+    return { clock, engine, db, sub, send };
+  }
+
+  it("verifies with the MCP challenge and delivers X-MCP-signed events in order", async () => {
+    const { clock, engine, sub, send } = await setup();
+    expect(endpoint.challenges()[0]?.json).toMatchObject({ type: "verification", id: sub.subscriberId });
+    await send();
+    await send();
+    await engine.runDue();
+    const verifier = createMcpVerifier({ secrets: [sub.secret], clock: clock.now });
+    const events = endpoint.events();
+    expect(events.map((e) => e.json)).toEqual([
+      {
+        id: sub.subscriberId,
+        eventId: "evt_1",
+        name: "incident.created",
+        timestamp: new Date(T0).toISOString(),
+        data: { n: 1 },
+        cursor: "c1",
+      },
+      {
+        id: sub.subscriberId,
+        eventId: "evt_2",
+        name: "incident.created",
+        timestamp: new Date(T0).toISOString(),
+        data: { n: 2 },
+        cursor: "c2",
+      },
+    ]);
+    for (const event of events) {
+      expect(verifier.verify(event.headers as Record<string, string>, event.body).subscriptionId).toBe(
+        sub.subscriberId,
+      );
+    }
+  });
+
+  it("410 drops that event and keeps the subscription", async () => {
+    const { engine, db, sub, send } = await setup();
+    endpoint.control.script = [410];
+    await send();
+    await send();
+    await engine.runDue();
+    expect(endpoint.events().map((e) => e.json.eventId)).toEqual(["evt_1", "evt_2"]);
+    expect((await engine.get(db, sub.id)).status).toBe("active");
+  });
+
+  it("exhausted retries suspend delivery; a refresh resumes it", async () => {
+    const { clock, engine, db, sub, send } = await setup();
+    endpoint.control.status = 503;
+    await send();
+    await send();
+    await engine.runDue();
+    while ((await engine.get(db, sub.id)).deliveryStatus.active)
+      await runAtNextWake(engine, db, clock, sub.id);
+    const view = await engine.get(db, sub.id);
+    expect(view.status).toBe("active");
+    expect(view.deliveryStatus).toMatchObject({ active: false, lastError: "http_5xx" });
+    const attempts = endpoint.events().length;
+    endpoint.control.status = 200;
+    clock.advance(60_000);
+    await engine.runDue();
+    expect(endpoint.events()).toHaveLength(attempts);
+    await engine.renew(db, sub.id, {
+      expiresAt: clock.now() + 86_400_000,
+      refreshBefore: clock.now() + 3_600_000,
+    });
+    await engine.runDue();
+    expect(endpoint.events().at(-1)?.json.eventId).toBe("evt_2");
+    expect((await engine.get(db, sub.id)).deliveryStatus).toMatchObject({ active: true, lastError: null });
+  });
+
+  it("an MCP event without an eventId is refused", async () => {
+    const { engine, db, sub } = await setup();
+    await expect(engine.enqueue(db, sub.id, { type: "incident.created", data: {} })).rejects.toThrow(
+      /eventId/,
+    );
+  });
+});

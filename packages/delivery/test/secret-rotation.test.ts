@@ -1,0 +1,86 @@
+import { forEachEngine } from "@doorbell/store/testing";
+import { createStandardVerifier } from "@doorbell/webhooks";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import {
+  activeSubscription,
+  DAY,
+  engineOn,
+  fakeClock,
+  HOUR,
+  newSecret,
+  startEndpoint,
+  T0,
+} from "./harness.js";
+
+// Push profile §4.1: renewal with a new secret replaces the old one only after a successful
+// challenge; during the change deliveries carry two signatures (§5.1 "MAY send two signatures").
+forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
+  let endpoint: Awaited<ReturnType<typeof startEndpoint>>;
+  beforeAll(async () => {
+    endpoint = await startEndpoint();
+  });
+  beforeEach(() => {
+    endpoint.received.length = 0;
+    endpoint.control.challenge = "echo";
+  });
+  afterAll(() => endpoint.close());
+
+  it("challenges with the new secret, then signs with both for the overlap, then with the new one", async () => {
+    const clock = fakeClock();
+    const { engine, db, store } = await engineOn(fixture.db, clock.now, { secretOverlapMs: HOUR });
+    const sub = await activeSubscription(engine, db, clock, endpoint.url);
+    const next = newSecret();
+    const send = () =>
+      store.transaction((trx) => engine.enqueue(trx, sub.id, { type: "intent.status.changed", data: {} }));
+    const only = (secret: string) => createStandardVerifier({ secrets: [secret], clock: clock.now });
+
+    await engine.renew(db, sub.id, { expiresAt: T0 + 20 * DAY, refreshBefore: T0 + 19 * DAY, secret: next });
+    await engine.runDue();
+    const challenge = endpoint.challenges().at(-1);
+    expect(
+      only(next).verify(challenge?.headers as Record<string, string>, challenge?.body as string).version,
+    ).toBe("v1");
+    expect(() =>
+      only(sub.secret).verify(challenge?.headers as Record<string, string>, challenge?.body as string),
+    ).toThrow();
+
+    await send();
+    await engine.runDue();
+    const during = endpoint.events().at(-1);
+    expect(String(during?.headers["webhook-signature"]).split(" ")).toHaveLength(2);
+    for (const secret of [next, sub.secret]) {
+      expect(
+        only(secret).verify(during?.headers as Record<string, string>, during?.body as string).version,
+      ).toBe("v1");
+    }
+
+    clock.advance(HOUR + 1);
+    await send();
+    await engine.runDue();
+    const after = endpoint.events().at(-1);
+    expect(String(after?.headers["webhook-signature"]).split(" ")).toHaveLength(1);
+    expect(only(next).verify(after?.headers as Record<string, string>, after?.body as string).version).toBe(
+      "v1",
+    );
+  });
+
+  it("a new secret that fails its challenge three times ends the subscription", async () => {
+    const clock = fakeClock();
+    const { engine, db } = await engineOn(fixture.db, clock.now, { challengeDelaysMs: [1000, 1000] });
+    const sub = await activeSubscription(engine, db, clock, endpoint.url);
+    endpoint.control.challenge = "wrong";
+    await engine.renew(db, sub.id, {
+      expiresAt: T0 + 20 * DAY,
+      refreshBefore: T0 + 19 * DAY,
+      secret: newSecret(),
+    });
+    for (let i = 0; i < 3; i++) {
+      await engine.runDue();
+      clock.advance(1000);
+    }
+    expect(await engine.get(db, sub.id)).toMatchObject({
+      status: "ended",
+      endedReason: "verification-failed",
+    });
+  });
+});
