@@ -1,0 +1,57 @@
+import type { CodeHasher, Database, Sealer } from "@doorbell/store";
+import type { Logger } from "pino";
+import type { Mailer } from "./mail/mailer.js";
+import type { HolderTables } from "./schema.js";
+
+/** The holder's settings; every default is what `doorbell serve` runs with. */
+export interface HolderConfig {
+  /** The public origin of the holder's pages and MCP endpoint, e.g. https://intents.example.sk. */
+  publicUrl: string;
+  /** Shown in the descriptor and the pages. */
+  name: string;
+  /** Consent-link rule 1: drafts end at most 24 h after publishing. */
+  draftTtlMs: number;
+  /** How long the double opt-in link works. */
+  confirmTtlMs: number;
+  /** validUntil when the agent gives none; and the longest allowed. */
+  defaultValidityMs: number;
+  maxValidityMs: number;
+  /** The consent text (the same text as the holder's other channels) and its version. */
+  consentText: string;
+  consentVersion: string;
+  /** Demand summaries withhold cells with fewer active intents than this (k-anonymity). */
+  demandThreshold: number;
+}
+
+/** Everything the holder's parts share, built once at start-up. */
+export interface HolderContext {
+  readonly store: Database<HolderTables>;
+  readonly sealer: Sealer;
+  /** Keyed hashes of intentCodes and page tokens (never stored in clear). */
+  readonly codes: CodeHasher;
+  /** Keyed hashes of e-mail addresses, for lookups without opening contacts. */
+  readonly contacts: CodeHasher;
+  readonly mailer: Mailer;
+  readonly config: HolderConfig;
+  /** Epoch milliseconds. */
+  readonly clock: () => number;
+  readonly log: Logger;
+}
+
+export const DEFAULT_CONSENT_TEXT =
+  "I ask the holder to keep this intent and to send me, by e-mail, offers from its market that match it, until I withdraw it or it expires. My e-mail address is not given to sellers or to the assistant that published the intent. I can withdraw at any time from any e-mail the holder sends me.";
+
+export function defaultConfig(publicUrl: string): HolderConfig {
+  const day = 24 * 60 * 60 * 1000;
+  return {
+    publicUrl: publicUrl.replace(/\/+$/, ""),
+    name: "Doorbell intent holder",
+    draftTtlMs: day,
+    confirmTtlMs: 2 * day,
+    defaultValidityMs: 30 * day,
+    maxValidityMs: 365 * day,
+    consentText: DEFAULT_CONSENT_TEXT,
+    consentVersion: "2026-11-30",
+    demandThreshold: 5,
+  };
+}

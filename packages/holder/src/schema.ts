@@ -1,0 +1,186 @@
+import { defineMigrations, type Generated, type Migration } from "@doorbell/store";
+import type { Category, Country, Currency, IntentStatus, Visibility } from "./domain/types.js";
+
+/** An intent row. Secrets are sealed, codes and tokens are keyed hashes (consent-link rules 2, 4, 5). */
+export interface IntentRow {
+  id: string;
+  /** Keyed hash of the intentCode the agent holds. */
+  code_hash: string;
+  /** Keyed hash of the token in the consentUrl (first-come: cleared once consent is given). */
+  consent_token_hash: string | null;
+  /** Keyed hash of the token in the double opt-in e-mail. */
+  confirm_token_hash: string | null;
+  /** Keyed hash of the token in the manage link of every e-mail. */
+  manage_token_hash: string | null;
+  status: IntentStatus;
+  statement: string;
+  criteria_json: string | null;
+  category: Category | null;
+  country: Country;
+  region: string | null;
+  budget_amount: number | null;
+  budget_currency: Currency | null;
+  hidden_limit_sealed: string | null;
+  buy_by: number | null;
+  valid_until: number;
+  visibility: Visibility;
+  /** Shown to sellers of pseudonymous intents instead of anything about the buyer. */
+  pseudonym: string | null;
+  contact_sealed: string | null;
+  /** Keyed hash of the normalised e-mail, to find a person's intents without opening contacts. */
+  contact_hash: string | null;
+  consent_version: string | null;
+  draft_expires_at: number | null;
+  confirm_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+  consented_at: number | null;
+  confirmed_at: number | null;
+  ended_at: number | null;
+}
+
+export interface OfferRow {
+  id: string;
+  source_kind: "catalogue" | "reply";
+  source_ref: string | null;
+  seller: string | null;
+  in_reply_to: string | null;
+  title: string;
+  description: string | null;
+  category: Category;
+  price_amount: number;
+  price_currency: Currency;
+  country: Country;
+  region: string | null;
+  url: string | null;
+  attributes_json: string;
+  published_at: number;
+  created_at: number;
+  withdrawn_at: number | null;
+}
+
+export interface MatchRow {
+  id: Generated<number>;
+  intent_id: string;
+  offer_id: string;
+  delivered_at: number;
+  /** When the person's e-mail digest carried it; null while it waits for the next digest. */
+  mailed_at: number | null;
+}
+
+/** The local mailbox used when no SMTP server is configured: the person reads it on a dev page. */
+export interface MailRow {
+  id: Generated<number>;
+  to_sealed: string;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  created_at: number;
+}
+
+export interface HolderTables {
+  holder_intents: IntentRow;
+  holder_offers: OfferRow;
+  holder_matches: MatchRow;
+  holder_mail: MailRow;
+}
+
+const core: Migration = {
+  version: 1,
+  name: "intents_offers_matches_mail",
+  async up(db, { types, autoId }) {
+    await db.schema
+      .createTable("holder_intents")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("code_hash", "text", (c) => c.notNull().unique())
+      .addColumn("consent_token_hash", "text", (c) => c.unique())
+      .addColumn("confirm_token_hash", "text", (c) => c.unique())
+      .addColumn("manage_token_hash", "text", (c) => c.unique())
+      .addColumn("status", "text", (c) => c.notNull())
+      .addColumn("statement", "text", (c) => c.notNull())
+      .addColumn("criteria_json", types.json)
+      .addColumn("category", "text")
+      .addColumn("country", "text", (c) => c.notNull())
+      .addColumn("region", "text")
+      .addColumn("budget_amount", types.bigint)
+      .addColumn("budget_currency", "text")
+      .addColumn("hidden_limit_sealed", "text")
+      .addColumn("buy_by", types.timestamp)
+      .addColumn("valid_until", types.timestamp, (c) => c.notNull())
+      .addColumn("visibility", "text", (c) => c.notNull())
+      .addColumn("pseudonym", "text")
+      .addColumn("contact_sealed", "text")
+      .addColumn("contact_hash", "text")
+      .addColumn("consent_version", "text")
+      .addColumn("draft_expires_at", types.timestamp)
+      .addColumn("confirm_expires_at", types.timestamp)
+      .addColumn("created_at", types.timestamp, (c) => c.notNull())
+      .addColumn("updated_at", types.timestamp, (c) => c.notNull())
+      .addColumn("consented_at", types.timestamp)
+      .addColumn("confirmed_at", types.timestamp)
+      .addColumn("ended_at", types.timestamp)
+      .execute();
+    await db.schema
+      .createIndex("holder_intents_matching")
+      .on("holder_intents")
+      .columns(["status", "category", "country"])
+      .execute();
+    await db.schema.createIndex("holder_intents_contact").on("holder_intents").column("contact_hash").execute();
+
+    await db.schema
+      .createTable("holder_offers")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("source_kind", "text", (c) => c.notNull())
+      .addColumn("source_ref", "text")
+      .addColumn("seller", "text")
+      .addColumn("in_reply_to", "text")
+      .addColumn("title", "text", (c) => c.notNull())
+      .addColumn("description", "text")
+      .addColumn("category", "text", (c) => c.notNull())
+      .addColumn("price_amount", types.bigint, (c) => c.notNull())
+      .addColumn("price_currency", "text", (c) => c.notNull())
+      .addColumn("country", "text", (c) => c.notNull())
+      .addColumn("region", "text")
+      .addColumn("url", "text")
+      .addColumn("attributes_json", types.json, (c) => c.notNull())
+      .addColumn("published_at", types.timestamp, (c) => c.notNull())
+      .addColumn("created_at", types.timestamp, (c) => c.notNull())
+      .addColumn("withdrawn_at", types.timestamp)
+      .addUniqueConstraint("holder_offers_source", ["source_kind", "source_ref"])
+      .execute();
+    await db.schema
+      .createIndex("holder_offers_matching")
+      .on("holder_offers")
+      .columns(["category", "country", "price_amount"])
+      .execute();
+    await db.schema.createIndex("holder_offers_reply").on("holder_offers").column("in_reply_to").execute();
+
+    await db.schema
+      .createTable("holder_matches")
+      .$call(autoId("id"))
+      .addColumn("intent_id", "text", (c) => c.notNull().references("holder_intents.id").onDelete("cascade"))
+      .addColumn("offer_id", "text", (c) => c.notNull().references("holder_offers.id").onDelete("cascade"))
+      .addColumn("delivered_at", types.timestamp, (c) => c.notNull())
+      .addColumn("mailed_at", types.timestamp)
+      .addUniqueConstraint("holder_matches_once", ["intent_id", "offer_id"])
+      .execute();
+    await db.schema
+      .createIndex("holder_matches_since")
+      .on("holder_matches")
+      .columns(["intent_id", "delivered_at"])
+      .execute();
+
+    await db.schema
+      .createTable("holder_mail")
+      .$call(autoId("id"))
+      .addColumn("to_sealed", "text", (c) => c.notNull())
+      .addColumn("subject", "text", (c) => c.notNull())
+      .addColumn("text_body", "text", (c) => c.notNull())
+      .addColumn("html_body", "text", (c) => c.notNull())
+      .addColumn("created_at", types.timestamp, (c) => c.notNull())
+      .execute();
+  },
+};
+
+/** Later versions are appended here; a released version never changes. */
+export const holderMigrations = defineMigrations("holder", [core]);
