@@ -2,14 +2,18 @@ import { postWebhook } from "@doorbell/webhooks";
 import { signAttempt } from "./channels.js";
 import { MATCHES_EVENT } from "./coalesce.js";
 import { type EngineContext, endpointOf, secretAd } from "./context.js";
+import { recordDelivered } from "./delivered.js";
 import { nextAttemptAt } from "./retry.js";
 import type { OutboxRow, SubscriptionRow } from "./schema.js";
 import { end } from "./subscriptions.js";
 
 type Row = Omit<OutboxRow, "id"> & { id: number };
 
-/** What one attempt did to the queue: go on with the next row, or stop for now. */
-export type AttemptOutcome = "delivered" | "dropped" | "retry_later" | "stopped";
+/**
+ * What one attempt did to the queue: go on with the next row, or stop for now. `gone`: delivered,
+ * but the queue was removed meanwhile (the subscription ended), so stop.
+ */
+export type AttemptOutcome = "delivered" | "gone" | "dropped" | "retry_later" | "stopped";
 
 /** The secrets to sign with: the current one, plus the previous one while a rotation overlaps. */
 export function signingSecrets(ctx: EngineContext, sub: SubscriptionRow, now: number): string[] {
@@ -20,16 +24,44 @@ export function signingSecrets(ctx: EngineContext, sub: SubscriptionRow, now: nu
   return secrets;
 }
 
+/** A subscription's endpoint and signing secrets, opened from their sealed forms. */
+export interface OpenedKeys {
+  url: string;
+  current: string;
+  previous: string | null;
+  previousUntil: number | null;
+}
+
+/** Opens the endpoint and secrets once, for every attempt of one claim (each open is an AES-GCM decryption). */
+export function openKeys(ctx: EngineContext, sub: SubscriptionRow): OpenedKeys {
+  return {
+    url: endpointOf(ctx, sub),
+    current: ctx.sealer.openText(sub.secret_sealed as string, secretAd(sub.id, "current")),
+    previous: sub.previous_secret_sealed
+      ? ctx.sealer.openText(sub.previous_secret_sealed, secretAd(sub.id, "previous"))
+      : null,
+    previousUntil: sub.previous_secret_until,
+  };
+}
+
+function secretsAt(keys: OpenedKeys, now: number): string[] {
+  return keys.previous !== null && keys.previousUntil !== null && now < keys.previousUntil
+    ? [keys.current, keys.previous]
+    : [keys.current];
+}
+
 /**
  * Sends the head row of a subscription's queue once and records the result. Success removes the
- * row; 413 drops it; 410 ends a push subscription (drops the event on MCP); anything else is
- * retried on the schedule, and exhausted retries end a push subscription with delivery-failed or
- * suspend an MCP one until its next refresh.
+ * row (the worker writes deliveryStatus when it releases the subscription); 413 drops it; 410
+ * ends a push subscription (drops the event on MCP); anything else is retried on the schedule,
+ * and exhausted retries end a push subscription with delivery-failed or suspend an MCP one until
+ * its next refresh. `keys`: the claim's opened endpoint and secrets (opened here when absent).
  */
 export async function attemptRow(
   ctx: EngineContext,
   sub: SubscriptionRow,
   row: Row,
+  keys?: OpenedKeys,
 ): Promise<AttemptOutcome> {
   const now = ctx.clock();
   const body = Buffer.from(row.body, "utf8");
@@ -37,34 +69,29 @@ export async function attemptRow(
     channel: sub.channel,
     subscriberId: sub.subscriber_id,
     webhookId: row.webhook_id,
-    secrets: signingSecrets(ctx, sub, now),
+    secrets: keys ? secretsAt(keys, now) : signingSecrets(ctx, sub, now),
     timestampSeconds: Math.floor(now / 1000),
     body,
   });
-  const result = await postWebhook({ url: endpointOf(ctx, sub), headers, body, policy: ctx.policy });
+  const url = keys ? keys.url : endpointOf(ctx, sub);
+  const result = await postWebhook({ url, headers, body, policy: ctx.policy });
   const kind = row.final === 1 ? "final" : "event";
   const outcome = result.ok ? "delivered" : result.category;
   ctx.metrics.attempts.inc({ channel: sub.channel, kind, outcome });
   ctx.metrics.attemptSeconds.observe({ channel: sub.channel, kind }, result.durationMs / 1000);
   const after = ctx.clock();
 
+  if (result.ok) {
+    const recorded = await recordDelivered(ctx, {
+      rowId: row.id,
+      subscriptionId: sub.id,
+      at: after,
+      matches: row.type === MATCHES_EVENT,
+    });
+    return recorded ? "delivered" : "gone";
+  }
   return ctx.store.transaction(async (trx) => {
     const removeRow = () => trx.deleteFrom("delivery_outbox").where("id", "=", row.id).execute();
-    if (result.ok) {
-      await removeRow();
-      await trx
-        .updateTable("delivery_subscriptions")
-        .set({
-          last_delivery_at: after,
-          last_error: null,
-          failed_since: null,
-          updated_at: after,
-          ...(row.type === MATCHES_EVENT ? { matches_last_sent_at: after } : {}),
-        })
-        .where("id", "=", sub.id)
-        .execute();
-      return "delivered";
-    }
     const failure = {
       last_error: result.category,
       failed_since: sub.failed_since ?? after,

@@ -274,10 +274,15 @@ export async function end(
   return view({ ...row, ...next });
 }
 
+/** Transactions that already sent the notification: PostgreSQL delivers it once per transaction anyway. */
+const notified = new WeakSet<Db>();
+
 /** Wakes local workers now, and on PostgreSQL every listening process once the transaction commits. */
 export async function notifyWorkers(ctx: EngineContext, db: Db): Promise<void> {
-  if (ctx.store.dialect === "postgres") {
+  if (ctx.store.dialect === "postgres" && !notified.has(db)) {
     await sql`select pg_notify('doorbell_delivery', '')`.execute(db);
+    // One round trip per transaction, not per enqueued event.
+    if (db.isTransaction) notified.add(db);
   }
   ctx.wake();
 }

@@ -1,12 +1,16 @@
-import { attemptRow } from "./attempt.js";
+import { attemptRow, openKeys } from "./attempt.js";
 import { pushEnvelope } from "./channels.js";
 import { countMatchesDoorbell, MATCHES_EVENT, matchesOpenAt } from "./coalesce.js";
 import type { Db, EngineContext } from "./context.js";
+import { DeliveryError } from "./errors.js";
 import { randomId } from "./ids.js";
 import { insertRow } from "./outbox.js";
 import type { SubscriptionRow } from "./schema.js";
 import { end } from "./subscriptions.js";
 import { needsChallenge, sendChallenge } from "./verification.js";
+
+/** Time kept free at the end of a lease so the last attempt's result is recorded while it is held. */
+const LEASE_MARGIN_MS = 5_000;
 
 export interface WorkerOptions {
   /** Subscriptions handled at once by this process (one delivery in flight per subscription). */
@@ -32,6 +36,13 @@ export interface Worker {
 export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): Worker & { wake(): void } {
   const concurrency = options.concurrency ?? 16;
   const leaseMs = options.leaseMs ?? 60_000;
+  // A lease must outlast one attempt (the policy's timeout) plus a margin, or nothing is ever sent.
+  if (!(leaseMs > ctx.policy.timeoutMs + LEASE_MARGIN_MS)) {
+    throw new DeliveryError(
+      "ERR_DELIVERY_CONFIG",
+      `leaseMs must exceed the egress timeout plus ${LEASE_MARGIN_MS} ms (${ctx.policy.timeoutMs + LEASE_MARGIN_MS} ms)`,
+    );
+  }
   const pollMs = options.pollMs ?? 250;
   const maxPerClaim = options.maxPerClaim ?? 100;
   const workerId = options.workerId ?? randomId("wrk_", 12);
@@ -63,6 +74,8 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): W
       const free = concurrency - inFlight.size;
       const claimed = free > 0 ? await claim(free).catch(() => []) : [];
       for (const sub of claimed) process(sub);
+      // SQLite answers synchronously: yield to the event loop so HTTP answers and timers run.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       if (claimed.length === 0 || inFlight.size >= concurrency) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, pollMs);
@@ -143,7 +156,8 @@ async function processSubscription(
   leaseMs: number,
   maxPerClaim: number,
 ): Promise<void> {
-  const leaseEnds = ctx.clock() + leaseMs;
+  // The lease the database holds, not one counted from now: claiming may have waited for a lock.
+  const leaseEnds = claimed.lease_until ?? ctx.clock() + leaseMs;
   let sub: SubscriptionRow | undefined = claimed;
   if (sub.status !== "ended" && ctx.clock() >= sub.expires_at) {
     await ctx.store.transaction((trx) => end(ctx, trx, claimed.id, "lease-expired", { notify: true }));
@@ -156,8 +170,9 @@ async function processSubscription(
   if (sub?.status === "active" && sub.delivery_active === 1) {
     await flushMatches(ctx, sub);
   }
+  let delivered: Delivered | undefined;
   if (sub && (sub.status === "ended" || (sub.status === "active" && sub.delivery_active === 1))) {
-    await drainQueue(ctx, sub, leaseEnds, maxPerClaim);
+    delivered = await drainQueue(ctx, sub, leaseEnds, maxPerClaim);
   }
   sub = await reload(ctx, claimed.id);
   if (sub?.status === "ended" && sub.purge_at !== null && ctx.clock() >= sub.purge_at) {
@@ -169,33 +184,76 @@ async function processSubscription(
       .execute();
     return;
   }
-  await release(ctx, claimed.id, workerId);
+  await release(ctx, claimed.id, workerId, delivered);
 }
 
-/** Sends head rows one after another while they succeed and the lease has room for another attempt. */
+/**
+ * Head rows fetched per query. They stay valid while each delivery's row is still there when it is
+ * recorded: only `end()` removes another row of a leased subscription, and it removes all of them
+ * at once (`attemptRow` then answers "gone"). Bounds what one claim holds in memory: at most
+ * this many bodies of up to 256 KiB.
+ */
+const PREFETCH = 8;
+
+/** deliveryStatus a claim's successes leave behind, written when the subscription is released. */
+interface Delivered {
+  /** The last success. */
+  at: number;
+  /** No failure came after it: lastError and failedSince are cleared. */
+  clear: boolean;
+}
+
+/**
+ * Sends head rows one after another while they succeed and the lease has room for another attempt;
+ * resolves with what the successes leave for deliveryStatus.
+ */
 async function drainQueue(
   ctx: EngineContext,
   start: SubscriptionRow,
   leaseEnds: number,
   maxPerClaim: number,
-): Promise<void> {
+): Promise<Delivered | undefined> {
   let sub = start;
-  for (let sent = 0; sent < maxPerClaim && ctx.clock() + ctx.policy.timeoutMs + 5_000 < leaseEnds; sent++) {
-    const head = await ctx.store.db
+  // Opened once per claim: the endpoint never changes, and the secrets change only through a
+  // challenge, which is sent under this lease before the queue is drained.
+  let keys = openKeys(ctx, sub);
+  let delivered: Delivered | undefined;
+  let sent = 0;
+  const room = () => sent < maxPerClaim && ctx.clock() + ctx.policy.timeoutMs + LEASE_MARGIN_MS < leaseEnds;
+  while (room()) {
+    const rows = await ctx.store.db
       .selectFrom("delivery_outbox")
       .selectAll()
       .where("subscription_id", "=", sub.id)
       .orderBy("seq")
-      .limit(1)
-      .executeTakeFirst();
-    if (!head || head.next_attempt_at > ctx.clock()) return;
-    if (sub.status === "ended" && head.final !== 1) return;
-    const outcome = await attemptRow(ctx, sub, head);
-    if (outcome === "retry_later" || outcome === "stopped") return;
-    const fresh = await reload(ctx, sub.id);
-    if (!fresh || fresh.url_sealed === null) return;
-    sub = fresh;
+      .limit(Math.min(PREFETCH, maxPerClaim - sent))
+      .execute();
+    if (rows.length === 0) return delivered;
+    for (const head of rows) {
+      if (!room() || head.next_attempt_at > ctx.clock()) return delivered;
+      if (sub.status === "ended" && head.final !== 1) return delivered;
+      const outcome = await attemptRow(ctx, sub, head, keys);
+      sent++;
+      if (outcome === "delivered" || outcome === "gone") {
+        delivered = { at: ctx.clock(), clear: true };
+        if (outcome === "gone") return delivered;
+        // What a success means to the next failure's bookkeeping (failedSince starts again);
+        // nothing else an attempt reads changes under the lease.
+        sub = { ...sub, last_error: null, failed_since: null };
+        continue;
+      }
+      // attemptRow wrote the failure; an earlier success still sets lastDeliveryAt.
+      if (delivered) delivered = { ...delivered, clear: false };
+      if (outcome === "retry_later" || outcome === "stopped") return delivered;
+      // Dropped (413, or 410 on MCP): rare, so read everything again, as before.
+      const fresh = await reload(ctx, sub.id);
+      if (!fresh || fresh.url_sealed === null) return delivered;
+      sub = fresh;
+      keys = openKeys(ctx, sub);
+      break;
+    }
   }
+  return delivered;
 }
 
 /** Turns the waiting matches aggregate into one doorbell once the window is open (push profile §6 rule 6). */
@@ -249,9 +307,15 @@ async function hasQueuedMatches(db: Db, id: string): Promise<boolean> {
 
 /**
  * Gives the subscription back with its next wake-up computed from fresh state under the row lock,
- * so an event enqueued while we held the lease is never missed.
+ * so an event enqueued while we held the lease is never missed, and writes the deliveryStatus of
+ * the claim's successes (once per claim rather than once per delivery: see delivered.ts).
  */
-async function release(ctx: EngineContext, id: string, workerId: string): Promise<void> {
+async function release(
+  ctx: EngineContext,
+  id: string,
+  workerId: string,
+  delivered?: Delivered,
+): Promise<void> {
   await ctx.store.transaction(async (trx) => {
     let query = trx.selectFrom("delivery_subscriptions").selectAll().where("id", "=", id);
     if (ctx.store.dialect === "postgres") query = query.forUpdate();
@@ -267,7 +331,18 @@ async function release(ctx: EngineContext, id: string, workerId: string): Promis
     const wake = nextWake(ctx, sub, head, await hasQueuedMatches(trx, id));
     await trx
       .updateTable("delivery_subscriptions")
-      .set({ wake_at: wake, lease_owner: null, lease_until: null })
+      .set({
+        wake_at: wake,
+        lease_owner: null,
+        lease_until: null,
+        ...(delivered
+          ? {
+              last_delivery_at: delivered.at,
+              // Otherwise the failure after it was written later, with its own time.
+              ...(delivered.clear ? { last_error: null, failed_since: null, updated_at: delivered.at } : {}),
+            }
+          : {}),
+      })
       .where("id", "=", id)
       .where("lease_owner", "=", workerId)
       .execute();

@@ -34,6 +34,13 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
     expect(endpoint.events()).toHaveLength(1);
   });
 
+  it("refuses a lease too short for one attempt", async () => {
+    const { engine } = await engineOn(fixture.db, Date.now);
+    expect(() => engine.worker({ leaseMs: 3_000 })).toThrow(
+      /leaseMs must exceed the egress timeout plus 5000 ms/,
+    );
+  });
+
   it("two workers in one process deliver 200 events of 10 subscriptions, each in order, once", async () => {
     const { engine, db, store } = await engineOn(fixture.db, Date.now);
     const subs: Awaited<ReturnType<typeof activeSubscription>>[] = [];
