@@ -1,9 +1,15 @@
+import { CATALOGUE_USAGE, catalogueCommand } from "./commands/catalogue.js";
+import { SERVE_USAGE, serveCommand } from "./commands/serve.js";
 import { WEBHOOK_USAGE, webhookCommand } from "./commands/webhook.js";
 import { type Io, processIo, UsageError } from "./io.js";
 
 const USAGE = `doorbell — tells AI agents that something changed, safely.
 
 Commands:
+${SERVE_USAGE}
+
+${CATALOGUE_USAGE}
+
 ${WEBHOOK_USAGE}
 `;
 
@@ -12,6 +18,10 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   const [command, ...args] = argv;
   try {
     switch (command) {
+      case "serve":
+        return await serveCommand(args, io);
+      case "catalogue":
+        return await catalogueCommand(args, io);
       case "webhook":
         return await webhookCommand(args, io);
       case undefined:
@@ -36,4 +46,5 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   }
 }
 
+export { type ServeControl, serveCommand } from "./commands/serve.js";
 export { type Io, processIo } from "./io.js";

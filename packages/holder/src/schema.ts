@@ -1,5 +1,6 @@
 import { defineMigrations, type Generated, type Migration } from "@doorbell/store";
 import type { Category, Country, Currency, IntentStatus, Visibility } from "./domain/types.js";
+import { offerSearch } from "./offers/search-schema.js";
 
 /** An intent row. Secrets are sealed, codes and tokens are keyed hashes (consent-link rules 2, 4, 5). */
 export interface IntentRow {
@@ -125,7 +126,11 @@ const core: Migration = {
       .on("holder_intents")
       .columns(["status", "category", "country"])
       .execute();
-    await db.schema.createIndex("holder_intents_contact").on("holder_intents").column("contact_hash").execute();
+    await db.schema
+      .createIndex("holder_intents_contact")
+      .on("holder_intents")
+      .column("contact_hash")
+      .execute();
 
     await db.schema
       .createTable("holder_offers")
@@ -183,4 +188,4 @@ const core: Migration = {
 };
 
 /** Later versions are appended here; a released version never changes. */
-export const holderMigrations = defineMigrations("holder", [core]);
+export const holderMigrations = defineMigrations("holder", [core, offerSearch]);

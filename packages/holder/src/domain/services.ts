@@ -43,7 +43,10 @@ export interface ConsentService {
   /** What the consent page shows for a token: the statement, whether a limit is set, the consent text. */
   consentView(consentToken: string): Promise<ConsentView>;
   /** Stores the person's e-mail (sealed) and sends the double opt-in mail; first-come (rule 3). */
-  giveConsent(consentToken: string, input: { email: string; accepted: boolean }): Promise<{ sentTo: "your e-mail" }>;
+  giveConsent(
+    consentToken: string,
+    input: { email: string; accepted: boolean },
+  ): Promise<{ sentTo: "your e-mail" }>;
   /** The link in the confirmation mail: activates the intent and starts matching. */
   confirmEmail(confirmToken: string): Promise<Intent>;
   /** The manage page of every e-mail: the intent and its matches. */
@@ -57,20 +60,32 @@ export type ConsentView =
   | { state: "taken" | "expired" | "unknown" };
 
 export interface MatchService {
-  /** Matches delivered for an intent, oldest first, strictly after `since` (ISO) when given. */
-  listMatches(principal: Principal, id?: string, since?: string): Promise<{ matches: Match[] }>;
+  /**
+   * Matches delivered for an intent, oldest first, strictly after `since` (ISO) when given. One
+   * answer holds at most about 1,000 (never splitting matches that share a deliveredAt); `more`
+   * is true when a call with `since` = the last deliveredAt has more.
+   */
+  listMatches(
+    principal: Principal,
+    id?: string,
+    since?: string,
+  ): Promise<{ matches: Match[]; more?: boolean }>;
 }
 
 export interface OfferService {
   /** Inserts or updates catalogue offers by source.ref and matches new ones against active intents. */
-  importCatalogue(offers: readonly CatalogueOfferInput[]): Promise<{ inserted: number; updated: number; matched: number }>;
+  importCatalogue(
+    offers: readonly CatalogueOfferInput[],
+  ): Promise<{ inserted: number; updated: number; matched: number }>;
   /** A seller's reply to a pseudonymous intent; the seller never learns anything about the buyer. */
   submitReply(offer: ReplyOfferInput): Promise<{ accepted: boolean }>;
   /** The holder's ordinary catalogue search (full text), newest first. */
   search(statement: string, limit: number): Promise<Offer[]>;
 }
 
-export type CatalogueOfferInput = Omit<Offer, "id" | "source" | "inReplyTo"> & { source: { kind: "catalogue"; ref: string; seller?: string } };
+export type CatalogueOfferInput = Omit<Offer, "id" | "source" | "inReplyTo"> & {
+  source: { kind: "catalogue"; ref: string; seller?: string };
+};
 export type ReplyOfferInput = Omit<Offer, "id" | "publishedAt" | "source"> & {
   source: { kind: "reply"; ref?: string; seller?: string };
   inReplyTo: string;
@@ -87,5 +102,7 @@ export interface DemandGrid {
   threshold: number;
   categories: readonly string[];
   countries: readonly string[];
+  /** The regions (ISO 3166-2) a cell may name, per country. */
+  regions: Readonly<Record<string, readonly string[]>>;
   budgetBands: readonly { id: string; currency: string; min: number; max: number | null }[];
 }

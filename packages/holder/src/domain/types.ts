@@ -8,7 +8,12 @@ export type Country = "SK" | "CZ";
 export type Category = "vehicles" | "property";
 export type Currency = "EUR" | "CZK";
 
-export type IntentStatus = "awaiting_consent" | "awaiting_email_confirmation" | "active" | "expired" | "withdrawn";
+export type IntentStatus =
+  | "awaiting_consent"
+  | "awaiting_email_confirmation"
+  | "active"
+  | "expired"
+  | "withdrawn";
 export type Visibility = "private" | "pseudonymous";
 
 /** Where the buyer looks: a country, optionally one region of it (ISO 3166-2 code, e.g. "SK-BL"). */
@@ -132,7 +137,9 @@ export type HolderErrorCode =
   | "ERR_HOLDER_INVALID"
   | "ERR_HOLDER_CONFLICT"
   | "ERR_HOLDER_GONE"
-  | "ERR_HOLDER_RATE_LIMITED";
+  | "ERR_HOLDER_RATE_LIMITED"
+  /** A service the holder needs (the mail server) failed; nothing was changed; try again later. */
+  | "ERR_HOLDER_UNAVAILABLE";
 
 export class HolderError extends Error {
   override readonly name = "HolderError";

@@ -1,0 +1,114 @@
+import path from "node:path";
+import { pino } from "pino";
+import { type Io, UsageError } from "../io.js";
+
+/**
+ * The settings `doorbell serve` and `doorbell catalogue import` share, from flags first, then
+ * environment variables (which keep passwords in database and SMTP URLs out of shell history and
+ * `ps`), then defaults. Checked once here; nothing later re-reads the environment.
+ */
+export interface HolderSettings {
+  dataDir: string;
+  /** A postgres:// URL or a SQLite file; undefined: `<dataDir>/holder.sqlite`. */
+  database: string | undefined;
+  publicUrl: string;
+  smtp: string | undefined;
+  mailFrom: string | undefined;
+}
+
+export const ENV = {
+  dataDir: "DOORBELL_DATA_DIR",
+  database: "DOORBELL_DATABASE_URL",
+  publicUrl: "DOORBELL_PUBLIC_URL",
+  smtp: "DOORBELL_SMTP_URL",
+  mailFrom: "DOORBELL_MAIL_FROM",
+  logLevel: "DOORBELL_LOG_LEVEL",
+} as const;
+
+export const sharedOptions = {
+  "data-dir": { type: "string" },
+  database: { type: "string" },
+  "public-url": { type: "string" },
+  smtp: { type: "string" },
+  "mail-from": { type: "string" },
+} as const;
+
+export const SHARED_USAGE = `  --data-dir DIR        where the SQLite file and the generated seal keys live (default .doorbell; ${ENV.dataDir})
+  --database URL        postgres://user:pass@host/db instead of SQLite (${ENV.database})
+  --public-url URL      the public origin of the pages and /mcp (${ENV.publicUrl})
+  --smtp URL            smtp://user:pass@host:587 or smtps://…; without it mail goes to the local mailbox page (${ENV.smtp})
+  --mail-from ADDRESS   sender of the holder's mail with SMTP (${ENV.mailFrom})`;
+
+type SharedValues = { [K in keyof typeof sharedOptions]?: string };
+
+const empty = (value: string | undefined): string | undefined =>
+  value === undefined || value.trim() === "" ? undefined : value.trim();
+
+export function holderSettings(values: SharedValues, io: Io, defaultPublicUrl: string): HolderSettings {
+  const dataDir = path.resolve(empty(values["data-dir"]) ?? empty(io.env[ENV.dataDir]) ?? ".doorbell");
+  const database = empty(values.database) ?? empty(io.env[ENV.database]);
+  if (
+    database !== undefined &&
+    /^[a-z][a-z0-9+.-]*:\/\//i.test(database) &&
+    !/^postgres(ql)?:\/\//i.test(database)
+  ) {
+    throw new UsageError("--database takes a postgres:// URL or a SQLite file path");
+  }
+  const publicUrl = checkPublicUrl(
+    empty(values["public-url"]) ?? empty(io.env[ENV.publicUrl]) ?? defaultPublicUrl,
+  );
+  const smtp = empty(values.smtp) ?? empty(io.env[ENV.smtp]);
+  if (smtp !== undefined && !/^smtps?:\/\//i.test(smtp)) {
+    throw new UsageError("--smtp takes an smtp:// or smtps:// URL");
+  }
+  const mailFrom = empty(values["mail-from"]) ?? empty(io.env[ENV.mailFrom]);
+  return { dataDir, database, publicUrl, smtp, mailFrom };
+}
+
+function checkPublicUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(
+      `--public-url must be an absolute URL like https://intents.example.sk, not ${JSON.stringify(value)}`,
+    );
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new UsageError("--public-url must start with http:// or https://");
+  }
+  if (
+    (url.pathname !== "/" && url.pathname !== "") ||
+    url.search !== "" ||
+    url.hash !== "" ||
+    url.username !== ""
+  ) {
+    throw new UsageError(
+      "--public-url is an origin only (scheme, host, port): the holder serves /mcp and its pages at the root",
+    );
+  }
+  return url.origin;
+}
+
+/** Log lines (JSON, one per line) go to stderr; summaries and URLs go to stdout. */
+export function holderLogger(io: Io, fallback: "info" | "warn") {
+  const level = empty(io.env[ENV.logLevel]) ?? fallback;
+  if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(level)) {
+    throw new UsageError(`${ENV.logLevel} is one of fatal, error, warn, info, debug, trace, silent`);
+  }
+  return pino(
+    { level, base: null },
+    {
+      write(line: string) {
+        io.stderr(line);
+      },
+    },
+  );
+}
+
+/** Where the data is, for summaries: a PostgreSQL password never appears. */
+export function keysLine(source: string, file: string | undefined): string {
+  if (source === "env") return "from DOORBELL_SEAL_KEYS";
+  if (source === "key-file") return `key file ${file}`;
+  return `generated key file ${file} (back it up with the database: sealed data needs it)`;
+}

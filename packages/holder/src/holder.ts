@@ -1,0 +1,325 @@
+/**
+ * A whole holder in one call: store (a SQLite file under the data directory by default, or a
+ * PostgreSQL URL), migrations, seal keys, the context, the services wired together, the matching
+ * index, the expiry timer, the MCP endpoint and the pages — `{ fetch, listen, close }`.
+ *
+ * The wiring (createHolderServices) is the one place the parts meet:
+ *   intent activated/changed  → matching.onActivated (the intent against current offers)
+ *   intent ended              → matching.onEnded (out of the index)
+ *   matches recorded          → consent.sendMatchDigest (the person's e-mail)
+ */
+import fs from "node:fs";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import {
+  createCodeHasher,
+  createSealer,
+  type Database,
+  type LoadedKeyring,
+  loadKeyring,
+  migrate,
+  openDatabase,
+  sql,
+} from "@doorbell/store";
+import { type ServerType, serve } from "@hono/node-server";
+import { type Logger, pino } from "pino";
+import { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
+import { createDemandService } from "./demand.js";
+import { createConsentService, type HolderConsentService } from "./domain/consent.js";
+import { createIntentService, type IntentHooks } from "./domain/intents.js";
+import type { DemandService, IntentService, OfferService } from "./domain/services.js";
+import { createLocalMailbox, type LocalMailbox } from "./mail/local-mailbox.js";
+import type { Mailer } from "./mail/mailer.js";
+import { createSmtpMailer, type SmtpMailer } from "./mail/smtp.js";
+import { createMatchingService, type MatchingService } from "./matching/service.js";
+import { createMcpHandler, type McpHandler, type McpHandlerOptions } from "./mcp/handler.js";
+import { demoCatalogue } from "./offers/demo-catalogue.js";
+import { createOfferService } from "./offers/service.js";
+import { type HolderTables, holderMigrations } from "./schema.js";
+import { createHolderApp, MCP_PATH } from "./web/app.js";
+
+export interface HolderServices {
+  intents: IntentService;
+  consent: HolderConsentService;
+  matching: MatchingService;
+  offers: OfferService;
+  demand: DemandService;
+}
+
+/** The services on one context, wired to each other. Call `matching.start()` before serving. */
+export function createHolderServices(ctx: HolderContext): HolderServices {
+  let consent: HolderConsentService | undefined;
+  const matching = createMatchingService(ctx, {
+    async onMatched(intentIds) {
+      for (const intentId of intentIds) await consent?.sendMatchDigest(intentId);
+    },
+  });
+  const hooks: IntentHooks = {
+    async onActivated(intentId) {
+      await matching.onActivated(intentId);
+    },
+    onEnded(intentId) {
+      matching.onEnded(intentId);
+    },
+    async onChanged(intentId) {
+      await matching.onActivated(intentId);
+    },
+  };
+  const intents = createIntentService(ctx, hooks);
+  consent = createConsentService(ctx, hooks);
+  return {
+    intents,
+    consent,
+    matching,
+    offers: createOfferService(ctx, matching),
+    demand: createDemandService(ctx),
+  };
+}
+
+/** The demo catalogue's refs all start so (offers/demo-catalogue.ts). */
+const DEMO_REF_PREFIX = "demo-";
+
+/**
+ * Imports the built-in demo catalogue unless the database already holds demo offers, so a
+ * restart neither re-imports nor re-matches it. Offers are dated in the 60 days before now.
+ */
+export async function importDemoCatalogueOnce(
+  ctx: HolderContext,
+  offers: OfferService,
+): Promise<{ imported: number; skipped: boolean }> {
+  const existing = await ctx.store.db
+    .selectFrom("holder_offers")
+    .select("id")
+    .where("source_kind", "=", "catalogue")
+    .where("source_ref", "like", `${DEMO_REF_PREFIX}%`)
+    .limit(1)
+    .executeTakeFirst();
+  if (existing !== undefined) return { imported: 0, skipped: true };
+  const result = await offers.importCatalogue(demoCatalogue({ now: ctx.clock() }));
+  return { imported: result.inserted + result.updated, skipped: false };
+}
+
+export interface CreateHolderOptions {
+  /** Where the SQLite file and the generated seal-key file live (default `.doorbell`). */
+  dataDir?: string;
+  /** A `postgres://` URL, or a SQLite file (default `<dataDir>/holder.sqlite`). */
+  database?: string;
+  /** The public origin of the pages and the MCP endpoint (default http://127.0.0.1:8080). */
+  publicUrl?: string;
+  /** `smtp://user:pass@host:587` or `smtps://…`; without it, mail goes to the local mailbox page. */
+  smtp?: string;
+  /** The sender of the holder's mail when SMTP is used. */
+  mailFrom?: string;
+  /** Import the built-in demo catalogue when the database has no demo offers yet (default false). */
+  demo?: boolean;
+  /** Overrides of the defaults (consent text, TTLs, demand threshold, name). */
+  config?: Partial<Omit<HolderConfig, "publicUrl">>;
+  /** Options of the MCP endpoint (rate limits, sessions, extra hosts and origins). */
+  mcp?: Omit<McpHandlerOptions, "publicUrl" | "clock" | "log">;
+  /** Languages statements and catalogue may be written in (descriptor). Default sk, cs, en. */
+  languages?: readonly string[];
+  /** A seal-key file written by the operator; else DOORBELL_SEAL_KEYS, else `<dataDir>/seal-keys`. */
+  keyFile?: string;
+  env?: Record<string, string | undefined>;
+  /** How often drafts and intents past their end are expired (default 60 s). */
+  expiryIntervalMs?: number;
+  clock?: () => number;
+  log?: Logger;
+}
+
+export interface HolderSummary {
+  name: string;
+  publicUrl: string;
+  mcpUrl: string;
+  database: string;
+  dialect: "sqlite" | "postgres";
+  keys: LoadedKeyring["source"];
+  keyFile?: string;
+  mail: string;
+  mailboxUrl?: string;
+  demo: { imported: number; skipped: boolean } | undefined;
+  activeIntents: number;
+}
+
+export interface Holder {
+  /** The whole HTTP surface, web-standard. */
+  fetch(request: Request): Promise<Response>;
+  /** Serves on a port (0: any free one); resolves with where. */
+  listen(port?: number, host?: string): Promise<{ port: number; host: string; url: string }>;
+  /** Stops serving, the timer and the sessions, then closes the database. */
+  close(): Promise<void>;
+  readonly context: HolderContext;
+  readonly services: HolderServices;
+  readonly mcp: McpHandler;
+  readonly summary: HolderSummary;
+}
+
+const DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080";
+export const DEFAULT_LANGUAGES = ["sk", "cs", "en"] as const;
+
+export async function createHolder(options: CreateHolderOptions = {}): Promise<Holder> {
+  const dataDir = path.resolve(options.dataDir ?? ".doorbell");
+  const clock = options.clock ?? Date.now;
+  const log = options.log ?? pino({ level: "info" });
+  const publicUrl = (options.publicUrl ?? DEFAULT_PUBLIC_URL).replace(/\/+$/, "");
+  const config: HolderConfig = { ...defaultConfig(publicUrl), ...options.config, publicUrl };
+
+  let databaseUrl = options.database;
+  if (databaseUrl === undefined) {
+    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    databaseUrl = path.join(dataDir, "holder.sqlite");
+  }
+  const keys = loadKeyring({
+    ...(options.keyFile === undefined ? {} : { keyFile: options.keyFile }),
+    ...(options.env === undefined ? {} : { env: options.env }),
+    dataDir,
+  });
+  const store = (await openDatabase({ url: databaseUrl })) as unknown as Database<HolderTables>;
+  let smtp: SmtpMailer | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let mcp: McpHandler | undefined;
+  try {
+    await migrate(store, [holderMigrations]);
+    const sealer = createSealer(keys.keyring);
+    let mailer: Mailer;
+    let mailbox: LocalMailbox | undefined;
+    if (options.smtp !== undefined) {
+      smtp = createSmtpMailer({
+        url: options.smtp,
+        from: options.mailFrom ?? `"${config.name}" <no-reply@${new URL(publicUrl).hostname}>`,
+      });
+      mailer = smtp;
+    } else {
+      mailbox = createLocalMailbox({ store, sealer, clock });
+      mailer = mailbox;
+    }
+    const context: HolderContext = {
+      store,
+      sealer,
+      codes: createCodeHasher(keys.keyring, "holder.codes"),
+      contacts: createCodeHasher(keys.keyring, "holder.contacts"),
+      mailer,
+      config,
+      clock,
+      log,
+    };
+    const services = createHolderServices(context);
+    const demo = options.demo ? await importDemoCatalogueOnce(context, services.offers) : undefined;
+    const { activeIntents } = await services.matching.start();
+
+    mcp = createMcpHandler(
+      {
+        intents: services.intents,
+        matches: services.matching,
+        offers: services.offers,
+        demand: services.demand,
+      },
+      { ...options.mcp, publicUrl, clock, log },
+    );
+    const app = createHolderApp({
+      config,
+      services: {
+        intents: services.intents,
+        consent: services.consent,
+        matches: services.matching,
+        demand: services.demand,
+      },
+      mcp,
+      ...(mailbox === undefined ? {} : { mailbox }),
+      languages: options.languages ?? DEFAULT_LANGUAGES,
+      healthy: async () => {
+        await sql`select 1`.execute(store.db);
+        return true;
+      },
+      log,
+    });
+
+    let expiring = false;
+    timer = setInterval(() => {
+      if (expiring) return;
+      expiring = true;
+      services.intents
+        .expireDue()
+        .then((count) => {
+          if (count > 0) log.info({ event: "intents.expired", count }, "intents expired");
+        })
+        .catch((error: Error) =>
+          log.error({ event: "intents.expire_failed", error: error.name }, error.message),
+        )
+        .finally(() => {
+          expiring = false;
+        });
+    }, options.expiryIntervalMs ?? 60_000);
+    timer.unref();
+    await services.intents.expireDue();
+
+    const servers: ServerType[] = [];
+    const handler = mcp;
+    const summary: HolderSummary = {
+      name: config.name,
+      publicUrl,
+      mcpUrl: `${publicUrl}${MCP_PATH}`,
+      database: store.description,
+      dialect: store.dialect,
+      keys: keys.source,
+      ...(keys.path === undefined ? {} : { keyFile: keys.path }),
+      mail: smtp !== undefined ? `SMTP ${smtp.description}` : "local mailbox (no SMTP configured)",
+      ...(mailbox === undefined ? {} : { mailboxUrl: `${publicUrl}/dev/mailbox` }),
+      demo,
+      activeIntents,
+    };
+    let closing: Promise<void> | undefined;
+    return {
+      fetch: (request) => Promise.resolve(app.fetch(request)),
+      async listen(port = 8080, host = "127.0.0.1") {
+        if (mailbox !== undefined && !isLoopbackHost(host)) {
+          // The local mailbox page shows every confirm and manage link: never serve it beyond this machine.
+          throw new Error(
+            `no SMTP server is configured, so mail goes to the local mailbox page; listen on a loopback address (not ${host}) or configure --smtp`,
+          );
+        }
+        const server = serve({ fetch: app.fetch, port, hostname: host });
+        servers.push(server);
+        await new Promise<void>((resolve, reject) => {
+          server.once("listening", resolve);
+          server.once("error", reject);
+        });
+        const address = server.address() as AddressInfo;
+        const shown = address.family === "IPv6" ? `[${address.address}]` : address.address;
+        return { port: address.port, host: address.address, url: `http://${shown}:${address.port}` };
+      },
+      close() {
+        closing ??= (async () => {
+          clearInterval(timer);
+          await handler.close();
+          await Promise.all(
+            servers.map(
+              (server) =>
+                new Promise<void>((resolve) => {
+                  server.close(() => resolve());
+                  (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+                }),
+            ),
+          );
+          smtp?.close();
+          await store.close();
+        })();
+        return closing;
+      },
+      context,
+      services,
+      mcp: handler,
+      summary,
+    };
+  } catch (error) {
+    clearInterval(timer);
+    await mcp?.close();
+    smtp?.close();
+    await store.close();
+    throw error;
+  }
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}

@@ -1,0 +1,103 @@
+import nodemailer from "nodemailer";
+import { HolderError } from "../domain/types.js";
+import type { Mailer, MailMessage } from "./mailer.js";
+
+export interface SmtpMailerOptions {
+  /**
+   * The server: `smtp://user:pass@host:587` (STARTTLS when offered), `smtps://user:pass@host:465`
+   * (TLS from the start). Query parameters are nodemailer options, e.g. `?requireTLS=true`.
+   */
+  url: string;
+  /** The sender, e.g. `"Intent holder" <no-reply@intents.example.sk>`. */
+  from: string;
+  /** Connection and greeting timeouts in ms (default 10000). */
+  timeoutMs?: number;
+}
+
+export interface SmtpMailer extends Mailer {
+  readonly kind: "smtp";
+  /** Where mail goes, for the start-up summary: the password is never part of it. */
+  readonly description: string;
+  /** Checks that the server answers and accepts the credentials. */
+  verify(): Promise<void>;
+  close(): void;
+}
+
+/** Checks the URL without ever echoing it (it may carry a password). */
+function parseSmtpUrl(url: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new HolderError(
+      "ERR_HOLDER_INVALID",
+      "the SMTP URL cannot be parsed; use smtp://user:pass@host:port",
+    );
+  }
+  if (parsed.protocol !== "smtp:" && parsed.protocol !== "smtps:") {
+    throw new HolderError("ERR_HOLDER_INVALID", "the SMTP URL must start with smtp:// or smtps://");
+  }
+  if (parsed.hostname === "") throw new HolderError("ERR_HOLDER_INVALID", "the SMTP URL has no host");
+  return parsed;
+}
+
+/** Why a send failed, in words that carry no address: nodemailer's messages may quote the recipient. */
+function failure(error: unknown, what: string): HolderError {
+  const details: string[] = [];
+  if (typeof error === "object" && error !== null) {
+    const { code, responseCode } = error as { code?: unknown; responseCode?: unknown };
+    if (typeof code === "string" && /^[A-Z_]{1,32}$/.test(code)) details.push(code);
+    if (typeof responseCode === "number") details.push(String(responseCode));
+  }
+  return new HolderError(
+    "ERR_HOLDER_UNAVAILABLE",
+    `${what}${details.length > 0 ? ` (${details.join(" ")})` : ""}; try again later`,
+  );
+}
+
+/** The production mailer: nodemailer over SMTP, with its logger off (it would log recipients). */
+export function createSmtpMailer(options: SmtpMailerOptions): SmtpMailer {
+  const parsed = parseSmtpUrl(options.url);
+  if (typeof options.from !== "string" || options.from.trim() === "") {
+    throw new HolderError("ERR_HOLDER_INVALID", "the sender address (from) is required for SMTP");
+  }
+  const timeout = options.timeoutMs ?? 10_000;
+  const transport = nodemailer.createTransport(options.url, {
+    logger: false,
+    debug: false,
+    connectionTimeout: timeout,
+    greetingTimeout: timeout,
+    socketTimeout: timeout * 3,
+  });
+  const description = `${parsed.protocol}//${parsed.username ? `${decodeURIComponent(parsed.username)}@` : ""}${parsed.host}`;
+  return {
+    kind: "smtp",
+    description,
+    async send(message: MailMessage): Promise<void> {
+      try {
+        await transport.sendMail({
+          from: options.from,
+          to: message.to,
+          subject: message.subject,
+          text: message.text,
+          html: message.html,
+          // Nothing in a message may make the holder read a file or fetch a URL.
+          disableFileAccess: true,
+          disableUrlAccess: true,
+        });
+      } catch (error) {
+        throw failure(error, "the mail server did not accept the message");
+      }
+    },
+    async verify(): Promise<void> {
+      try {
+        await transport.verify();
+      } catch (error) {
+        throw failure(error, "the mail server cannot be reached or refused the sign-in");
+      }
+    },
+    close(): void {
+      transport.close();
+    },
+  };
+}

@@ -1,0 +1,18 @@
+export { IntentIndex } from "./intent-index.js";
+export {
+  fits,
+  fold,
+  type IntentFilter,
+  type IntentFilterSource,
+  intentFilter,
+  type MatchableOffer,
+  type OfferFacts,
+  offerFacts,
+} from "./rule.js";
+export {
+  createMatchingService,
+  LIST_MATCHES_MAX,
+  type MatchingOptions,
+  type MatchingService,
+  type RecordedMatch,
+} from "./service.js";

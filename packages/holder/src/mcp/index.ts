@@ -1,0 +1,13 @@
+export { type FetchLike, scopedSignalFetch } from "./client-fetch.js";
+export { createMcpHandler, type McpHandler, type McpHandlerOptions, type McpRequestInfo } from "./handler.js";
+export { createOriginGuard, type OriginPolicy } from "./origin-guard.js";
+export { createRateLimiter, type RateLimit, type RateLimiter, type RateVerdict } from "./rate-limit.js";
+export { ERROR_META_KEY, type ToolErrorMeta } from "./results.js";
+export { AGGREGATOR_NOTE } from "./schemas.js";
+export {
+  buyerPrincipal,
+  type HolderToolServices,
+  principalFromAuth,
+  TOOL_NAMES,
+  type ToolName,
+} from "./tools.js";

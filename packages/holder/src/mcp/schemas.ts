@@ -1,0 +1,233 @@
+/**
+ * The eight tools' exact input schemas (zod 4, every object strict: an undeclared argument is
+ * refused, never ignored) and the output schemas published with them. The domain services check
+ * every value again precisely (calendar dates, region of the right country, criteria of the right
+ * category); these schemas give agents the shapes up front and refuse what is plainly wrong.
+ */
+import { z } from "zod";
+import { REGIONS, STATEMENT_MAX } from "../domain/intents.js";
+import type { DemandGrid } from "../domain/services.js";
+import { OFFER_LIMITS } from "../offers/validate.js";
+
+/** Binding rule 2, in every tool description. */
+export const AGGREGATOR_NOTE =
+  "Results come from a market aggregator (this intent holder) and may be incomplete: they cover only the offers and intents this holder's market knows.";
+
+const MAX_KEYS_SHOWN = 5;
+
+/** Consent-link profile: undeclared arguments are refused, and the refusal names them. */
+function undeclared(issue: { code?: string; keys?: string[] }): string | undefined {
+  if (issue.code !== "unrecognized_keys" || issue.keys === undefined) return undefined;
+  const names = issue.keys.slice(0, MAX_KEYS_SHOWN).map((key) => JSON.stringify(key.slice(0, 40)));
+  const more = issue.keys.length > MAX_KEYS_SHOWN ? ` and ${issue.keys.length - MAX_KEYS_SHOWN} more` : "";
+  const contact = issue.keys.some((key) => /mail|phone|name|contact|address/i.test(key))
+    ? "; an intent takes no contact data: the person gives it on the holder's own consent page"
+    : "";
+  return `undeclared argument ${names.join(", ")}${more} is refused${contact}`;
+}
+
+const strict = <T extends z.ZodRawShape>(shape: T) => z.strictObject(shape, { error: undeclared });
+
+const MONEY_MAX = 1_000_000_000_000;
+
+export const countrySchema = z.enum(["SK", "CZ"]);
+export const categorySchema = z.enum(["vehicles", "property"]);
+export const currencySchema = z.enum(["EUR", "CZK"]);
+const ALL_REGIONS = [...REGIONS.SK, ...REGIONS.CZ] as [string, ...string[]];
+export const regionSchema = z
+  .enum(ALL_REGIONS)
+  .describe("ISO 3166-2 region code of the country (e.g. SK-BL, CZ-10); omit for the whole country");
+
+export const areaSchema = strict({ country: countrySchema, region: regionSchema.optional() });
+export const moneySchema = strict({
+  amount: z.int().min(1).max(MONEY_MAX).describe("whole currency units"),
+  currency: currencySchema,
+});
+
+const shortText = (max: number) => z.string().min(1).max(max);
+
+export const criteriaSchema = strict({
+  category: categorySchema,
+  make: shortText(60).optional().describe("vehicles"),
+  model: shortText(60).optional().describe("vehicles"),
+  yearMin: z.int().min(1900).max(2100).optional().describe("vehicles"),
+  mileageMaxKm: z.int().min(0).max(2_000_000).optional().describe("vehicles"),
+  fuel: z.enum(["petrol", "diesel", "hybrid", "electric", "lpg"]).optional().describe("vehicles"),
+  kind: z.enum(["flat", "house", "land"]).optional().describe("property"),
+  roomsMin: z.int().min(1).max(20).optional().describe("property"),
+  areaMinM2: z.number().positive().max(1_000_000).optional().describe("property"),
+}).describe(
+  "every given field must hold for an offer to match; vehicle fields for vehicles, property fields for property",
+);
+
+const instant = z
+  .union([z.iso.date(), z.iso.datetime({ offset: true })])
+  .describe("ISO 8601 date (2027-03-31, the end of that day UTC) or date-time with a time zone");
+
+const statement = z.string().min(1).max(STATEMENT_MAX).describe("what the person wants, in their words");
+const hiddenLimit = z
+  .number()
+  .positive()
+  .max(MONEY_MAX)
+  .describe(
+    "the most the person would pay, in the budget's currency; sealed on receipt and never shown again",
+  );
+
+const intentCode = z
+  .string()
+  .min(1)
+  .max(200)
+  .describe("the intentCode intent_publish_intent returned (ic_…); keep it secret, like an unsubscribe link");
+const intentId = z.string().min(1).max(100);
+
+export const publishInput = strict({
+  statement,
+  criteria: criteriaSchema.optional(),
+  area: areaSchema,
+  budget: moneySchema.optional(),
+  hiddenLimit: hiddenLimit.optional(),
+  buyBy: instant.optional().describe("when the person wants to have bought by"),
+  validUntil: instant.optional().describe("when the intent ends (default 30 days, at most 365)"),
+  visibility: z
+    .enum(["private", "pseudonymous"])
+    .optional()
+    .describe("pseudonymous: sellers may reply to it (they never see the person); default private"),
+});
+
+export const getInput = strict({
+  intentCode,
+  id: intentId.optional().describe("the intent's id (optional)"),
+});
+
+export const updateInput = strict({
+  id: intentId,
+  intentCode: intentCode.optional().describe("an intentCode cannot change an intent (consent-link rule 4)"),
+  statement: statement.optional(),
+  criteria: criteriaSchema.optional(),
+  budget: moneySchema.optional(),
+  hiddenLimit: hiddenLimit.nullable().optional().describe("a new sealed limit, or null to remove it"),
+  buyBy: instant.nullable().optional(),
+});
+
+export const withdrawInput = strict({ intentCode, id: intentId.optional() });
+
+export const listMatchesInput = strict({
+  intentCode,
+  intent: intentId.optional().describe("the intent's id (optional: the code names one intent)"),
+  since: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe("only matches delivered strictly after this instant (the last deliveredAt you saw)"),
+});
+
+const attributeKey = z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,39}$/);
+const attributes = z
+  .record(
+    attributeKey,
+    z.union([z.string().max(OFFER_LIMITS.attributeTextMax), z.number().min(-MONEY_MAX).max(MONEY_MAX)]),
+  )
+  .refine((value) => Object.keys(value).length <= OFFER_LIMITS.attributesMax, {
+    message: `at most ${OFFER_LIMITS.attributesMax} attributes`,
+  })
+  .describe("vehicles: make, model, year, mileageKm, fuel; property: kind, rooms, areaM2");
+
+export const submitOfferInput = strict({
+  inReplyTo: intentId.describe("the id of the pseudonymous intent this offer answers"),
+  source: strict({
+    kind: z.literal("reply"),
+    ref: shortText(OFFER_LIMITS.refMax).optional().describe("your own reference for the offer"),
+    seller: shortText(OFFER_LIMITS.sellerMax).optional(),
+  }).optional(),
+  title: shortText(OFFER_LIMITS.titleMax),
+  description: z.string().max(OFFER_LIMITS.descriptionMax).optional(),
+  category: categorySchema,
+  price: moneySchema,
+  location: areaSchema,
+  url: z
+    .url({ protocol: /^https?$/ })
+    .max(OFFER_LIMITS.urlMax)
+    .optional(),
+  attributes: attributes.optional(),
+});
+
+export const searchInput = strict({
+  statement: shortText(500).describe("what to look for, in words"),
+  limit: z.int().min(1).max(50).optional().describe("at most this many offers (default 20)"),
+});
+
+/** `intent_demand_summary` names one cell of the published grid: its enums come from the grid. */
+export function demandInput(grid: DemandGrid) {
+  const bands = grid.budgetBands.map((band) => band.id);
+  return strict({
+    category: z.enum(grid.categories as [string, ...string[]]),
+    country: z.enum(grid.countries as [string, ...string[]]),
+    region: z
+      .enum(Object.values(grid.regions).flat() as [string, ...string[]])
+      .optional()
+      .describe("ISO 3166-2 region of the country; omit for the whole country"),
+    budgetBand: z
+      .enum(bands as [string, ...string[]])
+      .describe("a band id of the grid (listed in the description)"),
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outputs
+
+const areaOut = z.object({ country: countrySchema, region: z.string().optional() });
+const moneyOut = z.object({ amount: z.number(), currency: currencySchema });
+
+export const intentOut = z.object({
+  id: z.string(),
+  status: z.enum(["awaiting_consent", "awaiting_email_confirmation", "active", "expired", "withdrawn"]),
+  statement: z.string(),
+  criteria: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
+  area: areaOut,
+  budget: moneyOut.optional(),
+  hasHiddenLimit: z.boolean(),
+  buyBy: z.string().optional(),
+  validUntil: z.string(),
+  visibility: z.enum(["private", "pseudonymous"]),
+  createdAt: z.string(),
+  draftExpiresAt: z.string().optional(),
+});
+
+export const offerOut = z.object({
+  id: z.string(),
+  source: z.object({
+    kind: z.enum(["catalogue", "reply"]),
+    ref: z.string().optional(),
+    seller: z.string().optional(),
+  }),
+  inReplyTo: z.string().optional(),
+  title: z.string(),
+  description: z.string().optional(),
+  category: categorySchema,
+  price: moneyOut,
+  location: areaOut,
+  url: z.string().optional(),
+  attributes: z.record(z.string(), z.union([z.string(), z.number()])),
+  publishedAt: z.string(),
+});
+
+export const publishOut = z.object({ intent: intentOut, intentCode: z.string(), consentUrl: z.string() });
+export const withdrawOut = z.object({ status: z.literal("withdrawn") });
+export const listMatchesOut = z.object({
+  matches: z.array(z.object({ offer: offerOut, deliveredAt: z.string() })),
+  more: z.boolean().optional().describe("true when a call with since = the last deliveredAt has more"),
+});
+export const searchOut = z.object({ offers: z.array(offerOut) });
+export const submitOfferOut = z.object({ accepted: z.boolean() });
+const cellOut = z.object({
+  category: z.string(),
+  country: z.string(),
+  region: z.string().optional(),
+  budgetBand: z.string(),
+});
+export const demandOut = z.object({
+  withheld: z.boolean(),
+  cell: cellOut,
+  activeIntents: z.int().optional(),
+  reason: z.literal("below-threshold").optional(),
+  asOf: z.string(),
+});

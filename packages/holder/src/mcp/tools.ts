@@ -1,0 +1,351 @@
+/**
+ * The eight intent_* tools of the Isto Intents MCP binding 0.1 with the consent-link profile.
+ *
+ * The auth seam: every buyer tool turns its caller into one `Principal` in `buyerPrincipal` and
+ * hands only that to the services. Today the principal comes from the `intentCode` argument
+ * (consent-link rule 4, via `IntentService.principalForCode`). OAuth arrives through the same
+ * function: the HTTP layer verifies a bearer token and passes the SDK's `AuthInfo`, which becomes
+ * `{ kind: "oauth", subject, clientId }` (`principalFromAuth`); the services decide what an OAuth
+ * principal may do. No tool looks at a token or a code anywhere else.
+ */
+
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { Logger } from "pino";
+import type { z } from "zod";
+import type { DemandService, IntentService, MatchService, OfferService } from "../domain/services.js";
+import { type Category, type Country, HolderError, type Principal } from "../domain/types.js";
+import type { RateLimiter } from "./rate-limit.js";
+import {
+  demandView,
+  intentView,
+  internalError,
+  matchView,
+  offerView,
+  rateLimited,
+  refusalFor,
+  success,
+} from "./results.js";
+import {
+  AGGREGATOR_NOTE,
+  type demandInput,
+  demandOut,
+  getInput,
+  intentOut,
+  listMatchesInput,
+  listMatchesOut,
+  publishInput,
+  publishOut,
+  searchInput,
+  searchOut,
+  submitOfferInput,
+  submitOfferOut,
+  updateInput,
+  withdrawInput,
+  withdrawOut,
+} from "./schemas.js";
+
+/** The services the tools call (the consent pages use `ConsentService`, the tools never do). */
+export interface HolderToolServices {
+  intents: IntentService;
+  matches: MatchService;
+  offers: OfferService;
+  demand: DemandService;
+}
+
+export interface ToolContext {
+  services: HolderToolServices;
+  /** `intent_demand_summary`'s schema, built once from the grid. */
+  demandSchema: ReturnType<typeof demandInput>;
+  /** Rate limiter for tool calls and the key of the calling client; no limiter, no limit. */
+  limiter?: RateLimiter;
+  clientKey: () => string;
+  log: Logger;
+}
+
+export const TOOL_NAMES = [
+  "intent_publish_intent",
+  "intent_get_intent",
+  "intent_update_intent",
+  "intent_withdraw_intent",
+  "intent_list_matches",
+  "intent_demand_summary",
+  "intent_submit_offer",
+  "intent_search_offers",
+] as const;
+export type ToolName = (typeof TOOL_NAMES)[number];
+
+const DEFAULT_SEARCH_LIMIT = 20;
+
+/** An OAuth principal from a verified token (a later issue wires the verifier); undefined otherwise. */
+export function principalFromAuth(authInfo: AuthInfo | undefined): Principal | undefined {
+  const subject = authInfo?.extra?.subject;
+  if (authInfo === undefined || typeof subject !== "string" || subject === "") return undefined;
+  return { kind: "oauth", subject, clientId: authInfo.clientId };
+}
+
+/** The one place a buyer tool learns who it acts for. */
+export async function buyerPrincipal(
+  intents: IntentService,
+  intentCode: string | undefined,
+  authInfo: AuthInfo | undefined,
+): Promise<Principal> {
+  if (intentCode !== undefined) {
+    const principal = await intents.principalForCode(intentCode);
+    if (principal === undefined) {
+      throw new HolderError(
+        "ERR_HOLDER_NOT_FOUND",
+        "no intent has this intentCode (check it was copied whole; a draft nobody confirmed ends after 24 hours)",
+      );
+    }
+    return principal;
+  }
+  const oauth = principalFromAuth(authInfo);
+  if (oauth !== undefined) return oauth;
+  throw new HolderError(
+    "ERR_HOLDER_FORBIDDEN",
+    "this tool needs the intentCode that intent_publish_intent returned (this holder offers the consent-link profile; OAuth sign-in is not available yet)",
+  );
+}
+
+const readOnly: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
+
+export function registerHolderTools(server: McpServer, context: ToolContext): void {
+  const { services, log } = context;
+
+  /** Registers one tool: rate limit first, then the call, every failure turned into a clear refusal. */
+  function tool<S extends z.ZodObject>(
+    name: ToolName,
+    config: {
+      title: string;
+      description: string;
+      inputSchema: S;
+      outputSchema?: z.ZodObject;
+      annotations: ToolAnnotations;
+    },
+    run: (args: z.infer<S>, authInfo: AuthInfo | undefined) => Promise<CallToolResult>,
+  ): void {
+    server.registerTool(
+      name,
+      { ...config, description: `${config.description}\n\n${AGGREGATOR_NOTE}` },
+      // The SDK has validated `args` against `inputSchema` (strict) before this runs.
+      (async (args: z.infer<S>, extra: { authInfo?: AuthInfo }) => {
+        const verdict = context.limiter?.take(context.clientKey());
+        if (verdict !== undefined && !verdict.ok) return rateLimited(verdict.retryAfterSeconds);
+        try {
+          return await run(args, extra.authInfo);
+        } catch (error) {
+          const refused = refusalFor(error);
+          if (refused !== undefined) return refused;
+          // Never the arguments: they may hold a code, a statement or a hidden limit (rule 7).
+          log.error(
+            {
+              event: "mcp.tool.failed",
+              tool: name,
+              error: error instanceof Error ? error.name : typeof error,
+            },
+            error instanceof Error ? error.message.slice(0, 300) : "a tool failed",
+          );
+          return internalError();
+        }
+        // biome-ignore lint/suspicious/noExplicitAny: the SDK's callback type is generic over its own schema types
+      }) as any,
+    );
+  }
+
+  tool(
+    "intent_publish_intent",
+    {
+      title: "Publish what a person wants to buy",
+      description:
+        "Publishes a draft intent: what the person wants to buy, where, for how much. It takes no contact data at all (no e-mail, phone or name). " +
+        "It returns the intent, an intentCode and a consentUrl on this holder's own site. Give the consentUrl to the person: " +
+        "they open it, enter their own e-mail, read the consent text and confirm by e-mail; only then is the intent active and matched. " +
+        "Do not open, fill in or submit that page for them. Keep the intentCode secret: it reads the intent, lists its matches and withdraws it. " +
+        "A draft is never matched or counted and ends within 24 hours if nobody confirms it.",
+      inputSchema: publishInput,
+      outputSchema: publishOut,
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
+    },
+    async (args) => {
+      const published = await services.intents.publish(args);
+      return success(
+        {
+          intent: intentView(published.intent),
+          intentCode: published.intentCode,
+          consentUrl: published.consentUrl,
+        },
+        `Give the person this link to confirm the intent themselves: ${published.consentUrl} — do not open it for them. ` +
+          "Keep the intentCode to check matches later with intent_list_matches.",
+      );
+    },
+  );
+
+  tool(
+    "intent_get_intent",
+    {
+      title: "Read an intent",
+      description:
+        "Reads an intent with its intentCode: statement, criteria, area, budget, status and whether a hidden limit is set (never its value, never the person's contact).",
+      inputSchema: getInput,
+      outputSchema: intentOut,
+      annotations: readOnly,
+    },
+    async (args, authInfo) => {
+      const principal = await buyerPrincipal(services.intents, args.intentCode, authInfo);
+      return success(intentView(await services.intents.get(principal, args.id)));
+    },
+  );
+
+  tool(
+    "intent_update_intent",
+    {
+      title: "Change an intent",
+      description:
+        "Changes an intent's statement, criteria, budget, hidden limit or buyBy. It needs the person signed in (OAuth), which this holder does not offer yet: " +
+        "an intentCode cannot change an intent (consent-link rule 4), so withdraw it and publish a new one instead. " +
+        "validUntil is not renewed by an agent: that needs the person's own fresh action.",
+      inputSchema: updateInput,
+      outputSchema: intentOut,
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+    },
+    async (args, authInfo) => {
+      const { id, intentCode, ...changes } = args;
+      const principal = await buyerPrincipal(services.intents, intentCode, authInfo);
+      return success(intentView(await services.intents.update(principal, id, changes)));
+    },
+  );
+
+  tool(
+    "intent_withdraw_intent",
+    {
+      title: "Withdraw an intent",
+      description:
+        "Withdraws an intent with its intentCode. It takes effect immediately: nothing more is matched or delivered for it.",
+      inputSchema: withdrawInput,
+      outputSchema: withdrawOut,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    async (args, authInfo) => {
+      const principal = await buyerPrincipal(services.intents, args.intentCode, authInfo);
+      const { status } = await services.intents.withdraw(principal, args.id);
+      return success({ status });
+    },
+  );
+
+  tool(
+    "intent_list_matches",
+    {
+      title: "List the offers delivered for an intent",
+      description:
+        "Lists the offers this holder has delivered for an intent, oldest first, as { matches: [{ offer, deliveredAt }] }. " +
+        "Pass since (the last deliveredAt you saw) to get only newer ones; an empty answer is cheap, so poll with since. " +
+        "One answer holds at most about 1,000 matches; more: true says to call again with since = the last deliveredAt. " +
+        "Delivery to the person's own e-mail continues independently.",
+      inputSchema: listMatchesInput,
+      outputSchema: listMatchesOut,
+      annotations: readOnly,
+    },
+    async (args, authInfo) => {
+      const principal = await buyerPrincipal(services.intents, args.intentCode, authInfo);
+      const { matches, more } = await services.matches.listMatches(principal, args.intent, args.since);
+      const intentId = principal.kind === "intent-code" ? principal.intentId : args.intent;
+      // A reply belongs to the intent it answers: never show one to another buyer (rule 1).
+      const own = matches.filter(
+        (match) => match.offer.inReplyTo === undefined || match.offer.inReplyTo === intentId,
+      );
+      return success(
+        more === true ? { matches: own.map(matchView), more: true } : { matches: own.map(matchView) },
+      );
+    },
+  );
+
+  const grid = services.demand.grid();
+  tool(
+    "intent_demand_summary",
+    {
+      title: "Count active intents in one cell of the demand grid",
+      description:
+        "How many active intents fall in one cell of this holder's band grid: category × country (or region) × budget band. " +
+        `A cell with fewer than ${grid.threshold} active intents is withheld ({ withheld: true }). Drafts are never counted. ` +
+        `Budget bands (<currency>-<min>-<max>, min included, max excluded, empty max: no upper bound; "none": intents without a budget): ${grid.budgetBands.map((band) => band.id).join(", ")}. ` +
+        "Public: no sign-in needed.",
+      inputSchema: context.demandSchema,
+      outputSchema: demandOut,
+      annotations: readOnly,
+    },
+    async (args) => {
+      const cell = {
+        category: args.category as Category,
+        country: args.country as Country,
+        ...(args.region === undefined ? {} : { region: args.region }),
+        budgetBand: args.budgetBand,
+      };
+      return success(demandView(await services.demand.summary(cell)));
+    },
+  );
+
+  tool(
+    "intent_submit_offer",
+    {
+      title: "Reply to a pseudonymous intent with an offer",
+      description:
+        "A seller's offer in reply to one intent (inReplyTo: the intent's id). Only intents published with visibility pseudonymous accept replies. " +
+        "The seller never receives anything about the buyer: the answer is only { accepted }.",
+      inputSchema: submitOfferInput,
+      outputSchema: submitOfferOut,
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
+    },
+    async (args) => {
+      const { accepted } = await services.offers.submitReply({
+        inReplyTo: args.inReplyTo,
+        source: {
+          kind: "reply",
+          ...(args.source?.ref === undefined ? {} : { ref: args.source.ref }),
+          ...(args.source?.seller === undefined ? {} : { seller: args.source.seller }),
+        },
+        title: args.title,
+        ...(args.description === undefined ? {} : { description: args.description }),
+        category: args.category,
+        price: args.price,
+        location: args.location,
+        ...(args.url === undefined ? {} : { url: args.url }),
+        attributes: args.attributes ?? {},
+      });
+      return success({ accepted: accepted === true });
+    },
+  );
+
+  tool(
+    "intent_search_offers",
+    {
+      title: "Search the catalogue",
+      description:
+        "Searches this holder's catalogue by words (full text), newest first, as { offers: [...] }. Public: no sign-in needed.",
+      inputSchema: searchInput,
+      outputSchema: searchOut,
+      annotations: readOnly,
+    },
+    async (args) => {
+      const offers = await services.offers.search(args.statement, args.limit ?? DEFAULT_SEARCH_LIMIT);
+      // The catalogue only: a seller's reply is for the one buyer it answers.
+      return success({ offers: offers.filter((offer) => offer.source.kind === "catalogue").map(offerView) });
+    },
+  );
+}

@@ -1,0 +1,204 @@
+import { randomUUID } from "node:crypto";
+import type { Insertable, Kysely } from "@doorbell/store";
+import type { HolderContext } from "../context.js";
+import type { CatalogueOfferInput, OfferService, ReplyOfferInput } from "../domain/services.js";
+import type { Offer } from "../domain/types.js";
+import { fits, intentFilter, offerFacts } from "../matching/rule.js";
+import type { MatchingService, RecordedMatch } from "../matching/service.js";
+import type { HolderTables, OfferRow } from "../schema.js";
+import { offerFromRow, replyRef, stableAttributesJson } from "./rows.js";
+import { searchOffers } from "./search.js";
+import { validateCatalogueOffers, validateReplyOffer } from "./validate.js";
+
+export interface OfferServiceOptions {
+  /** New offer ids (default `off_` + a random UUID). */
+  newId?: () => string;
+  /** Offers written (and matched) per transaction during an import (default 500). */
+  batchSize?: number;
+}
+
+/** The columns an offer's content sets; a catalogue offer whose columns are all equal is unchanged. */
+const CONTENT_COLUMNS = [
+  "seller",
+  "title",
+  "description",
+  "category",
+  "price_amount",
+  "price_currency",
+  "country",
+  "region",
+  "url",
+  "attributes_json",
+  "published_at",
+] as const;
+
+type Content = Pick<OfferRow, (typeof CONTENT_COLUMNS)[number]>;
+
+function content(offer: CatalogueOfferInput | ReplyOfferInput, publishedAt: number): Content {
+  return {
+    seller: offer.source.seller ?? null,
+    title: offer.title,
+    description: offer.description ?? null,
+    category: offer.category,
+    price_amount: offer.price.amount,
+    price_currency: offer.price.currency,
+    country: offer.location.country,
+    region: offer.location.region ?? null,
+    url: offer.url ?? null,
+    attributes_json: stableAttributesJson(offer.attributes),
+    published_at: publishedAt,
+  };
+}
+
+function sameContent(row: OfferRow, next: Content): boolean {
+  return CONTENT_COLUMNS.every((column) => {
+    const a = row[column];
+    const b = next[column];
+    return typeof b === "number" ? Number(a) === b : a === b;
+  });
+}
+
+/**
+ * Offers: catalogue import (upsert by source.ref, new and changed offers matched against the
+ * active intents in the same transaction), seller replies to pseudonymous intents, and search.
+ */
+export function createOfferService(
+  ctx: HolderContext,
+  matching: MatchingService,
+  options: OfferServiceOptions = {},
+): OfferService {
+  const { store, clock, log } = ctx;
+  const newId = options.newId ?? (() => `off_${randomUUID()}`);
+  const batchSize = options.batchSize ?? 500;
+
+  async function importBatch(
+    trx: Kysely<HolderTables>,
+    batch: readonly CatalogueOfferInput[],
+  ): Promise<{ inserted: number; updated: number; recorded: RecordedMatch[] }> {
+    const now = clock();
+    const existing = new Map<string, OfferRow>();
+    const rows = await trx
+      .selectFrom("holder_offers")
+      .selectAll()
+      .where("source_kind", "=", "catalogue")
+      .where(
+        "source_ref",
+        "in",
+        batch.map((offer) => offer.source.ref),
+      )
+      .execute();
+    for (const row of rows) existing.set(row.source_ref as string, row);
+
+    const inserts: Insertable<OfferRow>[] = [];
+    const changed: Offer[] = [];
+    let updated = 0;
+    for (const offer of batch) {
+      const next = content(offer, Date.parse(offer.publishedAt));
+      const old = existing.get(offer.source.ref);
+      if (old === undefined) {
+        const row: OfferRow = {
+          id: newId(),
+          source_kind: "catalogue",
+          source_ref: offer.source.ref,
+          in_reply_to: null,
+          created_at: now,
+          withdrawn_at: null,
+          ...next,
+        };
+        inserts.push(row);
+        changed.push(offerFromRow(row));
+      } else if (!sameContent(old, next) || old.withdrawn_at !== null) {
+        await trx
+          .updateTable("holder_offers")
+          .set({ ...next, withdrawn_at: null })
+          .where("id", "=", old.id)
+          .execute();
+        updated++;
+        changed.push(offerFromRow({ ...old, ...next, withdrawn_at: null }));
+      }
+    }
+    if (inserts.length > 0) await trx.insertInto("holder_offers").values(inserts).execute();
+    const recorded = await matching.recordForOffers(trx, changed);
+    return { inserted: inserts.length, updated, recorded };
+  }
+
+  return {
+    async importCatalogue(offers) {
+      const valid = validateCatalogueOffers(offers);
+      let inserted = 0;
+      let updated = 0;
+      const recorded: RecordedMatch[] = [];
+      await matching.start();
+      for (let start = 0; start < valid.length; start += batchSize) {
+        const batch = valid.slice(start, start + batchSize);
+        const result = await store.transaction((trx) => importBatch(trx, batch));
+        inserted += result.inserted;
+        updated += result.updated;
+        for (const match of result.recorded) recorded.push(match);
+      }
+      await matching.notify(recorded);
+      log.info({ inserted, updated, matched: recorded.length }, "catalogue imported");
+      return { inserted, updated, matched: recorded.length };
+    },
+
+    async submitReply(input) {
+      const offer = validateReplyOffer(input);
+      const intentId = offer.inReplyTo;
+      const recorded = await store.transaction(async (trx) => {
+        const now = clock();
+        const intent = await trx
+          .selectFrom("holder_intents")
+          .select([
+            "id",
+            "status",
+            "visibility",
+            "category",
+            "country",
+            "region",
+            "budget_amount",
+            "budget_currency",
+            "criteria_json",
+            "valid_until",
+          ])
+          .where("id", "=", intentId)
+          .executeTakeFirst();
+        // One answer for every refusal: the seller learns nothing about why (or whether the intent exists).
+        if (intent?.status !== "active" || intent.visibility !== "pseudonymous") return undefined;
+        const filter = intentFilter(intent);
+        if (filter === undefined || !fits(filter, offerFacts(offer), now)) return undefined;
+
+        const ref = offer.source.ref !== undefined ? replyRef(intentId, offer.source.ref) : null;
+        if (ref !== null) {
+          const again = await trx
+            .selectFrom("holder_offers")
+            .select("id")
+            .where("source_kind", "=", "reply")
+            .where("source_ref", "=", ref)
+            .executeTakeFirst();
+          if (again) return [] as RecordedMatch[]; // the same reply sent twice: accepted once
+        }
+        const row: OfferRow = {
+          id: newId(),
+          source_kind: "reply",
+          source_ref: ref,
+          in_reply_to: intentId,
+          created_at: now,
+          withdrawn_at: null,
+          ...content(offer, now),
+        };
+        await trx.insertInto("holder_offers").values(row).execute();
+        return matching.recordReply(trx, offerFromRow(row), intentId);
+      });
+      if (recorded === undefined) return { accepted: false };
+      await matching.notify(recorded);
+      return { accepted: true };
+    },
+
+    search(statement, limit) {
+      return searchOffers(store, statement, limit);
+    },
+  };
+}
+
+/** The message a refused reply carries wherever a reason is shown (MCP layer). */
+export const REPLY_NOT_ACCEPTED = "this intent is not accepting replies";

@@ -1,0 +1,163 @@
+/**
+ * The holder's HTTP surface as one Hono app (web-standard `fetch`):
+ *
+ *   POST|GET|DELETE /mcp                   the MCP endpoint (Streamable HTTP, see mcp/handler.ts)
+ *   GET /.well-known/isto-intents.json     the holder descriptor (registry §2 is not public: our shape,
+ *                                          schemas/holder-descriptor.schema.json)
+ *   GET /.well-known/jwks.json             the holder's signing keys (none yet: the push profile adds them)
+ *   GET /healthz                           200 when the database answers, 503 when it does not
+ *   GET /                                  where things are, in plain text
+ *   the person's pages                     consent, confirm, manage, dev mailbox (web/pages)
+ */
+import { Hono } from "hono";
+import type { Logger } from "pino";
+import type { HolderConfig } from "../context.js";
+import type { ConsentService, DemandService, IntentService, MatchService } from "../domain/services.js";
+import type { LocalMailbox } from "../mail/local-mailbox.js";
+import type { McpHandler } from "../mcp/handler.js";
+import { mountPages } from "./pages/index.js";
+
+export const DESCRIPTOR_PATH = "/.well-known/isto-intents.json";
+export const JWKS_PATH = "/.well-known/jwks.json";
+export const MCP_PATH = "/mcp";
+
+/** The holder descriptor: what a registry and an agent need to find and use this holder. */
+export interface HolderDescriptor {
+  /** The descriptor's own format version. */
+  descriptorVersion: "0.1";
+  name: string;
+  /** The Isto Intents protocol and binding versions served. */
+  protocol: { version: "0.1"; binding: "mcp" };
+  profiles: string[];
+  countries: string[];
+  categories: string[];
+  /** BCP 47 tags of the languages statements and catalogue may be written in. */
+  languages: string[];
+  mcp: { endpoint: string; transport: "streamable-http" };
+  jwksUri: string;
+  demandGrid: {
+    threshold: number;
+    budgetBands: { id: string; currency: string; min: number; max: number | null }[];
+  };
+}
+
+export interface HolderAppDeps {
+  config: HolderConfig;
+  services: {
+    intents: IntentService;
+    consent: ConsentService;
+    matches: MatchService;
+    demand: DemandService;
+  };
+  mcp: McpHandler;
+  /** The local mailbox when no SMTP server is configured (its dev page is mounted then). */
+  mailbox?: LocalMailbox;
+  languages: readonly string[];
+  /** Answers when the database does (for /healthz). */
+  healthy?: () => Promise<boolean>;
+  log: Logger;
+}
+
+/** The node server's socket, when the app runs under @hono/node-server. */
+interface NodeBindings {
+  incoming?: { socket?: { remoteAddress?: string } };
+}
+
+export function holderDescriptor(
+  deps: Pick<HolderAppDeps, "config" | "services" | "languages">,
+): HolderDescriptor {
+  const { config } = deps;
+  const grid = deps.services.demand.grid();
+  return {
+    descriptorVersion: "0.1",
+    name: config.name,
+    protocol: { version: "0.1", binding: "mcp" },
+    profiles: ["consent-link"],
+    countries: [...grid.countries],
+    categories: [...grid.categories],
+    languages: [...deps.languages],
+    mcp: { endpoint: `${config.publicUrl}${MCP_PATH}`, transport: "streamable-http" },
+    jwksUri: `${config.publicUrl}${JWKS_PATH}`,
+    demandGrid: {
+      threshold: grid.threshold,
+      budgetBands: grid.budgetBands.map((band) => ({
+        id: band.id,
+        currency: band.currency,
+        min: band.min,
+        max: band.max,
+      })),
+    },
+  };
+}
+
+export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindings }> {
+  const app = new Hono<{ Bindings: NodeBindings }>();
+  const descriptor = JSON.stringify(holderDescriptor(deps));
+
+  app.all(MCP_PATH, (c) => {
+    const clientAddress = c.env?.incoming?.socket?.remoteAddress;
+    return deps.mcp(c.req.raw, clientAddress === undefined ? {} : { clientAddress });
+  });
+
+  // Public documents: anyone (a registry's checker, an agent in a browser) may read them.
+  const publicJson = (body: string) =>
+    new Response(body, {
+      headers: {
+        "content-type": "application/json",
+        "cache-control": "public, max-age=300",
+        "access-control-allow-origin": "*",
+        "x-content-type-options": "nosniff",
+      },
+    });
+  app.get(DESCRIPTOR_PATH, () => publicJson(descriptor));
+  app.get(JWKS_PATH, () => publicJson(JSON.stringify({ keys: [] })));
+
+  app.get("/healthz", async (c) => {
+    let ok = true;
+    try {
+      ok = deps.healthy === undefined ? true : await deps.healthy();
+    } catch {
+      ok = false;
+    }
+    c.header("cache-control", "no-store");
+    return c.json({ status: ok ? "ok" : "unavailable" }, ok ? 200 : 503);
+  });
+
+  app.get("/", (c) => {
+    c.header("cache-control", "no-store");
+    c.header("x-content-type-options", "nosniff");
+    return c.text(
+      [
+        deps.config.name,
+        "",
+        `MCP endpoint (Streamable HTTP): ${deps.config.publicUrl}${MCP_PATH}`,
+        `Holder descriptor: ${deps.config.publicUrl}${DESCRIPTOR_PATH}`,
+        ...(deps.mailbox === undefined
+          ? []
+          : [`Local mailbox (development): ${deps.config.publicUrl}/dev/mailbox`]),
+        "",
+        "An Isto Intents holder (MCP binding 0.1, consent-link profile), run by Doorbell.",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  mountPages(app, {
+    consent: deps.services.consent,
+    intents: deps.services.intents,
+    matches: deps.services.matches,
+    config: deps.config,
+    ...(deps.mailbox === undefined ? {} : { mailbox: deps.mailbox }),
+    log: deps.log,
+  });
+
+  app.notFound((c) => {
+    c.header("cache-control", "no-store");
+    return c.text("Not found\n", 404);
+  });
+  app.onError((error, c) => {
+    deps.log.error({ event: "http.failed", error: error.name }, error.message.slice(0, 300));
+    return c.text("Something went wrong on our side. Try again later.\n", 500);
+  });
+  return app;
+}

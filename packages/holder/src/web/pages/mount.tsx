@@ -1,0 +1,467 @@
+/**
+ * The person's pages of the consent-link profile, mounted on the holder's Hono app:
+ *
+ *   GET  /consent/:token          the request, the consent text, e-mail and consent checkbox
+ *   POST /consent/:token          gives consent (first-come, rule 3) and sends the double opt-in
+ *   GET  /confirm/:token          a button only: mail scanners open links, so GET changes nothing
+ *   POST /confirm/:token          activates the request
+ *   GET  /manage/:token           the request, its status and its offers, with a withdraw form
+ *   POST /manage/:token/withdraw  withdraws at once (one action)
+ *   GET  /dev/mailbox[/:id]       the local mailbox, only when one is given
+ *
+ * Server-rendered, no script, plain forms. Every response carries the CSP, `no-referrer` and
+ * `no-store` headers; every POST passes the form guard (security.ts) and a 16 KB body limit.
+ * Refusals are pages with the right status, and a refused request changes nothing.
+ */
+import type { Context, Env, Hono, MiddlewareHandler, Schema } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { JSX } from "hono/jsx/jsx-runtime";
+import type { Logger } from "pino";
+import type { HolderConfig } from "../../context.js";
+import { normaliseEmail } from "../../domain/consent.js";
+import type { ConsentService, IntentService, MatchService } from "../../domain/services.js";
+import { HolderError, type HolderErrorCode } from "../../domain/types.js";
+import type { LocalMailbox } from "../../mail/local-mailbox.js";
+import { createFormGuard, isTokenShaped, MAX_FORM_BYTES, pageHeaders, readForm } from "./security.js";
+import {
+  ActivePage,
+  CheckEmailPage,
+  ConfirmPage,
+  type ConsentErrors,
+  ConsentFormPage,
+  MailboxListPage,
+  MailboxMailPage,
+  ManagePage,
+  MessagePage,
+  WithdrawnPage,
+} from "./views.js";
+
+export interface PagesDeps {
+  consent: ConsentService;
+  /** Not used by the pages yet (every page acts through a page token and ConsentService). */
+  intents?: IntentService;
+  /** Not used by the pages yet (manageView returns the matches). */
+  matches?: MatchService;
+  config: HolderConfig;
+  /**
+   * The local mailbox; `/dev/mailbox` exists only when it is given. Pass
+   * `isLocalMailbox(ctx.mailer) ? ctx.mailer : undefined`.
+   */
+  mailbox?: Pick<LocalMailbox, "listMailbox">;
+  /** Failures the pages cannot explain (500s) are logged here, without the URL (it holds a token). */
+  log?: Pick<Logger, "error">;
+  /** Randomness for the form tokens (default `crypto.randomBytes`). */
+  random?: (size: number) => Uint8Array;
+}
+
+const PAGE_PATHS = ["/consent/*", "/confirm/*", "/manage/*", "/dev/mailbox", "/dev/mailbox/*"] as const;
+
+/** The service's own words for a refused address, as a sentence. */
+function emailProblem(email: string): string | undefined {
+  if (email === "") return "Enter your e-mail address.";
+  try {
+    normaliseEmail(email);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof HolderError)) throw error;
+    return sentence(error.message);
+  }
+}
+
+const sentence = (text: string): string => {
+  const trimmed = text.trim();
+  const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
+};
+
+export function mountPages<E extends Env, S extends Schema, B extends string>(
+  app: Hono<E, S, B>,
+  deps: PagesDeps,
+): void {
+  const { consent, config } = deps;
+  const holderName = config.name;
+  const guard = createFormGuard({
+    publicUrl: config.publicUrl,
+    ...(deps.random ? { random: deps.random } : {}),
+  });
+  const mailboxUrl = deps.mailbox !== undefined ? "/dev/mailbox" : undefined;
+
+  const render = async (c: Context, status: number, page: JSX.Element): Promise<Response> => {
+    const body = `<!doctype html>${await page.toString()}`;
+    return c.html(body, status as 200);
+  };
+
+  const message = (c: Context, status: number, title: string, ...paragraphs: string[]) =>
+    render(
+      c,
+      status,
+      <MessagePage holderName={holderName} title={title}>
+        {paragraphs.map((text) => (
+          <p>{text}</p>
+        ))}
+      </MessagePage>,
+    );
+
+  const unknownLink = (c: Context) =>
+    message(
+      c,
+      404,
+      "We do not know this link",
+      "Check that the whole link was opened: some e-mail programs break long links across lines.",
+      "If you received it from an assistant, ask it for the link again.",
+    );
+
+  const usedLink = (c: Context) =>
+    message(
+      c,
+      410,
+      "This link has already been used",
+      "Somebody has already agreed to keep this request with this link, and each link can be used only once: the first person to agree holds the request.",
+      "If that was you, open the confirmation e-mail we sent you. If it was not, ask your assistant to publish the request again and open the new link.",
+    );
+
+  const expiredLink = (c: Context) =>
+    message(
+      c,
+      410,
+      "This link has expired",
+      "A request that nobody agrees to within a day is deleted, and so is its link.",
+      "Ask your assistant to publish the request again and open the new link.",
+    );
+
+  const closedConsent = (c: Context, state: "taken" | "expired" | "unknown") =>
+    state === "taken" ? usedLink(c) : state === "expired" ? expiredLink(c) : unknownLink(c);
+
+  const fail = (c: Context, error: unknown, gone: (c: Context) => Promise<Response>): Promise<Response> => {
+    if (error instanceof HolderError) {
+      const status = STATUS_FOR[error.code];
+      if (error.code === "ERR_HOLDER_NOT_FOUND") return unknownLink(c);
+      if (error.code === "ERR_HOLDER_GONE" || error.code === "ERR_HOLDER_CONFLICT") return gone(c);
+      if (error.code === "ERR_HOLDER_RATE_LIMITED")
+        return message(c, status, "Too many requests", "Please wait a minute and try again.");
+      if (error.code === "ERR_HOLDER_UNAVAILABLE")
+        return message(c, status, "Please try again in a few minutes", error.message, "Nothing was changed.");
+      if (error.code === "ERR_HOLDER_FORBIDDEN")
+        return message(c, status, "This is not allowed", "This link does not allow that action.");
+      return message(c, status, "This could not be done", error.message);
+    }
+    deps.log?.error({ err: loggable(error), route: c.req.routePath }, "holder page failed");
+    return message(
+      c,
+      500,
+      "Something went wrong on our side",
+      "Nothing was changed by this error as far as we know. Please try again in a few minutes.",
+    );
+  };
+
+  const refusedForm = (c: Context, reason: "fetch-site" | "origin" | "token") =>
+    message(
+      c,
+      403,
+      "This form could not be accepted",
+      reason === "token"
+        ? "The form's security check is missing or out of date (it is kept in a cookie for this site). Go back, reload the page and send the form again; if this keeps happening, allow cookies for this site."
+        : "The form was sent from another site. Open the link from your e-mail and send the form from there.",
+      "Nothing was changed.",
+    );
+
+  const badForm = (c: Context, reason: "content-type" | "malformed") =>
+    reason === "content-type"
+      ? message(
+          c,
+          415,
+          "This form could not be read",
+          "Send the form from the page itself.",
+          "Nothing was changed.",
+        )
+      : message(
+          c,
+          400,
+          "This form could not be read",
+          "Send the form from the page itself.",
+          "Nothing was changed.",
+        );
+
+  const tooLarge = bodyLimit({
+    maxSize: MAX_FORM_BYTES,
+    onError: (c) =>
+      message(
+        c,
+        413,
+        "This form is too large",
+        `A form sent to these pages is at most ${MAX_FORM_BYTES / 1024} KB.`,
+        "Nothing was changed.",
+      ),
+  }) as MiddlewareHandler;
+
+  /** The token from the URL, or undefined when it cannot be one of ours. */
+  const tokenOf = (c: Context): string | undefined => {
+    const token = c.req.param("token");
+    return isTokenShaped(token) ? token : undefined;
+  };
+
+  /** Reads and checks a POSTed form: the guard first, then the fields. */
+  const postedForm = async (c: Context): Promise<Record<string, string> | Response> => {
+    const form = await readForm(c);
+    if (!form.ok) return badForm(c, form.reason);
+    const refused = guard.check(c, form.fields.csrf);
+    if (refused !== undefined) return refusedForm(c, refused);
+    return form.fields;
+  };
+
+  const methodNotAllowed = (allow: string) => async (c: Context) => {
+    const response = await message(
+      c,
+      405,
+      "This page cannot be used like that",
+      "Open the link in a browser and use the page's own button.",
+    );
+    response.headers.set("Allow", allow);
+    return response;
+  };
+
+  for (const path of PAGE_PATHS) app.use(path, pageHeaders as MiddlewareHandler<E>);
+
+  // ---- consent: rules 2, 3 and 5 --------------------------------------------------------------
+
+  const consentForm = async (
+    c: Context,
+    token: string,
+    status: number,
+    extra: { email?: string; errors?: ConsentErrors } = {},
+  ): Promise<Response> => {
+    const view = await consent.consentView(token);
+    if (view.state !== "open") return closedConsent(c, view.state);
+    return render(
+      c,
+      status,
+      <ConsentFormPage
+        holderName={holderName}
+        intent={view.intent}
+        consentText={view.consentText}
+        consentVersion={view.consentVersion}
+        action={`/consent/${token}`}
+        csrf={guard.issue(c)}
+        {...extra}
+      />,
+    );
+  };
+
+  app.get("/consent/:token", async (c) => {
+    const token = tokenOf(c);
+    if (token === undefined) return unknownLink(c);
+    try {
+      return await consentForm(c, token, 200);
+    } catch (error) {
+      return fail(c, error, usedLink);
+    }
+  });
+
+  app.post("/consent/:token", tooLarge, async (c) => {
+    const token = tokenOf(c);
+    if (token === undefined) return unknownLink(c);
+    try {
+      const fields = await postedForm(c);
+      if (fields instanceof Response) return fields;
+      const view = await consent.consentView(token);
+      if (view.state !== "open") return closedConsent(c, view.state);
+
+      const email = (fields.email ?? "").trim();
+      const errors: ConsentErrors = {};
+      if (fields.consentVersion !== view.consentVersion) {
+        errors.version =
+          "The consent text has changed since you opened this page. Please read it again and agree to it.";
+      }
+      const problem = emailProblem(email);
+      if (problem !== undefined) errors.email = problem;
+      if (fields.consent !== "yes" || errors.version !== undefined)
+        errors.consent = "Tick the box to agree to the consent text.";
+      if (errors.email !== undefined || errors.consent !== undefined || errors.version !== undefined) {
+        const status = errors.version !== undefined ? 409 : 400;
+        return await consentForm(c, token, status, { email: email.slice(0, 254), errors });
+      }
+      try {
+        await consent.giveConsent(token, { email, accepted: true });
+      } catch (error) {
+        if (error instanceof HolderError && error.code === "ERR_HOLDER_INVALID") {
+          return await consentForm(c, token, 400, {
+            email,
+            errors: { email: sentence(error.message) },
+          });
+        }
+        throw error;
+      }
+      return await render(
+        c,
+        200,
+        <CheckEmailPage
+          holderName={holderName}
+          confirmTtlMs={config.confirmTtlMs}
+          {...(mailboxUrl ? { mailboxUrl } : {})}
+        />,
+      );
+    } catch (error) {
+      return fail(c, error, usedLink);
+    }
+  });
+
+  app.all("/consent/:token", methodNotAllowed("GET, HEAD, POST"));
+
+  // ---- confirm: the double opt-in --------------------------------------------------------------
+
+  const confirmGone = (c: Context) =>
+    message(
+      c,
+      410,
+      "This confirmation link no longer works",
+      "It has already been used or it has expired.",
+      "If your request is active, every e-mail we sent you has a link to it. Otherwise ask your assistant to publish the request again.",
+    );
+
+  app.get("/confirm/:token", async (c) => {
+    const token = tokenOf(c);
+    if (token === undefined) return unknownLink(c);
+    return render(
+      c,
+      200,
+      <ConfirmPage holderName={holderName} action={`/confirm/${token}`} csrf={guard.issue(c)} />,
+    );
+  });
+
+  app.post("/confirm/:token", tooLarge, async (c) => {
+    const token = tokenOf(c);
+    if (token === undefined) return unknownLink(c);
+    try {
+      const fields = await postedForm(c);
+      if (fields instanceof Response) return fields;
+      const intent = await consent.confirmEmail(token);
+      // ConsentService.confirmEmail does not return the manage token, so the page points at the
+      // manage link every e-mail carries instead of linking it directly.
+      return await render(
+        c,
+        200,
+        <ActivePage holderName={holderName} intent={intent} {...(mailboxUrl ? { mailboxUrl } : {})} />,
+      );
+    } catch (error) {
+      return fail(c, error, confirmGone);
+    }
+  });
+
+  app.all("/confirm/:token", methodNotAllowed("GET, HEAD, POST"));
+
+  // ---- manage: see the offers, withdraw in one action -------------------------------------------
+
+  const manageGone = (c: Context) =>
+    message(
+      c,
+      410,
+      "This request has ended",
+      "It has been withdrawn or has expired, and its link no longer shows it.",
+    );
+
+  app.get("/manage/:token", async (c) => {
+    const token = tokenOf(c);
+    if (token === undefined) return unknownLink(c);
+    try {
+      const { intent, matches } = await consent.manageView(token);
+      return await render(
+        c,
+        200,
+        <ManagePage
+          holderName={holderName}
+          intent={intent}
+          matches={matches}
+          withdrawAction={`/manage/${token}/withdraw`}
+          csrf={guard.issue(c)}
+        />,
+      );
+    } catch (error) {
+      return fail(c, error, manageGone);
+    }
+  });
+
+  app.all("/manage/:token", methodNotAllowed("GET, HEAD"));
+
+  app.post("/manage/:token/withdraw", tooLarge, async (c) => {
+    const token = tokenOf(c);
+    if (token === undefined) return unknownLink(c);
+    try {
+      const fields = await postedForm(c);
+      if (fields instanceof Response) return fields;
+      const intent = await consent.withdrawByManageToken(token);
+      return await render(
+        c,
+        200,
+        <WithdrawnPage holderName={holderName} intent={intent} manageUrl={`/manage/${token}`} />,
+      );
+    } catch (error) {
+      return fail(c, error, manageGone);
+    }
+  });
+
+  app.all("/manage/:token/withdraw", methodNotAllowed("POST"));
+
+  // ---- the local mailbox (development) ---------------------------------------------------------
+
+  const { mailbox } = deps;
+  if (mailbox === undefined) return;
+
+  app.get("/dev/mailbox", async (c) => {
+    try {
+      const entries = await mailbox.listMailbox({ limit: 200 });
+      return await render(c, 200, <MailboxListPage holderName={holderName} entries={entries} />);
+    } catch (error) {
+      return fail(c, error, unknownLink);
+    }
+  });
+
+  app.get("/dev/mailbox/:id", async (c) => {
+    const id = c.req.param("id") ?? "";
+    const notFound = () =>
+      message(
+        c,
+        404,
+        "No such mail",
+        "It may have been deleted. Go back to the mailbox and pick another one.",
+      );
+    if (!/^[1-9][0-9]{0,14}$/.test(id)) return notFound();
+    try {
+      const wanted = Number(id);
+      const entry = (await mailbox.listMailbox({ limit: 1000 })).find((mail) => mail.id === wanted);
+      if (entry === undefined) return await notFound();
+      return await render(c, 200, <MailboxMailPage holderName={holderName} entry={entry} />);
+    } catch (error) {
+      return fail(c, error, unknownLink);
+    }
+  });
+
+  app.all("/dev/mailbox", methodNotAllowed("GET, HEAD"));
+  app.all("/dev/mailbox/:id", methodNotAllowed("GET, HEAD"));
+}
+
+/**
+ * What a page failure may put in the log: the error's name, code and message with anything that
+ * could be a page token, a code or an e-mail address cut out (a driver's message may quote the
+ * query's parameters). Never the URL, which holds the token.
+ */
+function loggable(error: unknown): { name: string; code?: string; message: string } {
+  const redact = (text: string) =>
+    text.replace(/\S+@\S+/g, "[redacted]").replace(/[A-Za-z0-9_-]{20,}/g, "[redacted]");
+  if (!(error instanceof Error)) return { name: typeof error, message: redact(String(error)).slice(0, 500) };
+  const code = (error as { code?: unknown }).code;
+  return {
+    name: error.name,
+    ...(typeof code === "string" ? { code } : {}),
+    message: redact(error.message).slice(0, 500),
+  };
+}
+
+const STATUS_FOR: Record<HolderErrorCode, number> = {
+  ERR_HOLDER_NOT_FOUND: 404,
+  ERR_HOLDER_FORBIDDEN: 403,
+  ERR_HOLDER_INVALID: 400,
+  ERR_HOLDER_CONFLICT: 409,
+  ERR_HOLDER_GONE: 410,
+  ERR_HOLDER_RATE_LIMITED: 429,
+  ERR_HOLDER_UNAVAILABLE: 503,
+};
