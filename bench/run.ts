@@ -1,8 +1,12 @@
+import { benchDelivery } from "./delivery.js";
 import { benchWebhooks } from "./webhooks.js";
 
 // `npm run bench` runs every benchmark; `npm run bench -- webhooks` runs one.
 const benchmarks: Record<string, () => void | Promise<void>> = {
   webhooks: benchWebhooks,
+  delivery: benchDelivery,
+  holder: async () => (await import("./holder.js")).benchHolder(),
+  "holder-matching": async () => (await import("./holder-matching.js")).benchHolderMatching(),
 };
 
 const wanted = process.argv.slice(2);
