@@ -1,14 +1,10 @@
 import { forEachEngine } from "@doorbell/store/testing";
 import { createStandardVerifier } from "@doorbell/webhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DAY, engineOn, fakeClock, MINUTE, newSecret, startEndpoint } from "./harness.js";
+import { DAY, endpointForSuite, engineOn, fakeClock, MINUTE, newSecret } from "./harness.js";
 
 forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
-  let endpoint: Awaited<ReturnType<typeof startEndpoint>>;
-  beforeAll(async () => {
-    endpoint = await startEndpoint();
-  });
-  afterAll(() => endpoint.close());
+  const endpoint = endpointForSuite();
 
   it("challenges first, waits for approval, then delivers signed events in enqueue order", async () => {
     const clock = fakeClock();

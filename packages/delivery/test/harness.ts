@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createSealer, type Database, generateKeyEntry, Keyring, migrate } from "@doorbell/store";
 import { developmentPolicy, generateSecret } from "@doorbell/webhooks";
+import { afterAll, beforeAll, beforeEach } from "vitest";
 import {
   createDeliveryEngine,
   type DeliveryEngineOptions,
@@ -87,9 +88,46 @@ export async function startEndpoint() {
     url: `http://127.0.0.1:${port}/hooks/doorbell`,
     received,
     control,
+    /** Forgets what was received and answers as by default again. */
+    reset() {
+      received.length = 0;
+      Object.assign(control, { status: 200, headers: {}, challenge: "echo", script: [] });
+    },
     events: () => received.filter((r) => !isChallenge(r)),
     challenges: () => received.filter(isChallenge),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+export type Endpoint = Awaited<ReturnType<typeof startEndpoint>>;
+
+/**
+ * One endpoint for a suite: started before it, reset before each test, closed after it. The
+ * returned object reads through to the running endpoint.
+ */
+export function endpointForSuite(): Pick<Endpoint, "url" | "received" | "control" | "events" | "challenges"> {
+  let started: Endpoint | undefined;
+  beforeAll(async () => {
+    started = await startEndpoint();
+  });
+  beforeEach(() => started?.reset());
+  afterAll(() => started?.close());
+  const current = (): Endpoint => {
+    if (!started) throw new Error("the endpoint exists only inside tests and hooks");
+    return started;
+  };
+  return {
+    get url() {
+      return current().url;
+    },
+    get received() {
+      return current().received;
+    },
+    get control() {
+      return current().control;
+    },
+    events: () => current().events(),
+    challenges: () => current().challenges(),
   };
 }
 

@@ -1,18 +1,11 @@
 import { forEachEngine } from "@doorbell/store/testing";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { activeSubscription, engineOn, fakeClock, startEndpoint } from "./harness.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { activeSubscription, endpointForSuite, engineOn, fakeClock } from "./harness.js";
 
 // A worker that dies mid-claim leaves a lease behind; once it expires another worker takes over.
 // Two workers never hold one subscription at once, so order and one-in-flight hold across them.
 forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
-  let endpoint: Awaited<ReturnType<typeof startEndpoint>>;
-  beforeAll(async () => {
-    endpoint = await startEndpoint();
-  });
-  beforeEach(() => {
-    endpoint.received.length = 0;
-  });
-  afterAll(() => endpoint.close());
+  const endpoint = endpointForSuite();
 
   it("a lease left by a dead worker blocks others until it expires, then the event is delivered", async () => {
     const clock = fakeClock();

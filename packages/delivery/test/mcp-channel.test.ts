@@ -1,21 +1,12 @@
 import { forEachEngine } from "@doorbell/store/testing";
 import { createMcpVerifier } from "@doorbell/webhooks";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { activeSubscription, engineOn, fakeClock, runAtNextWake, startEndpoint, T0 } from "./harness.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { activeSubscription, endpointForSuite, engineOn, fakeClock, runAtNextWake, T0 } from "./harness.js";
 
 // The MCP Events sketch channel: X-MCP-* signatures, `verification` challenge, 410 drops one event,
 // exhausted retries suspend delivery (deliveryStatus.active = false) until the client refreshes.
 forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
-  let endpoint: Awaited<ReturnType<typeof startEndpoint>>;
-  beforeAll(async () => {
-    endpoint = await startEndpoint();
-  });
-  beforeEach(() => {
-    endpoint.received.length = 0;
-    endpoint.control.status = 200;
-    endpoint.control.script = [];
-  });
-  afterAll(() => endpoint.close());
+  const endpoint = endpointForSuite();
 
   async function setup() {
     const clock = fakeClock();

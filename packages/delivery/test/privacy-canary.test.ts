@@ -2,16 +2,12 @@ import { Writable } from "node:stream";
 import { forEachEngine } from "@doorbell/store/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { engineOn, fakeClock, HOUR, runAtNextWake, startEndpoint } from "./harness.js";
+import { endpointForSuite, engineOn, fakeClock, HOUR, runAtNextWake } from "./harness.js";
 
 // Push profile §6 rule 8: the endpoint and the secret never appear in logs, metrics or errors, and
 // the secret is stored only sealed. Canaries are planted in the URL path and the secret.
 forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
-  let endpoint: Awaited<ReturnType<typeof startEndpoint>>;
-  beforeAll(async () => {
-    endpoint = await startEndpoint();
-  });
-  afterAll(() => endpoint.close());
+  const endpoint = endpointForSuite();
 
   it("no canary in logs, metrics, views, errors or the stored rows", async () => {
     const lines: string[] = [];

@@ -1,20 +1,12 @@
 import { forEachEngine } from "@doorbell/store/testing";
 import { createStandardVerifier } from "@doorbell/webhooks";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { DAY, engineOn, fakeClock, newSecret, runAtNextWake, startEndpoint } from "./harness.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DAY, endpointForSuite, engineOn, fakeClock, newSecret, runAtNextWake } from "./harness.js";
 
 // Push profile §6 rule 2 (and the MCP sketch's endpoint verification): a challenge of at least
 // 128 random bits before the first event, answered 200 {"challenge": same}; three failures end it.
 forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
-  let endpoint: Awaited<ReturnType<typeof startEndpoint>>;
-  beforeAll(async () => {
-    endpoint = await startEndpoint();
-  });
-  beforeEach(() => {
-    endpoint.received.length = 0;
-    endpoint.control.challenge = "echo";
-  });
-  afterAll(() => endpoint.close());
+  const endpoint = endpointForSuite();
 
   async function setup() {
     const clock = fakeClock();

@@ -1,30 +1,20 @@
 import { forEachEngine } from "@doorbell/store/testing";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   activeSubscription,
   DAY,
+  endpointForSuite,
   engineOn,
   fakeClock,
   HOUR,
   runAtNextWake,
-  startEndpoint,
   T0,
 } from "./harness.js";
 
 // Push profile §6 rule 5 through the engine: retries on the schedule, 410 ends at once, 413 is
 // not retried, 3xx is a failure, Retry-After is honoured, exhaustion ends with delivery-failed.
 forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
-  let endpoint: Awaited<ReturnType<typeof startEndpoint>>;
-  beforeAll(async () => {
-    endpoint = await startEndpoint();
-  });
-  beforeEach(() => {
-    endpoint.received.length = 0;
-    endpoint.control.status = 200;
-    endpoint.control.script = [];
-    endpoint.control.headers = {};
-  });
-  afterAll(() => endpoint.close());
+  const endpoint = endpointForSuite();
 
   async function setup() {
     const clock = fakeClock();

@@ -1,29 +1,22 @@
 import { forEachEngine } from "@doorbell/store/testing";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { coalescingLimits } from "../src/index.js";
 import {
   activeSubscription,
   DAY,
+  endpointForSuite,
   engineOn,
   fakeClock,
   HOUR,
   MINUTE,
   runAtNextWake,
-  startEndpoint,
   T0,
 } from "./harness.js";
 
 // Push profile §6 rule 6: one intent.matches.delivered per subscription per 15 minutes, newMatches
 // added up and the latest latestDeliveredAt kept; at most 24 a day; status events not coalesced.
 forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
-  let endpoint: Awaited<ReturnType<typeof startEndpoint>>;
-  beforeAll(async () => {
-    endpoint = await startEndpoint();
-  });
-  beforeEach(() => {
-    endpoint.received.length = 0;
-  });
-  afterAll(() => endpoint.close());
+  const endpoint = endpointForSuite();
 
   async function setup(limits = {}) {
     const clock = fakeClock();

@@ -1,19 +1,19 @@
 import { forEachEngine } from "@doorbell/store/testing";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { activeSubscription, DAY, engineOn, fakeClock, runAtNextWake, startEndpoint, T0 } from "./harness.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  activeSubscription,
+  DAY,
+  endpointForSuite,
+  engineOn,
+  fakeClock,
+  runAtNextWake,
+  T0,
+} from "./harness.js";
 
 // Push profile §6 rules 7–8: the lease ends at expiresAt unless renewed; subscription.ended is sent
 // once (best effort); the subscription, its secret and its endpoint are deleted within 30 days.
 forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
-  let endpoint: Awaited<ReturnType<typeof startEndpoint>>;
-  beforeAll(async () => {
-    endpoint = await startEndpoint();
-  });
-  beforeEach(() => {
-    endpoint.received.length = 0;
-    endpoint.control.status = 200;
-  });
-  afterAll(() => endpoint.close());
+  const endpoint = endpointForSuite();
 
   it("ends at expiresAt with one subscription.ended, then purges secret and endpoint", async () => {
     const clock = fakeClock();

@@ -1,29 +1,21 @@
 import { forEachEngine } from "@doorbell/store/testing";
 import { createStandardVerifier } from "@doorbell/webhooks";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   activeSubscription,
   DAY,
+  endpointForSuite,
   engineOn,
   fakeClock,
   HOUR,
   newSecret,
-  startEndpoint,
   T0,
 } from "./harness.js";
 
 // Push profile §4.1: renewal with a new secret replaces the old one only after a successful
 // challenge; during the change deliveries carry two signatures (§5.1 "MAY send two signatures").
 forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
-  let endpoint: Awaited<ReturnType<typeof startEndpoint>>;
-  beforeAll(async () => {
-    endpoint = await startEndpoint();
-  });
-  beforeEach(() => {
-    endpoint.received.length = 0;
-    endpoint.control.challenge = "echo";
-  });
-  afterAll(() => endpoint.close());
+  const endpoint = endpointForSuite();
 
   it("challenges with the new secret, then signs with both for the overlap, then with the new one", async () => {
     const clock = fakeClock();
