@@ -6,6 +6,7 @@ import type { CatalogueOfferInput } from "../packages/holder/src/domain/services
 import type { Offer } from "../packages/holder/src/domain/types.js";
 import {
   createMatchingService,
+  FILTER_COLUMNS,
   fits,
   type IntentFilter,
   intentFilter,
@@ -129,16 +130,7 @@ function sqlPerOfferMatching(
         const facts = offerFacts(offer);
         const rows = await trx
           .selectFrom("holder_intents")
-          .select([
-            "id",
-            "category",
-            "country",
-            "region",
-            "budget_amount",
-            "budget_currency",
-            "criteria_json",
-            "valid_until",
-          ])
+          .select(FILTER_COLUMNS)
           .where("status", "=", "active")
           .where("category", "=", offer.category)
           .where("country", "=", offer.location.country)
@@ -209,16 +201,7 @@ async function benchSize(size: number): Promise<void> {
     for (;;) {
       const rows = await store.db
         .selectFrom("holder_intents")
-        .select([
-          "id",
-          "category",
-          "country",
-          "region",
-          "budget_amount",
-          "budget_currency",
-          "criteria_json",
-          "valid_until",
-        ])
+        .select(FILTER_COLUMNS)
         .where("status", "=", "active")
         .where("id", ">", after)
         .orderBy("id")

@@ -11,6 +11,7 @@ export {
 } from "./rule.js";
 export {
   createMatchingService,
+  FILTER_COLUMNS,
   LIST_MATCHES_MAX,
   type MatchingOptions,
   type MatchingService,

@@ -73,7 +73,8 @@ export const LIST_MATCHES_MAX = 1_000;
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
-const FILTER_COLUMNS = [
+/** The intent columns the matching rule reads (see `intentFilter`). */
+export const FILTER_COLUMNS = [
   "id",
   "category",
   "country",

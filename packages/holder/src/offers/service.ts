@@ -4,7 +4,7 @@ import type { HolderContext } from "../context.js";
 import type { CatalogueOfferInput, OfferService, ReplyOfferInput } from "../domain/services.js";
 import type { Offer } from "../domain/types.js";
 import { fits, intentFilter, offerFacts } from "../matching/rule.js";
-import type { MatchingService, RecordedMatch } from "../matching/service.js";
+import { FILTER_COLUMNS, type MatchingService, type RecordedMatch } from "../matching/service.js";
 import type { HolderTables, OfferRow } from "../schema.js";
 import { offerFromRow, replyRef, stableAttributesJson } from "./rows.js";
 import { searchOffers } from "./search.js";
@@ -148,18 +148,7 @@ export function createOfferService(
         const now = clock();
         const intent = await trx
           .selectFrom("holder_intents")
-          .select([
-            "id",
-            "status",
-            "visibility",
-            "category",
-            "country",
-            "region",
-            "budget_amount",
-            "budget_currency",
-            "criteria_json",
-            "valid_until",
-          ])
+          .select([...FILTER_COLUMNS, "status", "visibility"])
           .where("id", "=", intentId)
           .executeTakeFirst();
         // One answer for every refusal: the seller learns nothing about why (or whether the intent exists).
