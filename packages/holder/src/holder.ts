@@ -7,10 +7,18 @@
  *   intent activated/changed  → matching.onActivated (the intent against current offers)
  *   intent ended              → matching.onEnded (out of the index)
  *   matches recorded          → consent.sendMatchDigest (the person's e-mail)
+ *                               + push.enqueueMatches, in the same transaction (the doorbells)
+ *   intent activated / ended  → push.onActivated / push.onIntentEnded (approvals, subscriptions)
  */
 import fs from "node:fs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import {
+  createDeliveryEngine,
+  type DeliveryEngine,
+  deliveryMigrations,
+  type Worker,
+} from "@doorbell/delivery";
 import {
   createCodeHasher,
   createSealer,
@@ -21,6 +29,7 @@ import {
   openDatabase,
   sql,
 } from "@doorbell/store";
+import { developmentPolicy, type EgressPolicy, productionPolicy } from "@doorbell/webhooks";
 import { type ServerType, serve } from "@hono/node-server";
 import { type Logger, pino } from "pino";
 import { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
@@ -35,6 +44,8 @@ import { createMatchingService, type MatchingService } from "./matching/service.
 import { createMcpHandler, type McpHandler, type McpHandlerOptions } from "./mcp/handler.js";
 import { demoCatalogue } from "./offers/demo-catalogue.js";
 import { createOfferService } from "./offers/service.js";
+import { pushMigrations } from "./push/schema.js";
+import { createPushService, type PushOptions, type PushService } from "./push/service.js";
 import { type HolderTables, holderMigrations } from "./schema.js";
 import { createHolderApp, MCP_PATH } from "./web/app.js";
 
@@ -44,22 +55,35 @@ export interface HolderServices {
   matching: MatchingService;
   offers: OfferService;
   demand: DemandService;
+  /** The push profile, when the holder offers it (a delivery engine was given). */
+  push?: PushService;
 }
 
-/** The services on one context, wired to each other. Call `matching.start()` before serving. */
-export function createHolderServices(ctx: HolderContext): HolderServices {
+/**
+ * The services on one context, wired to each other. Call `matching.start()` before serving. With
+ * `push`, the holder offers the push profile: run `deliveryMigrations` and `pushMigrations` first.
+ */
+export function createHolderServices(
+  ctx: HolderContext,
+  options: { push?: PushOptions } = {},
+): HolderServices {
   let consent: HolderConsentService | undefined;
+  const push = options.push === undefined ? undefined : createPushService(ctx, options.push);
   const matching = createMatchingService(ctx, {
     async onMatched(intentIds) {
       for (const intentId of intentIds) await consent?.sendMatchDigest(intentId);
+      await push?.changed(intentIds);
     },
+    ...(push === undefined ? {} : { inTransaction: (trx, recorded) => push.enqueueMatches(trx, recorded) }),
   });
   const hooks: IntentHooks = {
     async onActivated(intentId) {
       await matching.onActivated(intentId);
+      await push?.onActivated(intentId);
     },
-    onEnded(intentId) {
+    async onEnded(intentId, reason) {
       matching.onEnded(intentId);
+      await push?.onIntentEnded(intentId, reason);
     },
     async onChanged(intentId) {
       await matching.onActivated(intentId);
@@ -73,7 +97,18 @@ export function createHolderServices(ctx: HolderContext): HolderServices {
     matching,
     offers: createOfferService(ctx, matching),
     demand: createDemandService(ctx),
+    ...(push === undefined ? {} : { push }),
   };
+}
+
+/**
+ * Where the holder may ring doorbells. Production (the push profile's rule 1: https on 443, public
+ * addresses only, never the holder's own host) unless asked for development, which also allows
+ * http and loopback endpoints for a demo on one machine.
+ */
+export function holderEgressPolicy(mode: "production" | "development", publicUrl: string): EgressPolicy {
+  if (mode === "development") return developmentPolicy();
+  return productionPolicy({ blockedHosts: [new URL(publicUrl).hostname] });
 }
 
 /** The demo catalogue's refs all start so (offers/demo-catalogue.ts). */
@@ -114,6 +149,12 @@ export interface CreateHolderOptions {
   demo?: boolean;
   /** Overrides of the defaults (consent text, TTLs, demand threshold, name). */
   config?: Partial<Omit<HolderConfig, "publicUrl">>;
+  /**
+   * Where doorbells may go: `production` (https:443, public addresses only) or `development`
+   * (loopback and http too, for a demo on one machine). Default: development with the local
+   * mailbox (a holder that only serves loopback anyway), production with SMTP.
+   */
+  webhookPolicy?: "production" | "development";
   /** Options of the MCP endpoint (rate limits, sessions, extra hosts and origins). */
   mcp?: Omit<McpHandlerOptions, "publicUrl" | "clock" | "log">;
   /** Languages statements and catalogue may be written in (descriptor). Default sk, cs, en. */
@@ -139,6 +180,8 @@ export interface HolderSummary {
   mailboxUrl?: string;
   demo: { imported: number; skipped: boolean } | undefined;
   activeIntents: number;
+  /** Where doorbells may go (see `CreateHolderOptions.webhookPolicy`). */
+  webhookPolicy: "production" | "development";
 }
 
 export interface Holder {
@@ -150,6 +193,8 @@ export interface Holder {
   close(): Promise<void>;
   readonly context: HolderContext;
   readonly services: HolderServices;
+  /** The delivery engine that rings the agents' doorbells. */
+  readonly delivery: DeliveryEngine;
   readonly mcp: McpHandler;
   readonly summary: HolderSummary;
 }
@@ -178,8 +223,9 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
   let smtp: SmtpMailer | undefined;
   let timer: NodeJS.Timeout | undefined;
   let mcp: McpHandler | undefined;
+  let worker: Worker | undefined;
   try {
-    await migrate(store, [holderMigrations]);
+    await migrate(store, [holderMigrations, deliveryMigrations, pushMigrations]);
     const sealer = createSealer(keys.keyring);
     let mailer: Mailer;
     let mailbox: LocalMailbox | undefined;
@@ -203,7 +249,17 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       clock,
       log,
     };
-    const services = createHolderServices(context);
+    const webhookPolicy =
+      options.webhookPolicy ?? (options.smtp === undefined ? "development" : "production");
+    const delivery = createDeliveryEngine({
+      store: store as unknown as Parameters<typeof createDeliveryEngine>[0]["store"],
+      sealer,
+      policy: holderEgressPolicy(webhookPolicy, publicUrl),
+      clock,
+      logger: log.child({ component: "delivery" }),
+    });
+    const services = createHolderServices(context, { push: { engine: delivery } });
+    const push = services.push as PushService;
     const demo = options.demo ? await importDemoCatalogueOnce(context, services.offers) : undefined;
     const { activeIntents } = await services.matching.start();
 
@@ -213,6 +269,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
         matches: services.matching,
         offers: services.offers,
         demand: services.demand,
+        push,
       },
       { ...options.mcp, publicUrl, clock, log },
     );
@@ -223,6 +280,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
         consent: services.consent,
         matches: services.matching,
         demand: services.demand,
+        push,
       },
       mcp,
       ...(mailbox === undefined ? {} : { mailbox }),
@@ -240,8 +298,9 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       expiring = true;
       services.intents
         .expireDue()
-        .then((count) => {
+        .then(async (count) => {
           if (count > 0) log.info({ event: "intents.expired", count }, "intents expired");
+          await push.sweep();
         })
         .catch((error: Error) =>
           log.error({ event: "intents.expire_failed", error: error.name }, error.message),
@@ -252,6 +311,9 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     }, options.expiryIntervalMs ?? 60_000);
     timer.unref();
     await services.intents.expireDue();
+    await push.sweep();
+    worker = delivery.worker();
+    worker.start();
 
     const servers: ServerType[] = [];
     const handler = mcp;
@@ -267,6 +329,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       ...(mailbox === undefined ? {} : { mailboxUrl: `${publicUrl}/dev/mailbox` }),
       demo,
       activeIntents,
+      webhookPolicy,
     };
     let closing: Promise<void> | undefined;
     return {
@@ -292,6 +355,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
         closing ??= (async () => {
           clearInterval(timer);
           await handler.close();
+          await worker?.stop();
           await Promise.all(
             servers.map(
               (server) =>
@@ -308,11 +372,13 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       },
       context,
       services,
+      delivery,
       mcp: handler,
       summary,
     };
   } catch (error) {
     clearInterval(timer);
+    await worker?.stop();
     await mcp?.close();
     smtp?.close();
     await store.close();

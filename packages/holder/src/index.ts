@@ -45,6 +45,7 @@ export {
   type Holder,
   type HolderServices,
   type HolderSummary,
+  holderEgressPolicy,
   importDemoCatalogueOnce,
 } from "./holder.js";
 export {
@@ -64,6 +65,25 @@ export {
   demoCatalogue,
   readCatalogueFile,
 } from "./offers/index.js";
+export {
+  checkedDoorbell,
+  NOTIFICATION_SCHEMA,
+  notificationProblem,
+  PUSH_EVENTS,
+  type PushEvent,
+  SUBSCRIPTION_SCHEMA,
+  subscriptionProblem,
+} from "./push/doorbells.js";
+export { type Approval, type PushTables, pushMigrations } from "./push/schema.js";
+export {
+  createPushService,
+  type NotificationReceipt,
+  type PushOptions,
+  type PushService,
+  type PushStatus,
+  type PushSubscriptionView,
+  type SubscribeRequest,
+} from "./push/service.js";
 export { type HolderTables, holderMigrations } from "./schema.js";
 export {
   createHolderApp,

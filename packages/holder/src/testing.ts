@@ -5,6 +5,7 @@
  *     const ctx = await createTestHolderContext(engine.db, clock.now);
  */
 import { Writable } from "node:stream";
+import { type DeliveryTables, deliveryMigrations } from "@doorbell/delivery";
 import {
   createCodeHasher,
   createSealer,
@@ -16,6 +17,7 @@ import {
 import { pino } from "pino";
 import { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
 import { createLocalMailbox, type LocalMailbox } from "./mail/local-mailbox.js";
+import { type PushTables, pushMigrations } from "./push/schema.js";
 import { type HolderTables, holderMigrations } from "./schema.js";
 
 export const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
@@ -62,9 +64,13 @@ export async function createTestHolderContext(
   clock: () => number = Date.now,
   options: TestHolderContextOptions = {},
 ): Promise<TestHolderContext> {
-  await migrate(db, [holderMigrations]);
+  await migrate(db, [holderMigrations, deliveryMigrations, pushMigrations]);
   const store = db as unknown as Database<HolderTables>;
   if (options.reset) {
+    const all = db as unknown as Database<PushTables & DeliveryTables>;
+    await all.db.deleteFrom("holder_push").execute();
+    await all.db.deleteFrom("delivery_outbox").execute();
+    await all.db.deleteFrom("delivery_subscriptions").execute();
     await store.db.deleteFrom("holder_matches").execute();
     await store.db.deleteFrom("holder_offers").execute();
     await store.db.deleteFrom("holder_intents").execute();

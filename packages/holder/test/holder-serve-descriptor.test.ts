@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHolder, type Holder } from "../src/holder.js";
 import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
 import { AGGREGATOR_NOTE } from "../src/mcp/schemas.js";
+import { PUSH_TOOL_NAMES, TOOL_NAMES } from "../src/mcp/tools.js";
 import { createHolderApp, type HolderDescriptor } from "../src/web/app.js";
 import { startHolder } from "./mcp-harness.js";
 
@@ -73,7 +74,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       descriptorVersion: "0.1",
       name: "Test holder",
       protocol: { version: "0.1", binding: "mcp" },
-      profiles: ["consent-link"],
+      profiles: ["consent-link", "push"],
       countries: ["SK", "CZ"],
       categories: ["vehicles", "property"],
       languages: ["sk", "cs", "en"],
@@ -109,13 +110,13 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     }
   }, 120_000);
 
-  it("answers MCP with the eight tools and serves the consent page of a published intent", async () => {
+  it("answers MCP with the eight tools and the two push tools, and serves the consent page of a published intent", async () => {
     const client = new Client({ name: "t", version: "1" });
     await client.connect(
       new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), { fetch: scopedSignalFetch() }),
     );
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(8);
+    expect(tools.map((tool) => tool.name).sort()).toEqual([...TOOL_NAMES, ...PUSH_TOOL_NAMES].sort());
     for (const tool of tools) expect(tool.description).toContain(AGGREGATOR_NOTE);
     const found = await client.callTool({
       name: "intent_search_offers",

@@ -6,7 +6,9 @@
 import { createHash } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { createDeliveryEngine, type DeliveryEngine, type DeliveryEngineOptions } from "@doorbell/delivery";
 import type { EngineFixture } from "@doorbell/store/testing";
+import { developmentPolicy } from "@doorbell/webhooks";
 import { type ServerType, serve } from "@hono/node-server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -28,6 +30,8 @@ export interface TestHolder {
   ctx: TestHolderContext;
   clock: ReturnType<typeof fakeClock>;
   services: HolderServices;
+  /** With `push: true`: the delivery engine on the fake clock (drive it with `runDue()`). */
+  delivery?: DeliveryEngine;
   mcp: McpHandler;
   /** http://127.0.0.1:<port> */
   origin: string;
@@ -42,6 +46,8 @@ export interface TestHolderOptions {
   config?: Partial<HolderConfig>;
   /** Wraps the services the tools see (spies). */
   toolServices?: (services: HolderToolServices) => HolderToolServices;
+  /** Offer the push profile, with a delivery engine allowed to ring loopback endpoints. */
+  push?: boolean | Partial<Omit<DeliveryEngineOptions, "store" | "sealer" | "clock">>;
 }
 
 export async function startHolder(
@@ -53,13 +59,24 @@ export async function startHolder(
     reset: true,
     ...(options.config === undefined ? {} : { config: options.config }),
   });
-  const services = createHolderServices(ctx);
+  const delivery =
+    options.push === undefined || options.push === false
+      ? undefined
+      : createDeliveryEngine({
+          store: engine.db as unknown as DeliveryEngineOptions["store"],
+          sealer: ctx.sealer,
+          policy: developmentPolicy(),
+          clock: clock.now,
+          ...(options.push === true ? {} : options.push),
+        });
+  const services = createHolderServices(ctx, delivery === undefined ? {} : { push: { engine: delivery } });
   await services.matching.start();
   const toolServices: HolderToolServices = {
     intents: services.intents,
     matches: services.matching,
     offers: services.offers,
     demand: services.demand,
+    ...(services.push === undefined ? {} : { push: services.push }),
   };
   const mcp = createMcpHandler(
     options.toolServices === undefined ? toolServices : options.toolServices(toolServices),
@@ -79,6 +96,7 @@ export async function startHolder(
       consent: services.consent,
       matches: services.matching,
       demand: services.demand,
+      ...(services.push === undefined ? {} : { push: services.push }),
     },
     mcp,
     mailbox: ctx.mailbox,
@@ -95,6 +113,7 @@ export async function startHolder(
     ctx,
     clock,
     services,
+    ...(delivery === undefined ? {} : { delivery }),
     mcp,
     origin,
     mcpUrl,
@@ -225,14 +244,22 @@ export function octavia(more: Partial<CatalogueOfferInput> = {}): CatalogueOffer
 // ---------------------------------------------------------------------------------------------
 // Stored state, to show a refused call changed nothing
 
-const TABLES = ["holder_intents", "holder_offers", "holder_matches", "holder_mail"] as const;
+const TABLES = [
+  "holder_intents",
+  "holder_offers",
+  "holder_matches",
+  "holder_mail",
+  "holder_push",
+  "delivery_subscriptions",
+  "delivery_outbox",
+] as const;
 
 /** A digest of every holder table's rows (count and content), in a stable order. */
 export async function stateDigest(h: TestHolder): Promise<string> {
   const hash = createHash("sha256");
   for (const table of TABLES) {
-    const rows = await h.ctx.store.db
-      .selectFrom(table)
+    const rows = await (h.ctx.store.db as unknown as typeof h.ctx.store.db)
+      .selectFrom(table as "holder_intents")
       .selectAll()
       .orderBy("id" as never)
       .execute();

@@ -3,7 +3,7 @@ import { createHolder, type Holder } from "@doorbell/holder";
 import { type Io, UsageError } from "../io.js";
 import { holderLogger, holderSettings, keysLine, SHARED_USAGE, sharedOptions } from "./holder-config.js";
 
-export const SERVE_USAGE = `doorbell serve [--port 8080] [--host 127.0.0.1] [--no-demo]
+export const SERVE_USAGE = `doorbell serve [--port 8080] [--host 127.0.0.1] [--no-demo] [--webhook-policy production]
                [--data-dir .doorbell] [--database postgres://…] [--public-url URL] [--smtp smtp://…]
 
 Runs the intent holder: the MCP endpoint at /mcp, the consent pages and, with no SMTP server,
@@ -12,6 +12,9 @@ a local mailbox page. With no flags: a SQLite file under .doorbell, the demo cat
   --port N              default 8080 (0 needs --public-url)
   --host ADDRESS        default 127.0.0.1; 0.0.0.0 listens on every interface
   --no-demo             do not import the demo catalogue
+  --webhook-policy P    where doorbells (push profile) may go: production (https:443, public
+                        addresses only) or development (also http and loopback, for a demo on one
+                        machine). Default: development with the local mailbox, production with SMTP
 ${SHARED_USAGE}
 Log lines (JSON) go to stderr at DOORBELL_LOG_LEVEL (default info).`;
 
@@ -21,6 +24,7 @@ const options = {
   host: { type: "string" },
   demo: { type: "boolean" },
   "no-demo": { type: "boolean" },
+  "webhook-policy": { type: "string" },
 } as const;
 
 export interface ServeControl {
@@ -74,6 +78,12 @@ export async function serveCommand(
       "--port 0 picks a free port, so the public URL cannot be guessed: give --public-url too",
     );
   }
+  const webhookPolicy = values["webhook-policy"];
+  if (webhookPolicy !== undefined && webhookPolicy !== "production" && webhookPolicy !== "development") {
+    throw new UsageError(
+      `--webhook-policy is production or development, not ${JSON.stringify(webhookPolicy)}`,
+    );
+  }
   const settings = holderSettings(values, io, `http://${shownHost}:${listenPort}`);
   const log = holderLogger(io, "info");
 
@@ -84,6 +94,7 @@ export async function serveCommand(
     ...(settings.smtp === undefined ? {} : { smtp: settings.smtp }),
     ...(settings.mailFrom === undefined ? {} : { mailFrom: settings.mailFrom }),
     demo: values["no-demo"] !== true,
+    ...(webhookPolicy === undefined ? {} : { webhookPolicy }),
     env: io.env,
     log,
   });
@@ -115,11 +126,17 @@ export async function serveCommand(
     ["Database", s.database],
     ["Seal keys", keysLine(s.keys, s.keyFile)],
     ["Demo catalogue", demo],
+    [
+      "Doorbells",
+      s.webhookPolicy === "production"
+        ? "push profile; endpoints must be https:443 with public addresses"
+        : "push profile; development policy: loopback and http endpoints allowed",
+    ],
     ["Active intents", String(s.activeIntents)],
     ["Listening on", `${address.host}:${address.port}`],
   ];
   io.stdout(
-    `${s.name} (Isto Intents MCP binding 0.1, consent-link profile)\n${rows
+    `${s.name} (Isto Intents MCP binding 0.1, consent-link and push profiles)\n${rows
       .map(([name, value]) => `  ${name.padEnd(15)} ${value}`)
       .join("\n")}\n\nConnect an MCP client (Streamable HTTP) to ${s.mcpUrl}. Ctrl+C stops.\n`,
   );

@@ -256,3 +256,37 @@ export function withdrawnMail(data: WithdrawnMailData): RenderedMail {
     footer(data),
   ]);
 }
+
+export interface NotificationApprovalMailData extends MailCommon {
+  /** The host the holder would ring (push profile §6 rule 3). */
+  deliveryHost: string;
+  /** Through a forwarder: the host it relays to (§7 rule 3). */
+  relayFor?: string;
+  approveUrl: string;
+}
+
+/** What the agent learns from a doorbell, in the person's words (§6 rule 3). */
+export const NOTIFICATION_PROMISE =
+  "The assistant learns only that there are new offers or that the intent's status changed, never which offers; it reads them itself with its own code.";
+
+/** Push profile §6 rule 3: the approval link goes to the verified channel, never to the agent. */
+export function notificationApprovalMail(data: NotificationApprovalMailData): RenderedMail {
+  const who =
+    data.relayFor === undefined
+      ? `the address ${data.deliveryHost}`
+      : `${data.relayFor}, relayed through ${data.deliveryHost}`;
+  return render("Allow an assistant to be notified about your intent?", [
+    {
+      kind: "p",
+      text: `An assistant asked ${data.holderName} to notify ${who} when something changes for this intent:`,
+    },
+    { kind: "quote", text: data.statement },
+    { kind: "p", text: NOTIFICATION_PROMISE },
+    {
+      kind: "p",
+      text: "Nothing is sent until you allow it, and you can stop it at any time from the manage page.",
+    },
+    { kind: "action", label: "Review and allow notifications", url: data.approveUrl },
+    footer(data),
+  ]);
+}

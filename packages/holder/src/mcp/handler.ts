@@ -20,9 +20,16 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { ClientRequestSchema, isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { type Logger, pino } from "pino";
+import type { Principal } from "../domain/types.js";
 import { createOriginGuard } from "./origin-guard.js";
 import { createRateLimiter, type RateLimit, type RateLimiter } from "./rate-limit.js";
 import { demandInput } from "./schemas.js";
+import {
+  newSessionSubscriptions,
+  registerSubscriptionResource,
+  type SessionSubscriptions,
+  SUBSCRIPTION_URI_PREFIX,
+} from "./subscription-resource.js";
 import { type HolderToolServices, registerHolderTools } from "./tools.js";
 
 export interface McpHandlerOptions {
@@ -50,6 +57,11 @@ export interface McpHandlerOptions {
    * tools send no progress notifications, so nothing is lost; default false (the SDK's default).
    */
   jsonResponse?: boolean;
+  /**
+   * Push profile §8.2: `nextCheckAfter` in intent_list_matches is this far ahead (default and
+   * minimum 15 minutes, the profile's floor for polling one intent). Only with the push tools.
+   */
+  pullIntervalMs?: number;
   /** Largest accepted POST body (default 256 KiB). */
   maxBodyBytes?: number;
   /** Epoch milliseconds (idle times, rate limits). */
@@ -81,9 +93,13 @@ interface Session {
   readonly id: string;
   readonly server: McpServer;
   readonly transport: WebStandardStreamableHTTPServerTransport;
+  /** Push subscriptions this session made, and the ones it watches as resources (§8.3). */
+  readonly subscriptions: SessionSubscriptions;
   lastSeen: number;
 }
 
+/** Push profile §8.2: an agent should not poll one intent more often than every 15 minutes. */
+export const PULL_FLOOR_MS = 15 * 60_000;
 const DEFAULT_TOOL_LIMIT: RateLimit = { capacity: 60, refillPerSecond: 5 };
 const DEFAULT_SESSION_LIMIT: RateLimit = { capacity: 30, refillPerSecond: 0.2 };
 
@@ -196,6 +212,19 @@ export function createMcpHandler(services: HolderToolServices, options: McpHandl
 
   const sweepTimer = setInterval(() => void sweep(), Math.min(idleMs, 60_000));
   sweepTimer.unref();
+  const pullIntervalMs = Math.max(options.pullIntervalMs ?? PULL_FLOOR_MS, PULL_FLOOR_MS);
+  const nextCheckAfter = () => new Date(clock() + pullIntervalMs).toISOString();
+  // §8.3: tell the sessions that watch a subscription that it changed.
+  const stopListening = services.push?.onChange((ids) => {
+    for (const session of sessions.values()) {
+      for (const id of ids) {
+        if (!session.subscriptions.watched.has(id)) continue;
+        session.server.server
+          .sendResourceUpdated({ uri: `${SUBSCRIPTION_URI_PREFIX}${id}` })
+          .catch(() => session.subscriptions.watched.delete(id));
+      }
+    }
+  });
 
   async function closeSession(session: Session): Promise<void> {
     sessions.delete(session.id);
@@ -240,16 +269,27 @@ export function createMcpHandler(services: HolderToolServices, options: McpHandl
       { name: options.name ?? "doorbell-holder", version: options.version ?? "0.1.0" },
       { instructions: options.instructions ?? DEFAULT_INSTRUCTIONS },
     );
+    const subscriptions = newSessionSubscriptions();
     registerHolderTools(server, {
       services,
       demandSchema,
       ...(toolLimiter === undefined ? {} : { limiter: toolLimiter }),
       clientKey: () => clientKey,
+      ...(services.push === undefined
+        ? {}
+        : {
+            nextCheckAfter,
+            onSubscribed: (subscriptionId: string, principal: Principal) => {
+              subscriptions.own.set(subscriptionId, principal);
+            },
+          }),
       log,
     });
+    if (services.push !== undefined) registerSubscriptionResource(server, services.push, subscriptions);
     const session: Session = {
       id,
       server,
+      subscriptions,
       transport: new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => id,
         onsessioninitialized: () => {
@@ -343,6 +383,7 @@ export function createMcpHandler(services: HolderToolServices, options: McpHandl
       value: async () => {
         closed = true;
         clearInterval(sweepTimer);
+        stopListening?.();
         await Promise.all([...sessions.values()].map(closeSession));
       },
     },

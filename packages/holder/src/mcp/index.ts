@@ -4,9 +4,11 @@ export { createOriginGuard, type OriginPolicy } from "./origin-guard.js";
 export { createRateLimiter, type RateLimit, type RateLimiter, type RateVerdict } from "./rate-limit.js";
 export { ERROR_META_KEY, type ToolErrorMeta } from "./results.js";
 export { AGGREGATOR_NOTE } from "./schemas.js";
+export { SUBSCRIPTION_URI_PREFIX } from "./subscription-resource.js";
 export {
   buyerPrincipal,
   type HolderToolServices,
+  PUSH_TOOL_NAMES,
   principalFromAuth,
   TOOL_NAMES,
   type ToolName,

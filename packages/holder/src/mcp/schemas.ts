@@ -215,6 +215,12 @@ export const withdrawOut = z.object({ status: z.literal("withdrawn") });
 export const listMatchesOut = z.object({
   matches: z.array(z.object({ offer: offerOut, deliveredAt: z.string() })),
   more: z.boolean().optional().describe("true when a call with since = the last deliveredAt has more"),
+  nextCheckAfter: z
+    .string()
+    .optional()
+    .describe(
+      "push profile §8.2: do not call again before this instant (and never more often than every 15 minutes)",
+    ),
 });
 export const searchOut = z.object({ offers: z.array(offerOut) });
 export const submitOfferOut = z.object({ accepted: z.boolean() });
@@ -230,4 +236,52 @@ export const demandOut = z.object({
   activeIntents: z.int().optional(),
   reason: z.literal("below-threshold").optional(),
   asOf: z.string(),
+});
+
+// Push profile 0.4 (§4): the two subscription tools.
+
+const pushEvent = z.enum(["intent.matches.delivered", "intent.status.changed"]);
+const subscriptionId = z
+  .string()
+  .min(1)
+  .max(100)
+  .describe("the subscriptionId intent_subscribe_events returned");
+
+export const subscribeInput = strict({
+  intentCode,
+  delivery: strict({
+    url: z
+      .string()
+      .min(1)
+      .max(2048)
+      .describe("your endpoint: https, port 443, a domain name (never an IP address)"),
+    secret: z
+      .string()
+      .min(1)
+      .max(120)
+      .describe(
+        "whsec_ followed by 24–64 random bytes in base64: the holder signs every notification with it",
+      ),
+  }),
+  events: z.array(pushEvent).min(1).max(2).optional().describe("which notifications you want (default both)"),
+  relayFor: z
+    .string()
+    .min(1)
+    .max(253)
+    .optional()
+    .describe("a forwarder's field: the host of the agent endpoint it relays to (shown to the person)"),
+});
+
+export const unsubscribeInput = strict({ intentCode, subscriptionId });
+
+export const pushSubscriptionOut = z.object({
+  specVersion: z.literal("0.4"),
+  type: z.literal("push-subscription"),
+  subscriptionId: z.string(),
+  status: z.enum(["awaiting_verification", "awaiting_person_approval", "active", "ended"]),
+  approval: z.enum(["on-consent-page", "sent-to-verified-channel", "granted", "not-required"]).optional(),
+  events: z.array(pushEvent),
+  expiresAt: z.string(),
+  refreshBefore: z.string(),
+  endedReason: z.string().optional(),
 });

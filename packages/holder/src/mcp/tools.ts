@@ -16,6 +16,7 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import type { DemandService, IntentService, MatchService, OfferService } from "../domain/services.js";
 import { type Category, type Country, HolderError, type Principal } from "../domain/types.js";
+import type { PushService } from "../push/service.js";
 import type { RateLimiter } from "./rate-limit.js";
 import {
   demandView,
@@ -37,10 +38,13 @@ import {
   listMatchesOut,
   publishInput,
   publishOut,
+  pushSubscriptionOut,
   searchInput,
   searchOut,
   submitOfferInput,
   submitOfferOut,
+  subscribeInput,
+  unsubscribeInput,
   updateInput,
   withdrawInput,
   withdrawOut,
@@ -52,6 +56,8 @@ export interface HolderToolServices {
   matches: MatchService;
   offers: OfferService;
   demand: DemandService;
+  /** The push profile's two tools, when the holder declares `push`. */
+  push?: PushService;
 }
 
 export interface ToolContext {
@@ -61,6 +67,10 @@ export interface ToolContext {
   /** Rate limiter for tool calls and the key of the calling client; no limiter, no limit. */
   limiter?: RateLimiter;
   clientKey: () => string;
+  /** The session's subscriptions, for the `isto-intents://subscription/<id>` resource (§8.3). */
+  onSubscribed?: (subscriptionId: string, principal: Principal) => void;
+  /** §8.2: when an agent should look again at the earliest (default 15 minutes from now). */
+  nextCheckAfter?: () => string;
   log: Logger;
 }
 
@@ -74,7 +84,21 @@ export const TOOL_NAMES = [
   "intent_submit_offer",
   "intent_search_offers",
 ] as const;
-export type ToolName = (typeof TOOL_NAMES)[number];
+/** Push profile §4: declared beside the eight when the holder offers `push`. */
+export const PUSH_TOOL_NAMES = ["intent_subscribe_events", "intent_unsubscribe_events"] as const;
+export type ToolName = (typeof TOOL_NAMES)[number] | (typeof PUSH_TOOL_NAMES)[number];
+
+/** What a tool learns of its HTTP request besides its arguments. */
+interface CallExtra {
+  authInfo?: AuthInfo;
+  requestInfo?: { headers?: Record<string, string | string[] | undefined> };
+}
+
+/** Push profile §6 rule 9: a test call carries `x-isto-test: 1`. */
+function isTestCall(extra: CallExtra): boolean {
+  const value = extra.requestInfo?.headers?.["x-isto-test"];
+  return (Array.isArray(value) ? value[0] : value)?.trim() === "1";
+}
 
 const DEFAULT_SEARCH_LIMIT = 20;
 
@@ -124,17 +148,17 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
       outputSchema?: z.ZodObject;
       annotations: ToolAnnotations;
     },
-    run: (args: z.infer<S>, authInfo: AuthInfo | undefined) => Promise<CallToolResult>,
+    run: (args: z.infer<S>, authInfo: AuthInfo | undefined, extra: CallExtra) => Promise<CallToolResult>,
   ): void {
     server.registerTool(
       name,
       { ...config, description: `${config.description}\n\n${AGGREGATOR_NOTE}` },
       // The SDK has validated `args` against `inputSchema` (strict) before this runs.
-      (async (args: z.infer<S>, extra: { authInfo?: AuthInfo }) => {
+      (async (args: z.infer<S>, extra: CallExtra) => {
         const verdict = context.limiter?.take(context.clientKey());
         if (verdict !== undefined && !verdict.ok) return rateLimited(verdict.retryAfterSeconds);
         try {
-          return await run(args, extra.authInfo);
+          return await run(args, extra.authInfo, extra);
         } catch (error) {
           const refused = refusalFor(error);
           if (refused !== undefined) return refused;
@@ -265,9 +289,12 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
       const own = matches.filter(
         (match) => match.offer.inReplyTo === undefined || match.offer.inReplyTo === intentId,
       );
-      return success(
-        more === true ? { matches: own.map(matchView), more: true } : { matches: own.map(matchView) },
-      );
+      const nextCheckAfter = context.nextCheckAfter?.();
+      return success({
+        matches: own.map(matchView),
+        ...(more === true ? { more: true } : {}),
+        ...(nextCheckAfter === undefined ? {} : { nextCheckAfter }),
+      });
     },
   );
 
@@ -348,4 +375,63 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
       return success({ offers: offers.filter((offer) => offer.source.kind === "catalogue").map(offerView) });
     },
   );
+
+  const push = services.push;
+  if (push === undefined) return;
+
+  tool(
+    "intent_subscribe_events",
+    {
+      title: "Ask to be notified when an intent has new matches",
+      description:
+        "Push profile 0.4: asks this holder to ring your endpoint (a signed Standard Webhooks POST) when an intent gets new matches or changes status. " +
+        "The notification carries no offer, link or code: on each one, read the matches with intent_list_matches and since. " +
+        "delivery.url must be https on port 443 with a domain name; delivery.secret is your whsec_ secret. The holder first proves the endpoint with a " +
+        "subscription.verification challenge (answer 200 with the same challenge), then the person allows it on the holder's own page or from an e-mail " +
+        "(never through you). Calling again with the same intentCode and url renews it (same subscriptionId, new lease, the new secret after its challenge): " +
+        "do so before refreshBefore. At most 3 subscriptions per intent. relayFor: a forwarder names the host it relays to.",
+      inputSchema: subscribeInput,
+      outputSchema: pushSubscriptionOut,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    },
+    async (args, authInfo, extra) => {
+      const principal = await buyerPrincipal(services.intents, args.intentCode, authInfo);
+      const view = await push.subscribe(principal, {
+        delivery: args.delivery,
+        ...(args.events === undefined ? {} : { events: args.events }),
+        ...(args.relayFor === undefined ? {} : { relayFor: args.relayFor }),
+        test: isTestCall(extra),
+      });
+      context.onSubscribed?.(view.subscriptionId, principal);
+      return success(view, subscriptionNote(view));
+    },
+  );
+
+  tool(
+    "intent_unsubscribe_events",
+    {
+      title: "Stop notifications for an intent",
+      description:
+        "Push profile 0.4: ends one notification subscription of the intent at once. Matches stay readable with intent_list_matches.",
+      inputSchema: unsubscribeInput,
+      outputSchema: pushSubscriptionOut,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    async (args, authInfo) => {
+      const principal = await buyerPrincipal(services.intents, args.intentCode, authInfo);
+      return success(await push.unsubscribe(principal, args.subscriptionId));
+    },
+  );
+}
+
+/** One plain sentence for the agent about what happens next. */
+function subscriptionNote(view: { status: string; approval?: string }): string {
+  if (view.status === "ended") return "This subscription has ended.";
+  const approval =
+    view.approval === "on-consent-page"
+      ? "the person allows it on the consent page, as a separate choice"
+      : view.approval === "sent-to-verified-channel"
+        ? "the holder e-mails the person a link to allow it"
+        : "no approval is needed for a test call";
+  return `First the holder sends a subscription.verification challenge to your endpoint; then ${approval}. Until then nothing else is sent; keep reading intent_list_matches.`;
 }

@@ -15,6 +15,7 @@ import type { HolderConfig } from "../context.js";
 import type { ConsentService, DemandService, IntentService, MatchService } from "../domain/services.js";
 import type { LocalMailbox } from "../mail/local-mailbox.js";
 import type { McpHandler } from "../mcp/handler.js";
+import type { PushService } from "../push/service.js";
 import { mountPages } from "./pages/index.js";
 
 export const DESCRIPTOR_PATH = "/.well-known/isto-intents.json";
@@ -48,6 +49,8 @@ export interface HolderAppDeps {
     consent: ConsentService;
     matches: MatchService;
     demand: DemandService;
+    /** The push profile: declared in the descriptor, its pages mounted. */
+    push?: PushService;
   };
   mcp: McpHandler;
   /** The local mailbox when no SMTP server is configured (its dev page is mounted then). */
@@ -72,7 +75,7 @@ export function holderDescriptor(
     descriptorVersion: "0.1",
     name: config.name,
     protocol: { version: "0.1", binding: "mcp" },
-    profiles: ["consent-link"],
+    profiles: deps.services.push === undefined ? ["consent-link"] : ["consent-link", "push"],
     countries: [...grid.countries],
     categories: [...grid.categories],
     languages: [...deps.languages],
@@ -146,6 +149,7 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
     consent: deps.services.consent,
     intents: deps.services.intents,
     matches: deps.services.matches,
+    ...(deps.services.push === undefined ? {} : { push: deps.services.push }),
     config: deps.config,
     ...(deps.mailbox === undefined ? {} : { mailbox: deps.mailbox }),
     log: deps.log,

@@ -7,6 +7,9 @@
  *   POST /confirm/:token          activates the request
  *   GET  /manage/:token           the request, its status and its offers, with a withdraw form
  *   POST /manage/:token/withdraw  withdraws at once (one action)
+ *   POST /manage/:token/notifications/:id/(allow|stop)   a push subscription, one action each
+ *   GET  /notifications/:token    the approval link of the e-mail (push profile §6 rule 3)
+ *   POST /notifications/:token/(allow|stop)
  *   GET  /dev/mailbox[/:id]       the local mailbox, only when one is given
  *
  * Server-rendered, no script, plain forms. Every response carries the CSP, `no-referrer` and
@@ -22,6 +25,8 @@ import { normaliseEmail } from "../../domain/consent.js";
 import type { ConsentService, IntentService, MatchService } from "../../domain/services.js";
 import { HolderError, type HolderErrorCode } from "../../domain/types.js";
 import type { LocalMailbox } from "../../mail/local-mailbox.js";
+import type { PushService } from "../../push/service.js";
+import { consentChoiceField, NotificationApprovalPage } from "./notification-views.js";
 import { createFormGuard, isTokenShaped, MAX_FORM_BYTES, pageHeaders, readForm } from "./security.js";
 import {
   ActivePage,
@@ -43,6 +48,8 @@ export interface PagesDeps {
   /** Not used by the pages yet (manageView returns the matches). */
   matches?: MatchService;
   config: HolderConfig;
+  /** The push profile's pages (choices, approval, receipts), when the holder offers it. */
+  push?: PushService;
   /**
    * The local mailbox; `/dev/mailbox` exists only when it is given. Pass
    * `isLocalMailbox(ctx.mailer) ? ctx.mailer : undefined`.
@@ -54,7 +61,16 @@ export interface PagesDeps {
   random?: (size: number) => Uint8Array;
 }
 
-const PAGE_PATHS = ["/consent/*", "/confirm/*", "/manage/*", "/dev/mailbox", "/dev/mailbox/*"] as const;
+const PAGE_PATHS = [
+  "/consent/*",
+  "/confirm/*",
+  "/manage/*",
+  "/notifications/*",
+  "/dev/mailbox",
+  "/dev/mailbox/*",
+] as const;
+/** A subscription id in a page URL. */
+const SUBSCRIPTION_ID = /^sub_[A-Za-z0-9]{16,64}$/;
 
 /** The service's own words for a refused address, as a sentence. */
 function emailProblem(email: string): string | undefined {
@@ -78,7 +94,7 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
   app: Hono<E, S, B>,
   deps: PagesDeps,
 ): void {
-  const { consent, config } = deps;
+  const { consent, config, push } = deps;
   const holderName = config.name;
   const guard = createFormGuard({
     publicUrl: config.publicUrl,
@@ -232,6 +248,7 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
   ): Promise<Response> => {
     const view = await consent.consentView(token);
     if (view.state !== "open") return closedConsent(c, view.state);
+    const notifications = push === undefined ? [] : await push.consentChoices(view.intent.id);
     return render(
       c,
       status,
@@ -242,6 +259,7 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
         consentVersion={view.consentVersion}
         action={`/consent/${token}`}
         csrf={guard.issue(c)}
+        notifications={notifications}
         {...extra}
       />,
     );
@@ -282,6 +300,15 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
       }
       try {
         await consent.giveConsent(token, { email, accepted: true });
+        if (push !== undefined) {
+          // Push §6 rule 3: only boxes the person ticked; confirming decides the rest.
+          const choices = await push.consentChoices(view.intent.id);
+          const chosen = choices.filter((choice) => fields[consentChoiceField(choice.id)] === "yes");
+          await push.chooseOnConsent(
+            view.intent.id,
+            chosen.map((choice) => choice.id),
+          );
+        }
       } catch (error) {
         if (error instanceof HolderError && error.code === "ERR_HOLDER_INVALID") {
           return await consentForm(c, token, 400, {
@@ -364,6 +391,7 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
     if (token === undefined) return unknownLink(c);
     try {
       const { intent, matches } = await consent.manageView(token);
+      const notifications = push === undefined ? [] : await push.receipts(intent.id);
       return await render(
         c,
         200,
@@ -373,6 +401,13 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
           matches={matches}
           withdrawAction={`/manage/${token}/withdraw`}
           csrf={guard.issue(c)}
+          notifications={notifications}
+          {...(push === undefined
+            ? {}
+            : {
+                notificationAction: (receipt, action) =>
+                  `/manage/${token}/notifications/${receipt.id}/${action}`,
+              })}
         />,
       );
     } catch (error) {
@@ -400,6 +435,80 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
   });
 
   app.all("/manage/:token/withdraw", methodNotAllowed("POST"));
+
+  // ---- notifications: the push profile's approval and revocation (§6 rule 3) -------------------
+
+  if (push !== undefined) {
+    const notificationGone = (c: Context) =>
+      message(
+        c,
+        410,
+        "These notifications have ended",
+        "The assistant has to ask again if it still wants to be notified; you will get a new e-mail then.",
+      );
+
+    app.post("/manage/:token/notifications/:id/:action{allow|stop}", tooLarge, async (c) => {
+      const token = tokenOf(c);
+      const id = c.req.param("id") ?? "";
+      if (token === undefined || !SUBSCRIPTION_ID.test(id)) return unknownLink(c);
+      try {
+        const fields = await postedForm(c);
+        if (fields instanceof Response) return fields;
+        const { intent } = await consent.manageView(token);
+        if (c.req.param("action") === "allow") await push.approve(intent.id, id);
+        else await push.revoke(intent.id, id);
+        return c.redirect(`/manage/${token}#notifications`, 303);
+      } catch (error) {
+        return fail(c, error, notificationGone);
+      }
+    });
+    app.all("/manage/:token/notifications/:id/:action", methodNotAllowed("POST"));
+
+    const approvalPage = async (c: Context, token: string, status: number, done?: "allowed" | "stopped") => {
+      const view = await push.approvalView(token);
+      return render(
+        c,
+        status,
+        <NotificationApprovalPage
+          holderName={holderName}
+          statement={view.statement}
+          receipt={view.receipt}
+          allowAction={`/notifications/${token}/allow`}
+          stopAction={`/notifications/${token}/stop`}
+          csrf={guard.issue(c)}
+          {...(done === undefined ? {} : { done })}
+        />,
+      );
+    };
+
+    app.get("/notifications/:token", async (c) => {
+      const token = tokenOf(c);
+      if (token === undefined) return unknownLink(c);
+      try {
+        return await approvalPage(c, token, 200);
+      } catch (error) {
+        return fail(c, error, notificationGone);
+      }
+    });
+    app.all("/notifications/:token", methodNotAllowed("GET, HEAD"));
+
+    app.post("/notifications/:token/:action{allow|stop}", tooLarge, async (c) => {
+      const token = tokenOf(c);
+      if (token === undefined) return unknownLink(c);
+      try {
+        const fields = await postedForm(c);
+        if (fields instanceof Response) return fields;
+        const view = await push.approvalView(token);
+        const allow = c.req.param("action") === "allow";
+        if (allow) await push.approve(view.intentId, view.receipt.id);
+        else await push.revoke(view.intentId, view.receipt.id);
+        return await approvalPage(c, token, 200, allow ? "allowed" : "stopped");
+      } catch (error) {
+        return fail(c, error, notificationGone);
+      }
+    });
+    app.all("/notifications/:token/:action", methodNotAllowed("POST"));
+  }
 
   // ---- the local mailbox (development) ---------------------------------------------------------
 

@@ -5,6 +5,7 @@
 import type { Child, FC } from "hono/jsx";
 import type { Intent, Match } from "../../domain/types.js";
 import type { MailboxEntry } from "../../mail/local-mailbox.js";
+import type { NotificationReceipt } from "../../push/service.js";
 import {
   criteriaLines,
   formatArea,
@@ -17,6 +18,7 @@ import {
   VISIBILITY_WORDS,
 } from "./format.js";
 import { Layout } from "./layout.js";
+import { NotificationChoices, NotificationReceipts } from "./notification-views.js";
 
 const When: FC<{ value: string | number }> = ({ value }) => (
   <time datetime={isoDateTime(value)}>{formatDateTime(value)}</time>
@@ -100,6 +102,8 @@ export interface ConsentFormProps {
   csrf: string;
   email?: string;
   errors?: ConsentErrors;
+  /** Push subscriptions made while the request awaited consent: separate, unticked choices. */
+  notifications?: readonly NotificationReceipt[];
 }
 
 export const ConsentFormPage: FC<ConsentFormProps> = (props) => {
@@ -185,6 +189,7 @@ export const ConsentFormPage: FC<ConsentFormProps> = (props) => {
             <label for="consent">I agree to the consent text above (version {props.consentVersion}).</label>
           </div>
         </div>
+        <NotificationChoices choices={props.notifications ?? []} />
         <button type="submit">Agree and send the confirmation e-mail</button>
       </form>
     </Layout>
@@ -268,9 +273,13 @@ export interface ManageProps {
   matches: readonly Match[];
   withdrawAction: string;
   csrf: string;
+  /** The push subscriptions of the request, with their receipts. */
+  notifications?: readonly NotificationReceipt[];
+  notificationAction?: (receipt: NotificationReceipt, action: "allow" | "stop") => string;
 }
 
-export const ManagePage: FC<ManageProps> = ({ holderName, intent, matches, withdrawAction, csrf }) => {
+export const ManagePage: FC<ManageProps> = (props) => {
+  const { holderName, intent, matches, withdrawAction, csrf } = props;
   const open =
     intent.status === "active" ||
     intent.status === "awaiting_email_confirmation" ||
@@ -289,6 +298,13 @@ export const ManagePage: FC<ManageProps> = ({ holderName, intent, matches, withd
             <OfferItem match={match} />
           ))}
         </ol>
+      )}
+      {props.notificationAction !== undefined && (
+        <NotificationReceipts
+          receipts={props.notifications ?? []}
+          actionFor={props.notificationAction}
+          csrf={csrf}
+        />
       )}
       <h2>Withdraw</h2>
       {open ? (
