@@ -1,0 +1,37 @@
+// @doorbell/agent: what an agent embeds — a holder client over MCP, a doorbell listener
+// (push profile 0.4) and the pull fallback that loses nothing.
+
+export { type Clock, systemClock } from "./clock.js";
+export { AgentError, type AgentErrorCode, type AgentErrorDetails, isAgentError } from "./errors.js";
+export {
+  HolderClient,
+  type HolderClientOptions,
+  type ListMatchesResult,
+  type SubscribeInput,
+} from "./holder/client.js";
+export { MAX_NEXT_CHECK_AFTER_MS, MIN_PULL_INTERVAL_MS, type PaceState } from "./holder/pacer.js";
+export {
+  type Intent,
+  type Match,
+  type Offer,
+  PUSH_EVENTS,
+  type Published,
+  type PushEvent,
+  type PushSubscription,
+  type SubscriptionStatus,
+} from "./holder/results.js";
+export { perRequestSignalFetch } from "./holder/scoped-fetch.js";
+export { DOORBELL_TYPES, type Doorbell, type DoorbellType, parseDoorbell } from "./listener/doorbell.js";
+export {
+  createDoorbellListener,
+  type DoorbellListener,
+  type DoorbellListenerOptions,
+} from "./listener/listener.js";
+export { StateBox } from "./state/box.js";
+export { createPersistentDedup } from "./state/dedup.js";
+export { createFileStateStore } from "./state/file-store.js";
+export { type AgentState, emptyState, type LocalSubscription, type WatchState } from "./state/schema.js";
+export { createMemoryStateStore, type StateStore } from "./state/store.js";
+export { type AgentOptions, DEFAULT_TIMING, DoorbellAgent } from "./watch/agent.js";
+export type { AgentHooks, AgentTiming } from "./watch/context.js";
+export type { IntentHandle, SubscriptionReport } from "./watch/report.js";
