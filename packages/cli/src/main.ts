@@ -1,4 +1,6 @@
+import { AGENT_USAGE, agentCommand } from "./commands/agent.js";
 import { CATALOGUE_USAGE, catalogueCommand } from "./commands/catalogue.js";
+import { FORWARDER_USAGE, forwarderCommand } from "./commands/forwarder.js";
 import { SERVE_USAGE, serveCommand } from "./commands/serve.js";
 import { WEBHOOK_USAGE, webhookCommand } from "./commands/webhook.js";
 import { type Io, processIo, UsageError } from "./io.js";
@@ -8,9 +10,13 @@ const USAGE = `doorbell — tells AI agents that something changed, safely.
 Commands:
 ${SERVE_USAGE}
 
+${FORWARDER_USAGE}
+
 ${CATALOGUE_USAGE}
 
 ${WEBHOOK_USAGE}
+
+${AGENT_USAGE}
 `;
 
 /** Runs one command line and returns the exit code: 0 done, 1 refused/failed, 2 usage error. */
@@ -20,10 +26,14 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
     switch (command) {
       case "serve":
         return await serveCommand(args, io);
+      case "forwarder":
+        return await forwarderCommand(args, io);
       case "catalogue":
         return await catalogueCommand(args, io);
       case "webhook":
         return await webhookCommand(args, io);
+      case "agent":
+        return await agentCommand(args, io);
       case undefined:
       case "help":
       case "--help":

@@ -37,6 +37,7 @@ export {
   type PublishResult,
   type Visibility,
 } from "./domain/types.js";
+export * from "./forwarder/index.js";
 export {
   type CreateHolderOptions,
   createHolder,

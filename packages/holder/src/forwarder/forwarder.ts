@@ -1,0 +1,215 @@
+/**
+ * A whole forwarder in one call (push profile §7): store (a SQLite file under the data directory
+ * by default, or a PostgreSQL URL), migrations (delivery engine, then the forwarder's own), seal
+ * keys, the delivery engine towards agents (coalescing off: the holder already coalesced, and §7
+ * rule 4 forbids merging, delaying or reordering), its worker, the upstream holder client, the MCP
+ * endpoint and the relay endpoint — `{ fetch, listen, close }`.
+ */
+import fs from "node:fs";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import {
+  createDeliveryEngine,
+  type DeliveryTables,
+  deliveryMigrations,
+  type Worker,
+  type WorkerOptions,
+} from "@doorbell/delivery";
+import {
+  createSealer,
+  type Database,
+  type Keyring,
+  type LoadedKeyring,
+  loadKeyring,
+  migrate,
+  openDatabase,
+} from "@doorbell/store";
+import { closeEgress, type EgressPolicy, productionPolicy } from "@doorbell/webhooks";
+import { type ServerType, serve } from "@hono/node-server";
+import { type Logger, pino } from "pino";
+import { MCP_PATH } from "../web/app.js";
+import { createForwarderApp } from "./app.js";
+import { type ForwarderContext, type ForwarderDb, forwarderHashers } from "./context.js";
+import { createForwarderMcp, type ForwarderMcpOptions } from "./mcp-endpoint.js";
+import { createRelayEndpoint } from "./relay-endpoint.js";
+import { purgeRelays } from "./relays.js";
+import { type ForwarderTables, forwarderMigrations } from "./schema.js";
+import { createPushSide, type PushSideOptions } from "./subscriptions.js";
+import { createUpstream } from "./upstream.js";
+
+export interface CreateForwarderOptions {
+  /** The upstream holder's MCP endpoint, e.g. https://intents.example.sk/mcp. */
+  upstream: string;
+  /** Where the SQLite file and the generated seal-key file live (default `.doorbell-forwarder`). */
+  dataDir?: string;
+  /** A `postgres://` URL, or a SQLite file (default `<dataDir>/forwarder.sqlite`). */
+  database?: string;
+  /** The forwarder's public origin: its MCP endpoint and the relay URLs the holder rings. */
+  publicUrl?: string;
+  /**
+   * Where doorbells to agents may go. Default: push profile §6 rule 1 (`productionPolicy`, never
+   * the forwarder's own host). `developmentPolicy()` allows loopback, for demos and tests only.
+   */
+  policy?: EgressPolicy;
+  keyFile?: string;
+  env?: Record<string, string | undefined>;
+  /** An open store to use instead of `database` (the caller closes it), e.g. a test engine's. */
+  store?: ForwarderDb;
+  /** Seal and hash keys to use instead of loading them (`keyFile`, env, generated file). */
+  keyring?: Keyring;
+  mcp?: ForwarderMcpOptions;
+  push?: PushSideOptions;
+  worker?: WorkerOptions;
+  /** Retry schedule and challenge delays of the engine, for tests. */
+  engine?: { challengeDelaysMs?: readonly number[] };
+  clock?: () => number;
+  log?: Logger;
+}
+
+export interface ForwarderSummary {
+  publicUrl: string;
+  mcpUrl: string;
+  upstream: string;
+  database: string;
+  dialect: "sqlite" | "postgres";
+  /** Where the seal keys came from ("given": the caller passed a keyring). */
+  keys: LoadedKeyring["source"] | "given";
+  keyFile?: string;
+  egress: EgressPolicy["mode"];
+}
+
+export interface Forwarder {
+  fetch(request: Request): Promise<Response>;
+  listen(port?: number, host?: string): Promise<{ port: number; host: string; url: string }>;
+  close(): Promise<void>;
+  readonly context: ForwarderContext;
+  readonly summary: ForwarderSummary;
+}
+
+const DEFAULT_PUBLIC_URL = "http://127.0.0.1:8090";
+const HOUR_MS = 60 * 60 * 1000;
+
+export async function createForwarder(options: CreateForwarderOptions): Promise<Forwarder> {
+  const upstreamUrl = new URL(options.upstream);
+  if (upstreamUrl.protocol !== "https:" && upstreamUrl.protocol !== "http:") {
+    throw new TypeError("the upstream holder's MCP URL must be http(s)");
+  }
+  const dataDir = path.resolve(options.dataDir ?? ".doorbell-forwarder");
+  const clock = options.clock ?? Date.now;
+  const log = options.log ?? pino({ level: "info" });
+  const publicUrl = (options.publicUrl ?? DEFAULT_PUBLIC_URL).replace(/\/+$/, "");
+  let databaseUrl = options.database;
+  if (databaseUrl === undefined && options.store === undefined) {
+    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    databaseUrl = path.join(dataDir, "forwarder.sqlite");
+  }
+  const keys: { keyring: Keyring; source: ForwarderSummary["keys"]; path?: string | undefined } =
+    options.keyring !== undefined
+      ? { keyring: options.keyring, source: "given" }
+      : loadKeyring({
+          ...(options.keyFile === undefined ? {} : { keyFile: options.keyFile }),
+          ...(options.env === undefined ? {} : { env: options.env }),
+          dataDir,
+        });
+  // Never its own host (rule 1); a development policy is the caller's explicit choice.
+  const policy = options.policy ?? productionPolicy({ blockedHosts: [new URL(publicUrl).hostname] });
+  const ownStore = options.store === undefined;
+  const store =
+    options.store ?? ((await openDatabase({ url: databaseUrl as string })) as unknown as ForwarderDb);
+  const upstream = createUpstream(upstreamUrl);
+  let worker: Worker | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await migrate(store, [deliveryMigrations, forwarderMigrations]);
+    const sealer = createSealer(keys.keyring);
+    const engine = createDeliveryEngine({
+      store: store as unknown as Database<DeliveryTables>,
+      sealer,
+      policy,
+      clock,
+      coalescing: "off",
+      ...(options.engine?.challengeDelaysMs === undefined
+        ? {}
+        : { challengeDelaysMs: options.engine.challengeDelaysMs }),
+      logger: log.child({ part: "delivery" }),
+    });
+    const context: ForwarderContext = {
+      store,
+      sealer,
+      hashers: forwarderHashers(keys.keyring),
+      engine,
+      upstream,
+      publicUrl,
+      clock,
+      log,
+    };
+    const push = createPushSide(context, options.push);
+    const mcp = createForwarderMcp(context, push, options.mcp);
+    const app = createForwarderApp(context, mcp, createRelayEndpoint(context));
+    worker = engine.worker(options.worker);
+    worker.start();
+    timer = setInterval(() => {
+      purgeRelays(context).catch((error: Error) =>
+        log.warn({ event: "forwarder.purge_failed", error: error.name }, error.message.slice(0, 200)),
+      );
+    }, HOUR_MS);
+    timer.unref();
+
+    const servers: ServerType[] = [];
+    const started = worker;
+    let closing: Promise<void> | undefined;
+    return {
+      fetch: (request) => Promise.resolve(app.fetch(request)),
+      async listen(port = 8090, host = "127.0.0.1") {
+        const server = serve({ fetch: app.fetch, port, hostname: host });
+        servers.push(server);
+        await new Promise<void>((resolve, reject) => {
+          server.once("listening", resolve);
+          server.once("error", reject);
+        });
+        const address = server.address() as AddressInfo;
+        const shown = address.family === "IPv6" ? `[${address.address}]` : address.address;
+        return { port: address.port, host: address.address, url: `http://${shown}:${address.port}` };
+      },
+      close() {
+        closing ??= (async () => {
+          clearInterval(timer);
+          await mcp.close();
+          await Promise.all(
+            servers.map(
+              (server) =>
+                new Promise<void>((resolve) => {
+                  server.close(() => resolve());
+                  (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+                }),
+            ),
+          );
+          await started.stop();
+          await upstream.close();
+          await closeEgress(policy);
+          if (ownStore) await store.close();
+        })();
+        return closing;
+      },
+      context,
+      summary: {
+        publicUrl,
+        mcpUrl: `${publicUrl}${MCP_PATH}`,
+        upstream: upstreamUrl.href,
+        database: store.description,
+        dialect: store.dialect,
+        keys: keys.source,
+        ...(keys.path === undefined ? {} : { keyFile: keys.path }),
+        egress: policy.mode,
+      },
+    };
+  } catch (error) {
+    clearInterval(timer);
+    await worker?.stop();
+    await upstream.close();
+    if (ownStore) await store.close();
+    throw error;
+  }
+}
+
+export type { ForwarderTables };

@@ -1,0 +1,199 @@
+/**
+ * Relay records (push profile §7 rule 2): found by the keyed hash of their random path, by the
+ * agent's code and url (renewal) or by the agent's code and subscriptionId (unsubscribe). The
+ * forwarder's secret towards the holder is sealed under the forwarder's keyring, bound to the row.
+ */
+import type { ForwarderContext, ForwarderKysely } from "./context.js";
+import type { RelayRow } from "./schema.js";
+
+type Db = ForwarderKysely;
+type Ctx = Pick<ForwarderContext, "store" | "sealer" | "hashers" | "clock">;
+
+/** 32 base64url characters (192 bits, codes.ts `relayPathFor`), found again only through its keyed hash. */
+export const RELAY_PATH = /^[A-Za-z0-9_-]{32}$/;
+
+/** How long the previous secret towards the holder still verifies after a renewal changed it. */
+export const PREVIOUS_SECRET_MS = 24 * 60 * 60 * 1000;
+
+const secretAd = (id: string, which: "current" | "previous") =>
+  `forwarder.relay.holder_secret.${which}:${id}`;
+const endpointKey = (forwarderCode: string, agentUrl: string) => `${forwarderCode}\n${agentUrl}`;
+
+export interface NewRelay {
+  agentSubscriptionId: string;
+  path: string;
+  forwarderCode: string;
+  agentUrl: string;
+  holderHost: string;
+  holderSecret: string;
+  expiresAt: number;
+  refreshBefore: number;
+}
+
+export async function insertRelay(ctx: Ctx, relay: NewRelay): Promise<void> {
+  const now = ctx.clock();
+  const id = relay.agentSubscriptionId;
+  await ctx.store.db
+    .insertInto("forwarder_relays")
+    .values({
+      agent_subscription_id: id,
+      path_hash: ctx.hashers.relayPath.hash(relay.path),
+      owner_hash: ctx.hashers.relayOwner.hash(relay.forwarderCode),
+      endpoint_hash: ctx.hashers.relayEndpoint.hash(endpointKey(relay.forwarderCode, relay.agentUrl)),
+      holder_host: relay.holderHost,
+      holder_subscription_id: null,
+      holder_secret_sealed: ctx.sealer.seal(relay.holderSecret, secretAd(id, "current")),
+      holder_previous_secret_sealed: null,
+      holder_previous_until: null,
+      expires_at: relay.expiresAt,
+      refresh_before: relay.refreshBefore,
+      status: "active",
+      ended_reason: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+}
+
+export async function relayByPath(ctx: Ctx, path: string): Promise<RelayRow | undefined> {
+  if (!RELAY_PATH.test(path)) return undefined;
+  const rows = await ctx.store.db
+    .selectFrom("forwarder_relays")
+    .selectAll()
+    .where("path_hash", "in", ctx.hashers.relayPath.lookupHashes(path))
+    .execute();
+  return rows.find((row) => ctx.hashers.relayPath.verify(path, row.path_hash));
+}
+
+/** The live relay this code already has towards this url: a renewal (§4.1), not a new subscription. */
+export async function relayForEndpoint(
+  ctx: Ctx,
+  forwarderCode: string,
+  agentUrl: string,
+): Promise<RelayRow | undefined> {
+  const key = endpointKey(forwarderCode, agentUrl);
+  const rows = await ctx.store.db
+    .selectFrom("forwarder_relays")
+    .selectAll()
+    .where("endpoint_hash", "in", ctx.hashers.relayEndpoint.lookupHashes(key))
+    .where("status", "=", "active")
+    .execute();
+  return rows.find((row) => ctx.hashers.relayEndpoint.verify(key, row.endpoint_hash));
+}
+
+/** The relay with this subscriptionId, if the code owns it; undefined otherwise (no oracle). */
+export async function ownedRelay(
+  ctx: Ctx,
+  forwarderCode: string,
+  agentSubscriptionId: string,
+): Promise<RelayRow | undefined> {
+  const row = await ctx.store.db
+    .selectFrom("forwarder_relays")
+    .selectAll()
+    .where("agent_subscription_id", "=", agentSubscriptionId)
+    .executeTakeFirst();
+  return row !== undefined && ctx.hashers.relayOwner.verify(forwarderCode, row.owner_hash) ? row : undefined;
+}
+
+/** Every live relay of a code (withdrawing the intent ends them all). */
+export async function ownedRelays(ctx: Ctx, forwarderCode: string): Promise<RelayRow[]> {
+  const rows = await ctx.store.db
+    .selectFrom("forwarder_relays")
+    .selectAll()
+    .where("owner_hash", "in", ctx.hashers.relayOwner.lookupHashes(forwarderCode))
+    .where("status", "=", "active")
+    .execute();
+  return rows.filter((row) => ctx.hashers.relayOwner.verify(forwarderCode, row.owner_hash));
+}
+
+/** The secrets a holder's doorbell may be signed with: the current one, and the previous for a while. */
+export function holderSecrets(ctx: Pick<ForwarderContext, "sealer" | "clock">, row: RelayRow): string[] {
+  const id = row.agent_subscription_id;
+  const secrets = [ctx.sealer.openText(row.holder_secret_sealed, secretAd(id, "current"))];
+  if (
+    row.holder_previous_secret_sealed !== null &&
+    row.holder_previous_until !== null &&
+    row.holder_previous_until > ctx.clock()
+  ) {
+    secrets.push(ctx.sealer.openText(row.holder_previous_secret_sealed, secretAd(id, "previous")));
+  }
+  return secrets;
+}
+
+/**
+ * A renewal's new secret towards the holder, in place before the holder is asked: its challenge,
+ * signed with the new secret, may arrive before its answer does. The old one keeps verifying.
+ */
+export async function rotateHolderSecret(ctx: Ctx, row: RelayRow, newSecret: string): Promise<void> {
+  const now = ctx.clock();
+  const id = row.agent_subscription_id;
+  await ctx.store.db
+    .updateTable("forwarder_relays")
+    .set({
+      holder_secret_sealed: ctx.sealer.seal(newSecret, secretAd(id, "current")),
+      holder_previous_secret_sealed: ctx.sealer.seal(
+        ctx.sealer.openText(row.holder_secret_sealed, secretAd(id, "current")),
+        secretAd(id, "previous"),
+      ),
+      holder_previous_until: now + PREVIOUS_SECRET_MS,
+      updated_at: now,
+    })
+    .where("agent_subscription_id", "=", id)
+    .execute();
+}
+
+/** Puts the secrets back as they were when the holder refused a renewal (its secret did not change). */
+export async function restoreHolderSecrets(ctx: Ctx, row: RelayRow): Promise<void> {
+  await ctx.store.db
+    .updateTable("forwarder_relays")
+    .set({
+      holder_secret_sealed: row.holder_secret_sealed,
+      holder_previous_secret_sealed: row.holder_previous_secret_sealed,
+      holder_previous_until: row.holder_previous_until,
+      updated_at: ctx.clock(),
+    })
+    .where("agent_subscription_id", "=", row.agent_subscription_id)
+    .execute();
+}
+
+/** The holder answered: its subscriptionId and the lease it gave. */
+export async function recordHolderSide(
+  ctx: Ctx,
+  id: string,
+  update: { holderSubscriptionId: string; expiresAt: number; refreshBefore: number },
+): Promise<void> {
+  await ctx.store.db
+    .updateTable("forwarder_relays")
+    .set({
+      holder_subscription_id: update.holderSubscriptionId,
+      expires_at: update.expiresAt,
+      refresh_before: update.refreshBefore,
+      updated_at: ctx.clock(),
+    })
+    .where("agent_subscription_id", "=", id)
+    .execute();
+}
+
+/** Ends the relay record (idempotent); the caller ends the agent's subscription in the same transaction. */
+export async function endRelay(db: Db, id: string, reason: string, now: number): Promise<void> {
+  await db
+    .updateTable("forwarder_relays")
+    .set({ status: "ended", ended_reason: reason, updated_at: now })
+    .where("agent_subscription_id", "=", id)
+    .where("status", "=", "active")
+    .execute();
+}
+
+/** Deletes relays ended for a day and webhook-ids seen more than 25 hours ago (the holder retries for 24). */
+export async function purgeRelays(
+  ctx: Pick<ForwarderContext, "store" | "clock">,
+  keepMs = 25 * 60 * 60 * 1000,
+) {
+  const cutoff = ctx.clock() - keepMs;
+  await ctx.store.db.deleteFrom("forwarder_relay_seen").where("seen_at", "<", cutoff).execute();
+  await ctx.store.db
+    .deleteFrom("forwarder_relays")
+    .where("status", "=", "ended")
+    .where("updated_at", "<", cutoff)
+    .execute();
+}

@@ -1,0 +1,111 @@
+import { defineMigrations } from "@doorbell/store";
+
+/**
+ * One intent published through the forwarder. The holder's intentCode is sealed under the agent's
+ * forwarder code (codes.ts): without that code, which only the agent holds, nobody here opens it.
+ */
+export interface ForwarderIntentRow {
+  /** `fwi_…`; also the HKDF salt and AEAD associated data of the sealed holder code. */
+  id: string;
+  /** Keyed hash of the forwarder code (the forwarder's keyring, purpose `forwarder.codes`). */
+  code_hash: string;
+  /** The holder's intentCode, sealed under a key derived from the forwarder code. */
+  holder_code_sealed: string;
+  created_at: number;
+}
+
+export type RelayStatus = "active" | "ended";
+
+/**
+ * Push profile §7 rule 2: one relay between a holder's subscription and the agent's. No code, no
+ * statement, no match. The agent's url and secret live sealed in the delivery engine's row
+ * `agent_subscription_id`; the two keyed hashes of the forwarder code only let the agent who
+ * holds that code find and end its own relays, and open nothing.
+ */
+export interface RelayRow {
+  /** The delivery engine's subscription towards the agent (`sub_…`): the agent's subscriptionId. */
+  agent_subscription_id: string;
+  /** Keyed hash of the random relay path (purpose `forwarder.relay-path`). */
+  path_hash: string;
+  /** Keyed hash of the forwarder code (purpose `forwarder.relay-owner`): who may renew or end it. */
+  owner_hash: string;
+  /** Keyed hash of code + agent url (purpose `forwarder.relay-endpoint`): same code and url renew. */
+  endpoint_hash: string;
+  holder_host: string;
+  /** Null until the holder answered intent_subscribe_events. */
+  holder_subscription_id: string | null;
+  /** The forwarder's secret towards the holder, sealed; the previous one until the change settles. */
+  holder_secret_sealed: string;
+  holder_previous_secret_sealed: string | null;
+  holder_previous_until: number | null;
+  expires_at: number;
+  refresh_before: number;
+  status: RelayStatus;
+  ended_reason: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Holder webhook-ids already relayed, so a retry after a lost 2xx is not relayed twice (24 h). */
+export interface RelaySeenRow {
+  agent_subscription_id: string;
+  webhook_id: string;
+  seen_at: number;
+}
+
+export interface ForwarderTables {
+  forwarder_intents: ForwarderIntentRow;
+  forwarder_relays: RelayRow;
+  forwarder_relay_seen: RelaySeenRow;
+}
+
+export const forwarderMigrations = defineMigrations("forwarder", [
+  {
+    version: 1,
+    name: "intents_and_relays",
+    async up(db, { types }) {
+      await db.schema
+        .createTable("forwarder_intents")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("code_hash", "text", (c) => c.notNull().unique())
+        .addColumn("holder_code_sealed", "text", (c) => c.notNull())
+        .addColumn("created_at", types.timestamp, (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable("forwarder_relays")
+        .addColumn("agent_subscription_id", "text", (c) => c.primaryKey())
+        .addColumn("path_hash", "text", (c) => c.notNull().unique())
+        .addColumn("owner_hash", "text", (c) => c.notNull())
+        .addColumn("endpoint_hash", "text", (c) => c.notNull())
+        .addColumn("holder_host", "text", (c) => c.notNull())
+        .addColumn("holder_subscription_id", "text")
+        .addColumn("holder_secret_sealed", "text", (c) => c.notNull())
+        .addColumn("holder_previous_secret_sealed", "text")
+        .addColumn("holder_previous_until", types.timestamp)
+        .addColumn("expires_at", types.timestamp, (c) => c.notNull())
+        .addColumn("refresh_before", types.timestamp, (c) => c.notNull())
+        .addColumn("status", "text", (c) => c.notNull())
+        .addColumn("ended_reason", "text")
+        .addColumn("created_at", types.timestamp, (c) => c.notNull())
+        .addColumn("updated_at", types.timestamp, (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("forwarder_relays_endpoint")
+        .on("forwarder_relays")
+        .column("endpoint_hash")
+        .execute();
+      await db.schema
+        .createTable("forwarder_relay_seen")
+        .addColumn("agent_subscription_id", "text", (c) => c.notNull())
+        .addColumn("webhook_id", "text", (c) => c.notNull())
+        .addColumn("seen_at", types.timestamp, (c) => c.notNull())
+        .addPrimaryKeyConstraint("forwarder_relay_seen_pk", ["agent_subscription_id", "webhook_id"])
+        .execute();
+      await db.schema
+        .createIndex("forwarder_relay_seen_at")
+        .on("forwarder_relay_seen")
+        .column("seen_at")
+        .execute();
+    },
+  },
+]);
