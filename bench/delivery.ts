@@ -50,7 +50,7 @@ export async function benchDelivery(): Promise<void> {
   const receiver = await startReceiver();
   console.log(
     `Node ${process.version}; ${SUBSCRIPTIONS} verified push subscriptions, worker concurrency ${CONCURRENCY}, ` +
-      `${EVENTS.toLocaleString("en-US")} events enqueued in transactions of ${BATCH}; the receiver ` +
+      `${EVENTS.toLocaleString("en-US")} events enqueued in transactions of ${BATCH} (one enqueueMany each); the receiver ` +
       "(node:http, 127.0.0.1) runs in a worker thread. Ours is timed from the first enqueue to the last " +
       "receipt; the raw loop runs before and after ours and the faster run is shown.",
   );
@@ -109,6 +109,13 @@ async function benchVariant(variant: Variant, receiver: Receiver): Promise<void>
       { name: "raw undici keep-alive POST loop", opsPerSecond: raw.rate },
     ]);
     console.log(`  enqueue while delivering: ${perSecond(live.enqueueRate)} events/s`);
+    // Extra, labelled as such: the raw loop pays nothing for durability, ours above includes the
+    // enqueue transactions. This line charges the raw loop the same enqueue (measured alone below).
+    const rawWithEnqueue = 1 / (1 / raw.rate + 1 / drain.enqueueRate);
+    console.log(
+      `  extra: raw loop charged the same enqueue (enqueue alone, then the raw loop): ${perSecond(rawWithEnqueue)} ops/s; ` +
+        `ours/this = ${(live.rate / rawWithEnqueue).toFixed(2)}×`,
+    );
     console.log(`  latency, enqueue to receipt, under this load: ${percentiles(live.report.latencies)}`);
     if (variant.goal) {
       const ratio = live.rate / raw.rate;
@@ -118,6 +125,10 @@ async function benchVariant(variant: Variant, receiver: Receiver): Promise<void>
       { name: "doorbell durable delivery", opsPerSecond: drain.rate },
       { name: "raw undici keep-alive POST loop", opsPerSecond: raw.rate },
     ]);
+    if (variant.goal) {
+      const ratio = drain.rate / raw.rate;
+      console.log(`  goal ≥ 0.50× the raw loop: ${ratio >= 0.5 ? "met" : "NOT met"} (${ratio.toFixed(2)}×)`);
+    }
     console.log(`  enqueue alone, no worker running: ${perSecond(drain.enqueueRate)} events/s`);
     if (steady) {
       console.log(
@@ -220,20 +231,25 @@ async function rawLoop(receiver: Receiver, key: Uint8Array) {
   }
 }
 
-/** Enqueues `EVENTS` in transactions of `BATCH`, round-robin over the subscriptions, as fast as they commit. */
+/**
+ * Enqueues `EVENTS` in transactions of `BATCH`, round-robin over the subscriptions, as fast as they
+ * commit: each transaction queues its `BATCH` events with one `enqueueMany` call.
+ */
 async function enqueueAll({ engine, store, subs }: Bench, r: number): Promise<void> {
   const seq = subs.map(() => 0);
   for (let first = 0; first < EVENTS; first += BATCH) {
     await store.transaction(async (trx) => {
+      const items = [];
       for (let i = first; i < Math.min(first + BATCH, EVENTS); i++) {
         const s = i % subs.length;
         const k = seq[s] as number;
         seq[s] = k + 1;
-        await engine.enqueue(trx, subs[s] as string, {
-          type: EVENT_TYPE,
-          data: { r, i, s, k, t: clockMs() },
+        items.push({
+          subscriptionId: subs[s] as string,
+          event: { type: EVENT_TYPE, data: { r, i, s, k, t: clockMs() } },
         });
       }
+      await engine.enqueueMany(trx, items);
     });
   }
 }

@@ -3,6 +3,7 @@ import { signAttempt } from "./channels.js";
 import { MATCHES_EVENT } from "./coalesce.js";
 import { type EngineContext, endpointOf, secretAd } from "./context.js";
 import { recordDelivered } from "./delivered.js";
+import { sending } from "./group-commit.js";
 import { nextAttemptAt } from "./retry.js";
 import type { OutboxRow, SubscriptionRow } from "./schema.js";
 import { end } from "./subscriptions.js";
@@ -74,7 +75,13 @@ export async function attemptRow(
     body,
   });
   const url = keys ? keys.url : endpointOf(ctx, sub);
-  const result = await postWebhook({ url, headers, body, policy: ctx.policy });
+  const answered = sending(ctx);
+  let result: Awaited<ReturnType<typeof postWebhook>>;
+  try {
+    result = await postWebhook({ url, headers, body, policy: ctx.policy });
+  } finally {
+    answered();
+  }
   const kind = row.final === 1 ? "final" : "event";
   const outcome = result.ok ? "delivered" : result.category;
   ctx.metrics.attempts.inc({ channel: sub.channel, kind, outcome });

@@ -19,6 +19,8 @@ export interface EngineContext {
   readonly policy: EgressPolicy;
   readonly retry: RetryPolicy;
   readonly limits: CoalescingLimits;
+  /** False for a relay whose upstream already coalesced: matches doorbells queue like any event. */
+  readonly coalesce: boolean;
   /** Delays after the first and second failed challenge; the third failure ends the subscription. */
   readonly challengeDelaysMs: readonly number[];
   /** How long an ended subscription's secret and endpoint are kept (at most 30 days). */

@@ -4,7 +4,7 @@ import type { EgressPolicy } from "@doorbell/webhooks";
 import { type Logger, pino } from "pino";
 import { type CoalescingLimits, coalescingLimits } from "./coalesce.js";
 import type { Db, EngineContext } from "./context.js";
-import { type DeliveryEvent, type EnqueueResult, enqueue } from "./enqueue.js";
+import { type DeliveryEvent, type EnqueueItem, type EnqueueResult, enqueue, enqueueMany } from "./enqueue.js";
 import { DeliveryError } from "./errors.js";
 import { createMetrics, type DeliveryMetrics } from "./metrics.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
@@ -35,8 +35,12 @@ export interface DeliveryEngineOptions {
   clock?: () => number;
   random?: () => number;
   retry?: RetryPolicy;
-  /** Lower than the push profile's numbers only: a longer window, a smaller daily cap. */
-  coalescing?: Partial<CoalescingLimits>;
+  /**
+   * Lower than the push profile's numbers only: a longer window, a smaller daily cap. `"off"` is
+   * for a forwarder relaying doorbells its upstream holder already coalesced (push profile §7
+   * rule 4: it must not merge, delay or reorder them) and for benches.
+   */
+  coalescing?: Partial<CoalescingLimits> | "off";
   challengeDelaysMs?: readonly number[];
   /** Kept after the end for the person's receipts, then deleted; at most 30 days (default 1 day). */
   purgeAfterMs?: number;
@@ -52,6 +56,17 @@ export interface DeliveryEngine {
   get(db: Kysely<DeliveryTables>, id: string): Promise<SubscriptionView>;
   /** Inside the caller's transaction: the event commits or rolls back with the caller's change. */
   enqueue(db: Kysely<DeliveryTables>, subscriptionId: string, event: DeliveryEvent): Promise<EnqueueResult>;
+  /**
+   * Many events at once, inside the caller's transaction: the same as `enqueue` for each in order
+   * (one result per event), with one multi-row insert and one sequence update for all of them.
+   * Either items for any subscriptions, or one subscription and its events.
+   */
+  enqueueMany(db: Kysely<DeliveryTables>, items: readonly EnqueueItem[]): Promise<EnqueueResult[]>;
+  enqueueMany(
+    db: Kysely<DeliveryTables>,
+    subscriptionId: string,
+    events: readonly DeliveryEvent[],
+  ): Promise<EnqueueResult[]>;
   /** A worker for this process; on PostgreSQL it also wakes on other processes' commits. */
   worker(options?: WorkerOptions): Worker;
   /** Processes everything due now, repeatedly, until nothing is: for tests with a fake clock. */
@@ -76,7 +91,8 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
     random: options.random ?? (() => randomInt(0, 2 ** 32) / 2 ** 32),
     policy: options.policy,
     retry: options.retry ?? DEFAULT_RETRY_POLICY,
-    limits: coalescingLimits(options.coalescing),
+    limits: coalescingLimits(options.coalescing === "off" ? {} : options.coalescing),
+    coalesce: options.coalescing !== "off",
     challengeDelaysMs: options.challengeDelaysMs ?? [5_000, 30_000],
     purgeAfterMs,
     secretOverlapMs: options.secretOverlapMs ?? 60 * 60 * 1000,
@@ -96,6 +112,16 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
     end: (db, id, reason, endOptions) => end(ctx, as(db), id, reason, endOptions),
     get: async (db, id) => view(await load(as(db), id)),
     enqueue: (db, id, event) => enqueue(ctx, as(db), id, event),
+    enqueueMany: (
+      db: Kysely<DeliveryTables>,
+      first: string | readonly EnqueueItem[],
+      events?: readonly DeliveryEvent[],
+    ) =>
+      enqueueMany(
+        ctx,
+        as(db),
+        typeof first === "string" ? (events ?? []).map((event) => ({ subscriptionId: first, event })) : first,
+      ),
     worker(workerOptions) {
       const worker = createWorker(ctx, workerOptions);
       const wakeable = { wake: () => worker.wake() };

@@ -1,9 +1,9 @@
+import { sql } from "@doorbell/store";
 import { mcpEnvelope, pushEnvelope } from "./channels.js";
 import { MATCHES_EVENT, mergeMatches } from "./coalesce.js";
 import type { Db, EngineContext } from "./context.js";
 import { DeliveryError } from "./errors.js";
 import { randomId } from "./ids.js";
-import { insertRow } from "./outbox.js";
 import { notifyWorkers } from "./subscriptions.js";
 
 export interface DeliveryEvent {
@@ -17,10 +17,20 @@ export interface DeliveryEvent {
   cursor?: string;
 }
 
+/** One event for one subscription, for `enqueueMany`. */
+export interface EnqueueItem {
+  subscriptionId: string;
+  event: DeliveryEvent;
+}
+
 /** queued: a new row; coalesced: added to a waiting matches doorbell; dropped: the subscription ended. */
 export type EnqueueResult = "queued" | "coalesced" | "dropped";
 
 const MAX_BODY_BYTES = 256 * 1024;
+/** Rows per insert statement: 10 values a row stays far below SQLite's 32 766 variables. */
+const MAX_ROWS_PER_INSERT = 1_000;
+/** Subscriptions per statement (their ids are bound as variables). */
+const MAX_SUBSCRIPTIONS_PER_STATEMENT = 500;
 
 /**
  * Queues one event for one subscription inside the caller's transaction, so the domain change and
@@ -32,19 +42,104 @@ export async function enqueue(
   subscriptionId: string,
   event: DeliveryEvent,
 ): Promise<EnqueueResult> {
-  const now = ctx.clock();
-  const sub = await db
-    .selectFrom("delivery_subscriptions")
-    .select(["channel", "status", "subscriber_id", "agg_new_matches", "agg_latest_delivered_at"])
-    .where("id", "=", subscriptionId)
-    .executeTakeFirst();
-  if (!sub) throw new DeliveryError("ERR_DELIVERY_UNKNOWN_SUBSCRIPTION", "no such subscription");
-  if (sub.status === "ended") return "dropped";
-  const timestamp = event.timestamp ?? new Date(now).toISOString();
+  const [result] = await enqueueMany(ctx, db, [{ subscriptionId, event }]);
+  return result as EnqueueResult;
+}
 
-  if (sub.channel === "push" && event.type === MATCHES_EVENT) {
-    const report = matchesReport(event.data);
-    const merged = mergeMatches({ count: sub.agg_new_matches, latest: sub.agg_latest_delivered_at }, report);
+interface Target {
+  channel: "push" | "mcp";
+  status: string;
+  subscriber_id: string;
+  agg_new_matches: number;
+  agg_latest_delivered_at: string | null;
+}
+
+interface PendingRow {
+  item: number;
+  subscriptionId: string;
+  webhookId: string;
+  type: string;
+  body: string;
+}
+
+/**
+ * Queues many events, for one or many subscriptions, inside the caller's transaction: the same
+ * result as calling `enqueue` for each in order (per subscription, order of the items is order of
+ * delivery), with a handful of statements instead of three per event. Every event is checked
+ * before anything is written; a bad one throws and writes nothing.
+ */
+export async function enqueueMany(
+  ctx: EngineContext,
+  db: Db,
+  items: readonly EnqueueItem[],
+): Promise<EnqueueResult[]> {
+  if (items.length === 0) return [];
+  const now = ctx.clock();
+  const ids = [...new Set(items.map((item) => item.subscriptionId))];
+  const targets = new Map<string, Target>();
+  for (const chunk of chunks(ids, MAX_SUBSCRIPTIONS_PER_STATEMENT)) {
+    const found = await db
+      .selectFrom("delivery_subscriptions")
+      .select(["id", "channel", "status", "subscriber_id", "agg_new_matches", "agg_latest_delivered_at"])
+      .where("id", "in", chunk)
+      .execute();
+    for (const row of found) targets.set(row.id, row);
+  }
+  if (targets.size !== ids.length) {
+    throw new DeliveryError("ERR_DELIVERY_UNKNOWN_SUBSCRIPTION", "no such subscription");
+  }
+
+  // Check and build everything first: nothing is written when one event is refused.
+  const results: EnqueueResult[] = new Array(items.length);
+  const rows: PendingRow[] = [];
+  const matches = new Map<string, { count: number; latest: string | null; before: number }>();
+  const defaultTimestamp = new Date(now).toISOString();
+  items.forEach(({ subscriptionId, event }, item) => {
+    const sub = targets.get(subscriptionId) as Target;
+    if (sub.status === "ended") {
+      results[item] = "dropped";
+      return;
+    }
+    const timestamp = event.timestamp ?? defaultTimestamp;
+    if (sub.channel === "push" && event.type === MATCHES_EVENT && ctx.coalesce) {
+      const report = matchesReport(event.data);
+      const waiting = matches.get(subscriptionId) ?? {
+        count: sub.agg_new_matches,
+        latest: sub.agg_latest_delivered_at,
+        before: sub.agg_new_matches,
+      };
+      results[item] = waiting.count > 0 ? "coalesced" : "queued";
+      matches.set(subscriptionId, { ...mergeMatches(waiting, report), before: waiting.before });
+      return;
+    }
+    let webhookId: string;
+    let body: string;
+    if (sub.channel === "mcp") {
+      if (!event.eventId || !/^[\x21-\x7e]{1,256}$/.test(event.eventId)) {
+        throw new DeliveryError(
+          "ERR_DELIVERY_INVALID_EVENT",
+          "an MCP event needs an eventId of 1–256 printable ASCII characters",
+        );
+      }
+      webhookId = event.eventId;
+      body = mcpEnvelope(sub.subscriber_id, { ...event, eventId: event.eventId, timestamp });
+    } else {
+      webhookId = randomId("msg_");
+      body = pushEnvelope(event.type, timestamp, event.data);
+    }
+    // A UTF-8 byte is at most 3 per UTF-16 unit: only a long body needs counting.
+    if (body.length * 3 > MAX_BODY_BYTES && Buffer.byteLength(body) > MAX_BODY_BYTES) {
+      throw new DeliveryError(
+        "ERR_DELIVERY_INVALID_EVENT",
+        `an event body is at most ${MAX_BODY_BYTES} bytes`,
+      );
+    }
+    results[item] = "queued";
+    rows.push({ item, subscriptionId, webhookId, type: event.type, body });
+  });
+
+  // Matches reports only add to the waiting aggregate (push profile §6 rule 6): one update each.
+  for (const [id, merged] of matches) {
     await db
       .updateTable("delivery_subscriptions")
       .set((eb) => ({
@@ -54,38 +149,78 @@ export async function enqueue(
         wake_at: now,
         updated_at: now,
       }))
-      .where("id", "=", subscriptionId)
+      .where("id", "=", id)
       .execute();
-    await notifyWorkers(ctx, db);
-    ctx.metrics.enqueued.inc({
-      channel: sub.channel,
-      result: sub.agg_new_matches > 0 ? "coalesced" : "queued",
-    });
-    return sub.agg_new_matches > 0 ? "coalesced" : "queued";
   }
+  if (rows.length > 0) await insertRows(db, rows, results, now);
 
-  let webhookId: string;
-  let body: string;
-  if (sub.channel === "mcp") {
-    if (!event.eventId || !/^[\x21-\x7e]{1,256}$/.test(event.eventId)) {
-      throw new DeliveryError(
-        "ERR_DELIVERY_INVALID_EVENT",
-        "an MCP event needs an eventId of 1–256 printable ASCII characters",
-      );
+  if (rows.length > 0 || matches.size > 0) await notifyWorkers(ctx, db);
+  items.forEach(({ subscriptionId }, item) => {
+    ctx.metrics.enqueued.inc({
+      channel: (targets.get(subscriptionId) as Target).channel,
+      result: results[item] as EnqueueResult,
+    });
+  });
+  return results;
+}
+
+/**
+ * Appends rows at the tails of their subscriptions' queues: one update takes a block of sequence
+ * numbers per subscription under its row lock (and makes it due), one insert writes the rows.
+ * A subscription that ended before its row lock was taken gets nothing (its rows are "dropped").
+ */
+async function insertRows(db: Db, rows: PendingRow[], results: EnqueueResult[], now: number): Promise<void> {
+  const counts = new Map<string, number>();
+  for (const row of rows) counts.set(row.subscriptionId, (counts.get(row.subscriptionId) ?? 0) + 1);
+  const next = new Map<string, number>();
+  for (const chunk of chunks([...counts], MAX_SUBSCRIPTIONS_PER_STATEMENT)) {
+    const increment = sql.join(
+      chunk.map(([id, count]) => sql`when ${id} then cast(${count} as bigint)`),
+      sql` `,
+    );
+    const taken = await sql<{ id: string; next_seq: number; status: string }>`
+      update delivery_subscriptions
+      set next_seq = next_seq + case id ${increment} end,
+          wake_at = case when wake_at is null or wake_at > ${now} then ${now} else wake_at end,
+          updated_at = ${now}
+      where id in (${sql.join(chunk.map(([id]) => id))})
+      returning id, next_seq, status`.execute(db);
+    for (const row of taken.rows) {
+      const count = counts.get(row.id) as number;
+      // The block is [next_seq - count, next_seq); an ended subscription queues nothing more.
+      if (row.status !== "ended") next.set(row.id, Number(row.next_seq) - count);
     }
-    webhookId = event.eventId;
-    body = mcpEnvelope(sub.subscriber_id, { ...event, eventId: event.eventId, timestamp });
-  } else {
-    webhookId = randomId("msg_");
-    body = pushEnvelope(event.type, timestamp, event.data);
   }
-  if (Buffer.byteLength(body) > MAX_BODY_BYTES) {
-    throw new DeliveryError("ERR_DELIVERY_INVALID_EVENT", `an event body is at most ${MAX_BODY_BYTES} bytes`);
+  const values = [];
+  for (const row of rows) {
+    const seq = next.get(row.subscriptionId);
+    if (seq === undefined) {
+      results[row.item] = "dropped";
+      continue;
+    }
+    next.set(row.subscriptionId, seq + 1);
+    values.push({
+      subscription_id: row.subscriptionId,
+      seq,
+      webhook_id: row.webhookId,
+      type: row.type,
+      body: row.body,
+      attempts: 0,
+      first_attempt_at: null,
+      next_attempt_at: now,
+      final: 0,
+      created_at: now,
+    });
   }
-  await insertRow(db, subscriptionId, { webhookId, type: event.type, body, now, final: false });
-  await notifyWorkers(ctx, db);
-  ctx.metrics.enqueued.inc({ channel: sub.channel, result: "queued" });
-  return "queued";
+  for (const chunk of chunks(values, MAX_ROWS_PER_INSERT)) {
+    await db.insertInto("delivery_outbox").values(chunk).execute();
+  }
+}
+
+function chunks<T>(values: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < values.length; i += size) out.push(values.slice(i, i + size));
+  return out;
 }
 
 function matchesReport(data: Record<string, unknown>): { newMatches: number; latestDeliveredAt: string } {

@@ -11,7 +11,7 @@ export {
   type DeliveryEngineOptions,
   NOTIFY_CHANNEL,
 } from "./engine.js";
-export type { DeliveryEvent, EnqueueResult } from "./enqueue.js";
+export type { DeliveryEvent, EnqueueItem, EnqueueResult } from "./enqueue.js";
 export { DeliveryError, type DeliveryErrorCode } from "./errors.js";
 export type { DeliveryMetrics } from "./metrics.js";
 export {

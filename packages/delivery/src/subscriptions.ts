@@ -63,12 +63,6 @@ export function view(row: SubscriptionRow): SubscriptionView {
   };
 }
 
-/** Verified and approved make a subscription active; until then nothing but the challenge is sent. */
-export function statusOf(row: Pick<SubscriptionRow, "verified" | "approved">): SubscriptionStatus {
-  if (row.verified !== 1) return "pending_verification";
-  return row.approved === 1 ? "active" : "awaiting_approval";
-}
-
 function checkLease(ctx: EngineContext, expiresAt: number, refreshBefore: number): void {
   const now = ctx.clock();
   if (!(expiresAt > now && expiresAt - now <= MAX_LEASE_MS)) {
@@ -211,15 +205,20 @@ export async function approve(ctx: EngineContext, db: Db, id: string): Promise<S
   if (row.status === "ended")
     throw new DeliveryError("ERR_DELIVERY_SUBSCRIPTION_ENDED", "the subscription has ended");
   const now = ctx.clock();
-  const next = {
-    approved: 1,
-    status: statusOf({ verified: row.verified, approved: 1 }),
-    updated_at: now,
-    wake_at: now,
-  };
-  await db.updateTable("delivery_subscriptions").set(next).where("id", "=", id).execute();
+  await db
+    .updateTable("delivery_subscriptions")
+    .set({
+      approved: 1,
+      // From the row as it is now: its challenge may pass while the person approves.
+      status: sql<SubscriptionStatus>`case when verified = 1 then 'active' else 'pending_verification' end`,
+      updated_at: now,
+      wake_at: now,
+    })
+    .where("id", "=", id)
+    .where("status", "!=", "ended")
+    .execute();
   await notifyWorkers(ctx, db);
-  return view({ ...row, ...next });
+  return view(await load(db, id));
 }
 
 export interface EndOptions {

@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
+import { sql } from "@doorbell/store";
 import { postWebhook } from "@doorbell/webhooks";
 import { pushEnvelope, signAttempt } from "./channels.js";
 import { type EngineContext, endpointOf, secretAd } from "./context.js";
 import { randomId } from "./ids.js";
-import type { SubscriptionRow } from "./schema.js";
-import { end, statusOf } from "./subscriptions.js";
+import type { SubscriptionRow, SubscriptionStatus } from "./schema.js";
+import { end } from "./subscriptions.js";
 
 /** Push profile §6 rule 2 and the MCP sketch: three failed challenges end the subscription. */
 export const MAX_CHALLENGES = 3;
@@ -70,7 +71,8 @@ export async function sendChallenge(ctx: EngineContext, sub: SubscriptionRow): P
         .set({
           ...rotation,
           verified: 1,
-          status: statusOf({ verified: 1, approved: sub.approved }),
+          // From the row as it is now: the person may have approved while the challenge was out.
+          status: sql<SubscriptionStatus>`case when approved = 1 then 'active' else 'awaiting_approval' end`,
           verify_attempts: 0,
           verify_due_at: null,
           last_error: null,

@@ -3,6 +3,7 @@ import { pushEnvelope } from "./channels.js";
 import { countMatchesDoorbell, MATCHES_EVENT, matchesOpenAt } from "./coalesce.js";
 import type { Db, EngineContext } from "./context.js";
 import { DeliveryError } from "./errors.js";
+import { grouped } from "./group-commit.js";
 import { randomId } from "./ids.js";
 import { insertRow } from "./outbox.js";
 import type { SubscriptionRow } from "./schema.js";
@@ -112,15 +113,19 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): W
   };
 }
 
-/** Leases up to `limit` subscriptions that have something due; SKIP LOCKED lets processes share one PostgreSQL. */
+/**
+ * Leases up to `limit` subscriptions that have something due; SKIP LOCKED lets processes share one
+ * PostgreSQL. On SQLite the claim shares its commit with the releases and recorded deliveries of
+ * the same turn (group-commit.ts).
+ */
 async function claimDue(
   ctx: EngineContext,
   workerId: string,
   limit: number,
   leaseMs: number,
 ): Promise<SubscriptionRow[]> {
-  const now = ctx.clock();
-  return ctx.store.transaction(async (trx) => {
+  return grouped(ctx, async (trx) => {
+    const now = ctx.clock();
     let due = trx
       .selectFrom("delivery_subscriptions")
       .select("id")
@@ -173,16 +178,6 @@ async function processSubscription(
   let delivered: Delivered | undefined;
   if (sub && (sub.status === "ended" || (sub.status === "active" && sub.delivery_active === 1))) {
     delivered = await drainQueue(ctx, sub, leaseEnds, maxPerClaim);
-  }
-  sub = await reload(ctx, claimed.id);
-  if (sub?.status === "ended" && sub.purge_at !== null && ctx.clock() >= sub.purge_at) {
-    // Push profile §6 rule 7: the subscription, its secret and its endpoint are deleted.
-    await ctx.store.db
-      .deleteFrom("delivery_subscriptions")
-      .where("id", "=", sub.id)
-      .where("lease_owner", "=", workerId)
-      .execute();
-    return;
   }
   await release(ctx, claimed.id, workerId, delivered);
 }
@@ -308,7 +303,8 @@ async function hasQueuedMatches(db: Db, id: string): Promise<boolean> {
 /**
  * Gives the subscription back with its next wake-up computed from fresh state under the row lock,
  * so an event enqueued while we held the lease is never missed, and writes the deliveryStatus of
- * the claim's successes (once per claim rather than once per delivery: see delivered.ts).
+ * the claim's successes (once per claim rather than once per delivery: see delivered.ts). An ended
+ * subscription past its purge time is deleted instead. On SQLite this shares the turn's commit.
  */
 async function release(
   ctx: EngineContext,
@@ -316,11 +312,16 @@ async function release(
   workerId: string,
   delivered?: Delivered,
 ): Promise<void> {
-  await ctx.store.transaction(async (trx) => {
+  await grouped(ctx, async (trx) => {
     let query = trx.selectFrom("delivery_subscriptions").selectAll().where("id", "=", id);
     if (ctx.store.dialect === "postgres") query = query.forUpdate();
     const sub = await query.executeTakeFirst();
-    if (!sub) return;
+    if (!sub || sub.lease_owner !== workerId) return;
+    if (sub.status === "ended" && sub.purge_at !== null && ctx.clock() >= sub.purge_at) {
+      // Push profile §6 rule 7: the subscription, its secret and its endpoint are deleted.
+      await trx.deleteFrom("delivery_subscriptions").where("id", "=", id).execute();
+      return;
+    }
     const head = await trx
       .selectFrom("delivery_outbox")
       .select(["next_attempt_at", "final", "type"])

@@ -1,0 +1,111 @@
+import { forEachEngine } from "@doorbell/store/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MATCHES_EVENT } from "../src/index.js";
+import { DAY, endpointForSuite, engineOn, fakeClock } from "./harness.js";
+
+forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
+  const endpoint = endpointForSuite();
+
+  async function subscribed(
+    engine: Awaited<ReturnType<typeof engineOn>>["engine"],
+    db: Awaited<ReturnType<typeof engineOn>>["db"],
+    now: number,
+  ) {
+    return engine.subscribe(db, {
+      channel: "push",
+      url: endpoint.url,
+      secret: (await import("./harness.js")).newSecret(),
+      expiresAt: now + 30 * DAY,
+      refreshBefore: now + 27 * DAY,
+      requiresApproval: false,
+    });
+  }
+
+  it("enqueueMany is enqueue for each item in order: FIFO per subscription, across many subscriptions", async () => {
+    const clock = fakeClock();
+    const { engine, db, store } = await engineOn(fixture.db, clock.now);
+    const subs = [await subscribed(engine, db, clock.now()), await subscribed(engine, db, clock.now())];
+    await engine.runDue();
+    const ids = subs.map((sub) => sub.id);
+    // Interleaved, in three transactions, mixing both call shapes and a single enqueue between them.
+    for (let batch = 0; batch < 3; batch++) {
+      await store.transaction(async (trx) => {
+        const items = Array.from({ length: 7 }, (_, k) => ({
+          subscriptionId: ids[k % 2] as string,
+          event: { type: "intent.status.changed", data: { s: k % 2, n: batch * 100 + k } },
+        }));
+        expect(await engine.enqueueMany(trx, items)).toEqual(items.map(() => "queued"));
+        await engine.enqueue(trx, ids[0] as string, {
+          type: "intent.status.changed",
+          data: { s: 0, n: batch * 100 + 50 },
+        });
+        await engine.enqueueMany(trx, ids[1] as string, [
+          { type: "intent.status.changed", data: { s: 1, n: batch * 100 + 60 } },
+          { type: "intent.status.changed", data: { s: 1, n: batch * 100 + 61 } },
+        ]);
+      });
+    }
+    await engine.runDue();
+    const bySub = (s: number) =>
+      endpoint
+        .events()
+        .filter((e) => e.json.data?.s === s)
+        .map((e) => e.json.data?.n as number);
+    const expected = (s: number) =>
+      [0, 1, 2].flatMap((batch) => [
+        ...[0, 1, 2, 3, 4, 5, 6].filter((k) => k % 2 === s).map((k) => batch * 100 + k),
+        ...(s === 0 ? [batch * 100 + 50] : [batch * 100 + 60, batch * 100 + 61]),
+      ]);
+    expect(bySub(0)).toEqual(expected(0));
+    expect(bySub(1)).toEqual(expected(1));
+    const webhookIds = endpoint.events().map((e) => e.headers["webhook-id"]);
+    expect(new Set(webhookIds).size).toBe(webhookIds.length);
+  });
+
+  it("coalesces matches, drops for an ended subscription, and writes nothing when one event is refused", async () => {
+    const clock = fakeClock();
+    const { engine, db, store } = await engineOn(fixture.db, clock.now);
+    const live = await subscribed(engine, db, clock.now());
+    const ended = await subscribed(engine, db, clock.now());
+    await engine.runDue();
+    await engine.end(db, ended.id, "unsubscribed", { notify: false });
+    const at = new Date(clock.now()).toISOString();
+    const results = await store.transaction((trx) =>
+      engine.enqueueMany(trx, [
+        {
+          subscriptionId: live.id,
+          event: { type: MATCHES_EVENT, data: { newMatches: 2, latestDeliveredAt: at } },
+        },
+        { subscriptionId: ended.id, event: { type: "intent.status.changed", data: {} } },
+        {
+          subscriptionId: live.id,
+          event: { type: MATCHES_EVENT, data: { newMatches: 3, latestDeliveredAt: at } },
+        },
+        { subscriptionId: live.id, event: { type: "intent.status.changed", data: { n: 1 } } },
+      ]),
+    );
+    expect(results).toEqual(["queued", "dropped", "coalesced", "queued"]);
+    await expect(
+      store.transaction((trx) =>
+        engine.enqueueMany(trx, [
+          { subscriptionId: live.id, event: { type: "intent.status.changed", data: { n: 2 } } },
+          {
+            subscriptionId: live.id,
+            event: { type: MATCHES_EVENT, data: { newMatches: 0, latestDeliveredAt: at } },
+          },
+        ]),
+      ),
+    ).rejects.toThrow(/newMatches/);
+    await expect(
+      store.transaction((trx) =>
+        engine.enqueueMany(trx, [{ subscriptionId: "sub_unknown", event: { type: "x", data: {} } }]),
+      ),
+    ).rejects.toMatchObject({ code: "ERR_DELIVERY_UNKNOWN_SUBSCRIPTION" });
+    await engine.runDue();
+    // The aggregate becomes a doorbell behind what was already queued (as with single enqueues).
+    const events = endpoint.events();
+    expect(events.map((e) => e.json.type)).toEqual(["intent.status.changed", MATCHES_EVENT]);
+    expect(events[0]?.json.data).toEqual({ n: 1 });
+    expect(events[1]?.json.data?.newMatches).toBe(5);
+  });
+});
