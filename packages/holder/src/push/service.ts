@@ -624,6 +624,8 @@ export function createPushService(ctx: HolderContext, options: PushOptions): Pus
         }
         if (row.approval === "granted" || row.approval === "not-required") return receipt(row, current);
         const sub = await grant(trx, row);
+        // The agent's first doorbell: it is on, and the intent is active (sent once its challenge passed).
+        await enqueueStatus(trx, row, "active");
         return receipt({ ...row, approval: "granted" }, sub);
       });
       ctx.log.info(
