@@ -2,27 +2,13 @@
 // matches printed from the holder's own list (title, price, location, url), doorbells asked for
 // when it listens, the holder's refusal of an endpoint printed as it is, and the pull fallback.
 import { mkdtempSync, rmSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RunningHolder, startHolder } from "../../agent/test/holder-fixture.js";
 import { agentCommand } from "../src/commands/agent.js";
-import { type Io, run } from "../src/main.js";
-
-function captureIo(env: Record<string, string> = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: Io = {
-    stdin: async () => new Uint8Array(),
-    stdout: (text) => out.push(text),
-    stderr: (text) => err.push(text),
-    env,
-    readFile: (path) => readFile(path),
-    now: () => Date.now(),
-  };
-  return { io, out: () => out.join(""), err: () => err.join("") };
-}
+import { run } from "../src/main.js";
+import { captureIo, runUntilChecked } from "./command-harness.js";
 
 const dirs: string[] = [];
 const statePath = () => {
@@ -33,6 +19,19 @@ const statePath = () => {
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
+
+/** `watch` with the code in a flag, a doorbell endpoint on a free loopback port and a fresh state file. */
+const listeningArgs = (mcpUrl: string, intentCode: string) => [
+  "watch",
+  "--holder",
+  mcpUrl,
+  "--code",
+  intentCode,
+  "--listen",
+  "127.0.0.1:0",
+  "--state",
+  statePath(),
+];
 
 async function until(check: () => boolean, what: string, ms = 15_000): Promise<void> {
   const end = Date.now() + ms;
@@ -49,21 +48,10 @@ async function watching(
   env: Record<string, string> = {},
 ) {
   const t = captureIo(env);
-  let stop: () => void = () => {};
-  const stopped = new Promise<void>((resolve) => {
-    stop = resolve;
-  });
-  let failure: unknown;
-  const code = await agentCommand(args, t.io, {
-    until: stopped,
-    onWatching: () => {
-      check(t.out)
-        .catch((error: unknown) => {
-          failure = error;
-        })
-        .finally(() => stop());
-    },
-  });
+  const { code, failure } = await runUntilChecked(
+    (stopped, ready) => agentCommand(args, t.io, { until: stopped, onWatching: () => ready() }),
+    () => check(t.out),
+  );
   if (failure !== undefined)
     throw new Error(`${String(failure)}\n--- stdout\n${t.out()}\n--- stderr\n${t.err()}`);
   return { code, out: t.out(), err: t.err() };
@@ -143,17 +131,7 @@ describe("doorbell agent watch with a real holder", () => {
 
   it("waits for the person's approval when the call is not a test, and says how they get the link", async () => {
     const { intentCode } = await h.activeIntent();
-    const args = [
-      "watch",
-      "--holder",
-      h.mcpUrl,
-      "--code",
-      intentCode,
-      "--listen",
-      "127.0.0.1:0",
-      "--state",
-      statePath(),
-    ];
+    const args = listeningArgs(h.mcpUrl, intentCode);
     const result = await watching(args, async (out) => {
       await until(() => /approve notifications/.test(out()), "the approval line");
     });
@@ -174,23 +152,12 @@ describe("doorbell agent watch with a production holder", () => {
 
   it("prints the holder's refusal of a loopback http endpoint plainly and reads instead", async () => {
     const { intentCode } = await h.activeIntent();
-    const args = [
-      "watch",
-      "--holder",
-      h.mcpUrl,
-      "--code",
-      intentCode,
-      "--listen",
-      "127.0.0.1:0",
-      "--state",
-      statePath(),
-    ];
+    const args = listeningArgs(h.mcpUrl, intentCode);
     const t = captureIo();
-    let stop: () => void = () => {};
-    const stopped = new Promise<void>((resolve) => {
-      stop = resolve;
-    });
-    const code = await agentCommand(args, t.io, { until: stopped, onWatching: () => stop() });
+    const { code } = await runUntilChecked(
+      (stopped, ready) => agentCommand(args, t.io, { until: stopped, onWatching: () => ready() }),
+      async () => {},
+    );
     expect(code).toBe(0);
     expect(t.out()).toMatch(/doorbells: no doorbells: the holder refused: .*https/);
     expect(t.err()).toMatch(/the holder refused intent_subscribe_events: .*\(ERR_AGENT_/);

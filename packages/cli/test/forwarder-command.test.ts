@@ -2,8 +2,6 @@
 // nothing), then a forwarder in front of a real holder on loopback, reachable with the SDK client,
 // with a printed summary that names the upstream and never a secret; it stops when told to.
 import { mkdtempSync, rmSync } from "node:fs";
-import { readFile } from "node:fs/promises";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHolder, type Holder, scopedSignalFetch } from "@doorbell/holder";
@@ -12,29 +10,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { forwarderCommand } from "../src/commands/forwarder.js";
-import { type Io, run } from "../src/main.js";
-
-function fakeIo(env: Record<string, string> = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: Io = {
-    stdin: async () => new Uint8Array(),
-    stdout: (text) => out.push(text),
-    stderr: (text) => err.push(text),
-    env,
-    readFile: (path) => readFile(path),
-    now: () => Date.now(),
-  };
-  return { io, out: () => out.join(""), err: () => err.join("") };
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { run } from "../src/main.js";
+import { captureIo, freePort, runUntilChecked } from "./command-harness.js";
 
 describe("doorbell forwarder: refusals before anything starts", () => {
   it.each([
@@ -52,7 +29,7 @@ describe("doorbell forwarder: refusals before anything starts", () => {
     [["--upstream", "https://intents.example.sk/mcp", "--colour"], /Unknown option/],
   ])("%j exits 2 with a plain reason", async (args, reason) => {
     const dir = mkdtempSync(join(tmpdir(), "doorbell-cli-fwd-"));
-    const t = fakeIo({ DOORBELL_DATA_DIR: dir });
+    const t = captureIo({ DOORBELL_DATA_DIR: dir });
     expect(await run(["forwarder", ...args], t.io)).toBe(2);
     expect(t.err()).toMatch(reason);
     rmSync(dir, { recursive: true, force: true });
@@ -81,41 +58,31 @@ describe("doorbell forwarder in front of a real holder", () => {
   });
 
   it("serves the ten tools at /mcp, passes calls to the holder, prints a summary and stops", async () => {
-    const t = fakeIo({ DOORBELL_DATA_DIR: join(dir, "forwarder"), DOORBELL_LOG_LEVEL: "warn" });
+    const t = captureIo({ DOORBELL_DATA_DIR: join(dir, "forwarder"), DOORBELL_LOG_LEVEL: "warn" });
     const port = await freePort();
-    let stop: () => void = () => {};
-    const until = new Promise<void>((resolve) => {
-      stop = resolve;
-    });
-    let failure: unknown;
-    const code = await forwarderCommand(
-      ["--upstream", mcpUrl, "--port", String(port), "--webhook-policy", "development"],
-      t.io,
-      {
-        until,
-        onListening: () => {
-          (async () => {
-            const client = new Client({ name: "cli-test", version: "1.0.0" });
-            await client.connect(
-              new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), {
-                fetch: scopedSignalFetch(),
-              }),
-            );
-            const { tools } = await client.listTools();
-            expect(tools).toHaveLength(10);
-            const search = await client.callTool({
-              name: "intent_search_offers",
-              arguments: { statement: "Octavia" },
-            });
-            expect(search.isError).not.toBe(true);
-            expect(search.structuredContent).toHaveProperty("offers");
-            await client.close();
-          })()
-            .catch((error) => {
-              failure = error;
-            })
-            .finally(() => stop());
-        },
+    const { code, failure } = await runUntilChecked(
+      (until, ready) =>
+        forwarderCommand(
+          ["--upstream", mcpUrl, "--port", String(port), "--webhook-policy", "development"],
+          t.io,
+          { until, onListening: () => ready() },
+        ),
+      async () => {
+        const client = new Client({ name: "cli-test", version: "1.0.0" });
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), {
+            fetch: scopedSignalFetch(),
+          }),
+        );
+        const { tools } = await client.listTools();
+        expect(tools).toHaveLength(10);
+        const search = await client.callTool({
+          name: "intent_search_offers",
+          arguments: { statement: "Octavia" },
+        });
+        expect(search.isError).not.toBe(true);
+        expect(search.structuredContent).toHaveProperty("offers");
+        await client.close();
       },
     );
     if (failure !== undefined) throw failure;

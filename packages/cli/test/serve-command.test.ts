@@ -3,8 +3,6 @@
 // imported once, the local mailbox; on PostgreSQL with --database; a real process stops on SIGTERM.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { scopedSignalFetch } from "@doorbell/holder";
@@ -13,29 +11,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serveCommand } from "../src/commands/serve.js";
-import { type Io, run } from "../src/main.js";
-
-function fakeIo(env: Record<string, string> = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: Io = {
-    stdin: async () => new Uint8Array(),
-    stdout: (text) => out.push(text),
-    stderr: (text) => err.push(text),
-    env,
-    readFile: (path) => readFile(path),
-    now: () => Date.now(),
-  };
-  return { io, out: () => out.join(""), err: () => err.join("") };
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { run } from "../src/main.js";
+import { captureIo, freePort, runUntilChecked } from "./command-harness.js";
 
 /** Runs `serve` in-process until `check` is done; returns the exit code and the output. */
 async function serving(
@@ -43,22 +20,12 @@ async function serving(
   check: (origin: string) => Promise<void>,
   env: Record<string, string> = {},
 ) {
-  const t = fakeIo(env);
-  let stop: () => void = () => {};
-  const until = new Promise<void>((resolve) => {
-    stop = resolve;
-  });
-  let failure: unknown;
-  const code = await serveCommand(args, t.io, {
-    until,
-    onListening: (_holder, address) => {
-      check(`http://127.0.0.1:${address.port}`)
-        .catch((error) => {
-          failure = error;
-        })
-        .finally(() => stop());
-    },
-  });
+  const t = captureIo(env);
+  const { code, failure } = await runUntilChecked(
+    (until, ready) =>
+      serveCommand(args, t.io, { until, onListening: (_holder, address) => ready(address.port) }),
+    (port: number) => check(`http://127.0.0.1:${port}`),
+  );
   if (failure !== undefined) throw failure;
   return { code, out: t.out(), err: t.err() };
 }
@@ -76,7 +43,7 @@ describe("doorbell serve: refusals before anything starts", () => {
     [["--demo", "--no-demo"], /not both/],
     [["--colour"], /Unknown option/],
   ])("%j exits 2 with a plain reason", async (args, reason) => {
-    const t = fakeIo({ DOORBELL_DATA_DIR: mkdtempSync(join(tmpdir(), "doorbell-cli-")) });
+    const t = captureIo({ DOORBELL_DATA_DIR: mkdtempSync(join(tmpdir(), "doorbell-cli-")) });
     expect(await run(["serve", ...args], t.io)).toBe(2);
     expect(t.err()).toMatch(reason);
   });
@@ -157,13 +124,13 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       "ref,title,category,price,currency,country,region,kind,rooms,areaM2\nP-1,Byt 3+1 Brno,property,6500000,CZK,CZ,CZ-64,flat,3,78\n",
     );
     const env = { DOORBELL_DATABASE_URL: engine.url, DOORBELL_DATA_DIR: dataDir };
-    const first = fakeIo(env);
+    const first = captureIo(env);
     expect(await run(["catalogue", "import", json], first.io)).toBe(0);
     expect(first.out()).toMatch(/1 offers read, 1 new, 0 updated, 0 unchanged/);
-    const csvRun = fakeIo(env);
+    const csvRun = captureIo(env);
     expect(await run(["catalogue", "import", csv], csvRun.io)).toBe(0);
     expect(csvRun.out()).toMatch(/1 new/);
-    const again = fakeIo(env);
+    const again = captureIo(env);
     expect(await run(["catalogue", "import", json], again.io)).toBe(0);
     expect(again.out()).toMatch(/0 new, 0 updated, 1 unchanged/);
 
@@ -172,7 +139,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       broken,
       "ref,title,category,price,currency,country\nB-1,,vehicles,-5,EUR,SK\nB-2,Fine,vehicles,100,EUR,XX\n",
     );
-    const refused = fakeIo(env);
+    const refused = captureIo(env);
     expect(await run(["catalogue", "import", broken], refused.io)).toBe(1);
     expect(refused.err()).toMatch(/line 2: /);
     expect(refused.err()).toMatch(/line 3: /);
@@ -186,13 +153,13 @@ describe("doorbell catalogue: refusals", () => {
     [["catalogue", "import"], /which file/],
     [["catalogue", "import", "offers.xml"], /\.json or \.csv/],
   ])("%j exits 2", async (args, reason) => {
-    const t = fakeIo();
+    const t = captureIo();
     expect(await run(args, t.io)).toBe(2);
     expect(t.err()).toMatch(reason);
   });
 
   it("says plainly when the file cannot be read", async () => {
-    const t = fakeIo({ DOORBELL_DATA_DIR: mkdtempSync(join(tmpdir(), "doorbell-cli-")) });
+    const t = captureIo({ DOORBELL_DATA_DIR: mkdtempSync(join(tmpdir(), "doorbell-cli-")) });
     expect(await run(["catalogue", "import", "/nonexistent/offers.json"], t.io)).toBe(1);
     expect(t.err()).toMatch(/cannot read \/nonexistent\/offers.json \(ENOENT\)/);
   });

@@ -11,7 +11,6 @@
  *   intent activated / ended  → push.onActivated / push.onIntentEnded (approvals, subscriptions)
  */
 import fs from "node:fs";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import {
   createDeliveryEngine,
@@ -30,7 +29,6 @@ import {
   sql,
 } from "@doorbell/store";
 import { developmentPolicy, type EgressPolicy, productionPolicy } from "@doorbell/webhooks";
-import { type ServerType, serve } from "@hono/node-server";
 import { type Logger, pino } from "pino";
 import { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
 import { createDemandService } from "./demand.js";
@@ -48,6 +46,7 @@ import { pushMigrations } from "./push/schema.js";
 import { createPushService, type PushOptions, type PushService } from "./push/service.js";
 import { type HolderTables, holderMigrations } from "./schema.js";
 import { createHolderApp, MCP_PATH } from "./web/app.js";
+import { isLoopbackHost, nodeServers } from "./web/node-server.js";
 
 export interface HolderServices {
   intents: IntentService;
@@ -315,7 +314,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     worker = delivery.worker();
     worker.start();
 
-    const servers: ServerType[] = [];
+    const servers = nodeServers(app.fetch);
     const handler = mcp;
     const summary: HolderSummary = {
       name: config.name,
@@ -341,30 +340,14 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
             `no SMTP server is configured, so mail goes to the local mailbox page; listen on a loopback address (not ${host}) or configure --smtp`,
           );
         }
-        const server = serve({ fetch: app.fetch, port, hostname: host });
-        servers.push(server);
-        await new Promise<void>((resolve, reject) => {
-          server.once("listening", resolve);
-          server.once("error", reject);
-        });
-        const address = server.address() as AddressInfo;
-        const shown = address.family === "IPv6" ? `[${address.address}]` : address.address;
-        return { port: address.port, host: address.address, url: `http://${shown}:${address.port}` };
+        return servers.listen(port, host);
       },
       close() {
         closing ??= (async () => {
           clearInterval(timer);
           await handler.close();
           await worker?.stop();
-          await Promise.all(
-            servers.map(
-              (server) =>
-                new Promise<void>((resolve) => {
-                  server.close(() => resolve());
-                  (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-                }),
-            ),
-          );
+          await servers.close();
           smtp?.close();
           await store.close();
         })();
@@ -384,8 +367,4 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     await store.close();
     throw error;
   }
-}
-
-function isLoopbackHost(host: string): boolean {
-  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }

@@ -169,7 +169,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   });
 
   it("an offer at the holder rings the agent's endpoint with the forwarder's subscriptionId, and the match reads through the forwarder", async () => {
-    const before = endpoint.received.length;
+    const before = endpoint.doorbells.length;
     await holder.services.offers.importCatalogue([
       {
         source: { kind: "catalogue", ref: "fwd-e2e-1", seller: "Autobazár Senec" },
@@ -183,10 +183,10 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       },
     ]);
     await until(
-      () => endpoint.received.slice(before).some((d) => d.type === "intent.matches.delivered"),
+      () => endpoint.doorbells.slice(before).some((d) => d.type === "intent.matches.delivered"),
       20_000,
     );
-    const rung = endpoint.received.slice(before).find((d) => d.type === "intent.matches.delivered");
+    const rung = endpoint.doorbells.slice(before).find((d) => d.type === "intent.matches.delivered");
     expect(Object.keys(rung?.data ?? {})).toEqual(["subscriptionId", "newMatches", "latestDeliveredAt"]);
     expect(rung?.data.subscriptionId).toBe(subscriptionId);
     expect(rung?.data.newMatches).toBe(1);

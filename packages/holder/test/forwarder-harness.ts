@@ -1,76 +1,25 @@
 /**
  * The forwarder's tests: a forwarder on a test engine's database served on loopback, an agent's
- * doorbell endpoint (node:http with the real `createReceiver`), a relay made the way subscribe
- * makes one, and holder-side doorbells signed with `createStandardSigner` the way a holder signs.
+ * doorbell endpoint (the push tests' one, push-endpoint.ts), a relay made the way subscribe makes
+ * one, and holder-side doorbells signed with `createStandardSigner` the way a holder signs.
  */
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { createServer, type Server } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { generateKeyEntry, Keyring } from "@doorbell/store";
 import type { EngineFixture } from "@doorbell/store/testing";
-import {
-  createReceiver,
-  createStandardSigner,
-  developmentPolicy,
-  generateSecret,
-  toNodeHandler,
-} from "@doorbell/webhooks";
+import { createStandardSigner, developmentPolicy, generateSecret } from "@doorbell/webhooks";
 import { pino } from "pino";
 import { mintForwarderCode, relayPathFor } from "../src/forwarder/codes.js";
 import { deliveryDb, type ForwarderDb } from "../src/forwarder/context.js";
 import { type CreateForwarderOptions, createForwarder, type Forwarder } from "../src/forwarder/forwarder.js";
 import { insertRelay, recordHolderSide } from "../src/forwarder/relays.js";
+import type { AgentEndpoint } from "./push-endpoint.js";
 
 export const keyring = new Keyring([generateKeyEntry()]);
 
-export interface Received {
-  id: string;
-  type: string;
-  timestamp: string;
-  data: Record<string, unknown>;
-}
-
-/** An agent's endpoint: records every verified doorbell; `control.status` makes it answer that instead. */
-export async function startAgentEndpoint(secret = generateSecret()) {
-  const received: Received[] = [];
-  const control = { status: 0, challenges: 0 };
-  const receiver = createReceiver({
-    keys: { secrets: [secret] },
-    onChallenge: () => {
-      control.challenges++;
-      return true;
-    },
-    handler(event) {
-      const json = event.json as { type: string; timestamp: string; data: Record<string, unknown> };
-      received.push({ id: event.id, type: json.type, timestamp: json.timestamp, data: json.data });
-    },
-  });
-  const handle = toNodeHandler(receiver);
-  const server: Server = createServer((req, res) => {
-    if (control.status !== 0) {
-      req.resume();
-      req.on("end", () => res.writeHead(control.status).end());
-      return;
-    }
-    handle(req, res);
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/doorbell`,
-    secret,
-    received,
-    control,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-}
-export type AgentEndpoint = Awaited<ReturnType<typeof startAgentEndpoint>>;
+export { type AgentEndpoint, startAgentEndpoint } from "./push-endpoint.js";
 
 /** A forwarder on the engine's database, listening on loopback, doorbells allowed to loopback. */
 export async function startForwarder(

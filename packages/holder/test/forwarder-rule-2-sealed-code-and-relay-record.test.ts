@@ -70,7 +70,8 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     // Everything the forwarder holds without the agent's code opens nothing.
     expect(openUnderCode(row.holder_code_sealed, row.code_hash, id)).toBeUndefined();
     expect(await openRecord(ctx, mintForwarderCode())).toBeUndefined();
-    expect(await openRecord(ctx, `${forwarderCode.slice(0, -1)}x`)).toBeUndefined();
+    const other = forwarderCode.endsWith("x") ? "y" : "x";
+    expect(await openRecord(ctx, `${forwarderCode.slice(0, -1)}${other}`)).toBeUndefined();
     expect(await openRecord(ctx, "ic_notaforwardercode")).toBeUndefined();
   });
 

@@ -44,12 +44,12 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     });
 
   it("re-signs with the agent's secret, the forwarder's subscriptionId and a new webhook-id; nothing else changes", async () => {
-    const before = agent.received.length;
+    const before = agent.doorbells.length;
     const body = matches(2);
     const response = await ring(f.origin, relay, body, { id: "msg_fromtheholder1" });
     expect(response.status).toBe(200);
-    await until(() => agent.received.length > before);
-    const got = agent.received[before];
+    await until(() => agent.doorbells.length > before);
+    const got = agent.doorbells[before];
     // The agent's receiver verified it with the agent's own secret, or it would not be here.
     expect(got?.id).toMatch(/^msg_/);
     expect(got?.id).not.toBe("msg_fromtheholder1");
@@ -65,42 +65,42 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   });
 
   it("does not merge or reorder: three matches doorbells in a row reach the agent as three, in order", async () => {
-    const before = agent.received.length;
+    const before = agent.doorbells.length;
     for (const n of [1, 2, 3]) {
       expect((await ring(f.origin, relay, matches(n, `2026-12-01T11:0${n}:00.000Z`))).status).toBe(200);
     }
-    await until(() => agent.received.length >= before + 3);
+    await until(() => agent.doorbells.length >= before + 3);
     await sleep(100);
-    expect(agent.received.slice(before).map((d) => d.data.newMatches)).toEqual([1, 2, 3]);
+    expect(agent.doorbells.slice(before).map((d) => d.data.newMatches)).toEqual([1, 2, 3]);
   });
 
   it("relays a status change with exactly subscriptionId and status", async () => {
-    const before = agent.received.length;
+    const before = agent.doorbells.length;
     const response = await ring(
       f.origin,
       relay,
       doorbell("intent.status.changed", { subscriptionId: relay.holderSubscriptionId, status: "active" }),
     );
     expect(response.status).toBe(200);
-    await until(() => agent.received.length > before);
-    expect(agent.received[before]?.data).toEqual({ subscriptionId: relay.id, status: "active" });
+    await until(() => agent.doorbells.length > before);
+    expect(agent.doorbells[before]?.data).toEqual({ subscriptionId: relay.id, status: "active" });
   });
 
   it("relays a replayed webhook-id once (the holder's retry after a lost answer)", async () => {
-    const before = agent.received.length;
+    const before = agent.doorbells.length;
     const body = matches(5);
     const first = await ring(f.origin, relay, body, { id: "msg_replayedonce01" });
     const second = await ring(f.origin, relay, body, { id: "msg_replayedonce01" });
     expect(first.status).toBe(200);
     expect(second.status).toBe(200);
     expect(await second.json()).toMatchObject({ status: "duplicate" });
-    await until(() => agent.received.length > before);
+    await until(() => agent.doorbells.length > before);
     await sleep(300);
-    expect(agent.received.length).toBe(before + 1);
+    expect(agent.doorbells.length).toBe(before + 1);
   });
 
   it("refuses a wrong signature and a timestamp 301 s away (401) and relays nothing", async () => {
-    const before = agent.received.length;
+    const before = agent.doorbells.length;
     const forged = await ring(f.origin, relay, matches(1), {
       secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
     });
@@ -113,11 +113,11 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     });
     expect(future.status).toBe(401);
     await sleep(300);
-    expect(agent.received.length).toBe(before);
+    expect(agent.doorbells.length).toBe(before);
   });
 
   it("refuses data with a field beyond its type's (422), and unknown types, and relays nothing", async () => {
-    const before = agent.received.length;
+    const before = agent.doorbells.length;
     const extra = doorbell("intent.matches.delivered", {
       subscriptionId: relay.holderSubscriptionId,
       newMatches: 1,
@@ -143,12 +143,12 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     });
     expect((await ring(f.origin, relay, zero)).status).toBe(422);
     await sleep(300);
-    expect(agent.received.length).toBe(before);
+    expect(agent.doorbells.length).toBe(before);
   });
 
   it("answers the holder's challenge itself, after the signature verifies, without bothering the agent", async () => {
     const challenges = agent.control.challenges;
-    const before = agent.received.length;
+    const before = agent.doorbells.length;
     const challenge = "c".repeat(32);
     const body = doorbell("subscription.verification", {
       subscriptionId: relay.holderSubscriptionId,
@@ -162,7 +162,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     ).toBe(401);
     await sleep(200);
     expect(agent.control.challenges).toBe(challenges);
-    expect(agent.received.length).toBe(before);
+    expect(agent.doorbells.length).toBe(before);
   });
 
   it("an unknown relay path is 410 (the holder ends its side); a malformed one 404", async () => {
@@ -181,8 +181,8 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
         reason: "intent-withdrawn",
       });
       expect((await ring(f.origin, other, ended)).status).toBe(200);
-      await until(() => second.received.some((d) => d.type === "subscription.ended"));
-      expect(second.received.at(-1)?.data).toEqual({ subscriptionId: other.id, reason: "intent-withdrawn" });
+      await until(() => second.doorbells.some((d) => d.type === "subscription.ended"));
+      expect(second.doorbells.at(-1)?.data).toEqual({ subscriptionId: other.id, reason: "intent-withdrawn" });
       const sub = await f.forwarder.context.engine.get(deliveryDb(f.forwarder.context.store.db), other.id);
       expect(sub.status).toBe("ended");
       expect(sub.endedReason).toBe("intent-withdrawn");

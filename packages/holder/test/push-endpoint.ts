@@ -1,8 +1,9 @@
 /**
  * An agent's doorbell endpoint for the holder's push tests: node:http on loopback with the real
  * `@doorbell/webhooks` receiver (signature, ±300 s on the test's clock, webhook-id dedup, the
- * challenge answered only after the signature verifies). It records every verified doorbell and
- * every raw request, and can be told to answer a status instead.
+ * challenge answered only after the signature verifies). It records every verified doorbell, every
+ * raw request and how many challenges it answered, and can be told to answer a status instead.
+ * The forwarder's tests use it too (forwarder-harness.ts).
  */
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
@@ -12,23 +13,29 @@ import { createReceiver, generateSecret, toNodeHandler } from "@doorbell/webhook
 export interface Doorbell {
   id: string;
   type: string;
+  timestamp: string;
   data: Record<string, unknown>;
   body: string;
   signature: string;
 }
 
-export async function startAgentEndpoint(clock: () => number, secret = generateSecret()) {
+export async function startAgentEndpoint(clock: () => number = Date.now, secret = generateSecret()) {
   const doorbells: Doorbell[] = [];
   const requests: { body: string; headers: Record<string, unknown> }[] = [];
-  const control = { status: 0, secrets: [secret] };
+  const control = { status: 0, secrets: [secret], challenges: 0 };
   const receiver = createReceiver({
     keys: () => ({ secrets: control.secrets }),
     clock,
+    onChallenge: () => {
+      control.challenges++;
+      return true;
+    },
     handler(event) {
-      const json = event.json as { type: string; data: Record<string, unknown> };
+      const json = event.json as { type: string; timestamp: string; data: Record<string, unknown> };
       doorbells.push({
         id: event.id,
         type: json.type,
+        timestamp: json.timestamp,
         data: json.data,
         body: Buffer.from(event.body).toString("utf8"),
         signature: event.headers.get("webhook-signature") ?? "",

@@ -7,7 +7,6 @@ import { mkdirSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import {
   type AgentError,
   createFileStateStore,
@@ -16,6 +15,7 @@ import {
   type SubscriptionReport,
 } from "@doorbell/agent";
 import { type Io, UsageError } from "../io.js";
+import { parseFlags, untilStopped } from "./lifecycle.js";
 
 export const AGENT_USAGE = `doorbell agent watch --holder MCP_URL --code ic_… [--listen HOST:PORT]
                      [--endpoint-url URL] [--state FILE] [--test]
@@ -61,7 +61,7 @@ export async function agentCommand(
       action === undefined ? "say doorbell agent watch" : `unknown agent action ${JSON.stringify(action)}`,
     );
   }
-  const values = parse(rest);
+  const values = parseFlags(rest, options);
   const holderUrl = required(values.holder, "--holder");
   const code = values.code ?? io.env.DOORBELL_INTENT_CODE;
   if (code === undefined || code.trim() === "")
@@ -114,8 +114,7 @@ export async function agentCommand(
     await agent.watch(code.trim());
     agent.start();
     control.onWatching?.(listening === undefined ? {} : { listening });
-    await (control.until ?? stopSignal());
-    io.stdout("stopping…\n");
+    await untilStopped(io, control.until);
   } finally {
     await agent?.close();
     if (server !== undefined) {
@@ -127,14 +126,6 @@ export async function agentCommand(
     }
   }
   return 0;
-}
-
-function parse(args: readonly string[]) {
-  try {
-    return parseArgs({ args: [...args], options, allowPositionals: false, strict: true }).values;
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
 }
 
 function required(value: string | undefined, flag: string): string {
@@ -172,16 +163,4 @@ function reportLine(report: SubscriptionReport): string {
 function errorLine(error: AgentError): string {
   const holder = error.holderCode === undefined ? "" : `, ${error.holderCode}`;
   return `${error.message} (${error.code}${holder})`;
-}
-
-function stopSignal(): Promise<void> {
-  return new Promise((done) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      done();
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-  });
 }

@@ -1,8 +1,15 @@
-import { parseArgs } from "node:util";
 import { createForwarder, type Forwarder } from "@doorbell/holder";
 import { developmentPolicy } from "@doorbell/webhooks";
 import { type Io, UsageError } from "../io.js";
 import { ENV, holderLogger, holderSettings, keysLine } from "./holder-config.js";
+import {
+  listenFlags,
+  listenOrClose,
+  parseFlags,
+  printSummary,
+  untilStopped,
+  webhookPolicyFlag,
+} from "./lifecycle.js";
 
 export const FORWARDER_USAGE = `doorbell forwarder --upstream URL [--port 8090] [--host 127.0.0.1] [--webhook-policy production]
                [--data-dir .doorbell-forwarder] [--database postgres://…] [--public-url URL]
@@ -38,14 +45,6 @@ export interface ForwarderControl {
   onListening?: (forwarder: Forwarder, address: { port: number; host: string }) => void;
 }
 
-function parse(args: readonly string[]) {
-  try {
-    return parseArgs({ args: [...args], options, allowPositionals: false, strict: true }).values;
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-}
-
 function upstreamUrl(value: string | undefined): string {
   if (value === undefined || value.trim() === "") {
     throw new UsageError(
@@ -67,48 +66,15 @@ function upstreamUrl(value: string | undefined): string {
   return url.href;
 }
 
-function port(value: string | undefined): number {
-  if (value === undefined) return 8090;
-  const n = Number(value);
-  if (!/^\d{1,5}$/.test(value) || n > 65_535)
-    throw new UsageError(`--port is a number from 0 to 65535, not ${JSON.stringify(value)}`);
-  return n;
-}
-
-function stopSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-  });
-}
-
 export async function forwarderCommand(
   args: readonly string[],
   io: Io,
   control: ForwarderControl = {},
 ): Promise<number> {
-  const values = parse(args);
+  const values = parseFlags(args, options);
   const upstream = upstreamUrl(values.upstream ?? io.env[UPSTREAM_ENV]);
-  const listenPort = port(values.port);
-  const host = values.host?.trim() || "127.0.0.1";
-  const shownHost =
-    host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host;
-  if (listenPort === 0 && values["public-url"] === undefined && io.env[ENV.publicUrl] === undefined) {
-    throw new UsageError(
-      "--port 0 picks a free port, so the public URL cannot be guessed: give --public-url too",
-    );
-  }
-  const webhookPolicy = values["webhook-policy"] ?? "production";
-  if (webhookPolicy !== "production" && webhookPolicy !== "development") {
-    throw new UsageError(
-      `--webhook-policy is production or development, not ${JSON.stringify(webhookPolicy)}`,
-    );
-  }
+  const listen = listenFlags(values, io, 8090);
+  const webhookPolicy = webhookPolicyFlag(values["webhook-policy"]) ?? "production";
   const settings = holderSettings(
     {
       "data-dir":
@@ -117,7 +83,7 @@ export async function forwarderCommand(
       ...(values["public-url"] === undefined ? {} : { "public-url": values["public-url"] }),
     },
     io,
-    `http://${shownHost}:${listenPort}`,
+    listen.guessedUrl,
   );
   const log = holderLogger(io, "info");
   const forwarder = await createForwarder({
@@ -130,13 +96,7 @@ export async function forwarderCommand(
     env: io.env,
     log,
   });
-  let address: { port: number; host: string };
-  try {
-    address = await forwarder.listen(listenPort, host);
-  } catch (error) {
-    await forwarder.close();
-    throw error;
-  }
+  const address = await listenOrClose(forwarder, listen);
   const s = forwarder.summary;
   const rows: [string, string][] = [
     ["MCP endpoint", s.mcpUrl],
@@ -152,14 +112,9 @@ export async function forwarderCommand(
     ["Seal keys", keysLine(s.keys, s.keyFile)],
     ["Listening on", `${address.host}:${address.port}`],
   ];
-  io.stdout(
-    `Doorbell forwarder (Isto Intents MCP binding 0.1, push profile 0.4 §7)\n${rows
-      .map(([name, value]) => `  ${name.padEnd(16)} ${value}`)
-      .join("\n")}\n\nConnect an MCP client (Streamable HTTP) to ${s.mcpUrl}. Ctrl+C stops.\n`,
-  );
+  printSummary(io, "Doorbell forwarder (Isto Intents MCP binding 0.1, push profile 0.4 §7)", rows, s.mcpUrl);
   control.onListening?.(forwarder, address);
-  await (control.until ?? stopSignal());
-  io.stdout("stopping…\n");
+  await untilStopped(io, control.until);
   await forwarder.close();
   return 0;
 }

@@ -1,7 +1,14 @@
-import { parseArgs } from "node:util";
 import { createHolder, type Holder } from "@doorbell/holder";
 import { type Io, UsageError } from "../io.js";
 import { holderLogger, holderSettings, keysLine, SHARED_USAGE, sharedOptions } from "./holder-config.js";
+import {
+  listenFlags,
+  listenOrClose,
+  parseFlags,
+  printSummary,
+  untilStopped,
+  webhookPolicyFlag,
+} from "./lifecycle.js";
 
 export const SERVE_USAGE = `doorbell serve [--port 8080] [--host 127.0.0.1] [--no-demo] [--webhook-policy production]
                [--data-dir .doorbell] [--database postgres://…] [--public-url URL] [--smtp smtp://…]
@@ -34,57 +41,16 @@ export interface ServeControl {
   onListening?: (holder: Holder, address: { port: number; host: string }) => void;
 }
 
-function parse(args: readonly string[]) {
-  try {
-    return parseArgs({ args: [...args], options, allowPositionals: false, strict: true }).values;
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-}
-
-function port(value: string | undefined): number {
-  if (value === undefined) return 8080;
-  const n = Number(value);
-  if (!/^\d{1,5}$/.test(value) || n > 65_535)
-    throw new UsageError(`--port is a number from 0 to 65535, not ${JSON.stringify(value)}`);
-  return n;
-}
-
-function stopSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-  });
-}
-
 export async function serveCommand(
   args: readonly string[],
   io: Io,
   control: ServeControl = {},
 ): Promise<number> {
-  const values = parse(args);
+  const values = parseFlags(args, options);
   if (values.demo && values["no-demo"]) throw new UsageError("give --demo or --no-demo, not both");
-  const listenPort = port(values.port);
-  const host = values.host?.trim() || "127.0.0.1";
-  const shownHost =
-    host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host;
-  if (listenPort === 0 && values["public-url"] === undefined && io.env.DOORBELL_PUBLIC_URL === undefined) {
-    throw new UsageError(
-      "--port 0 picks a free port, so the public URL cannot be guessed: give --public-url too",
-    );
-  }
-  const webhookPolicy = values["webhook-policy"];
-  if (webhookPolicy !== undefined && webhookPolicy !== "production" && webhookPolicy !== "development") {
-    throw new UsageError(
-      `--webhook-policy is production or development, not ${JSON.stringify(webhookPolicy)}`,
-    );
-  }
-  const settings = holderSettings(values, io, `http://${shownHost}:${listenPort}`);
+  const listen = listenFlags(values, io, 8080);
+  const webhookPolicy = webhookPolicyFlag(values["webhook-policy"]);
+  const settings = holderSettings(values, io, listen.guessedUrl);
   const log = holderLogger(io, "info");
 
   const holder = await createHolder({
@@ -98,13 +64,7 @@ export async function serveCommand(
     env: io.env,
     log,
   });
-  let address: { port: number; host: string };
-  try {
-    address = await holder.listen(listenPort, host);
-  } catch (error) {
-    await holder.close();
-    throw error;
-  }
+  const address = await listenOrClose(holder, listen);
 
   const s = holder.summary;
   const demo =
@@ -135,14 +95,14 @@ export async function serveCommand(
     ["Active intents", String(s.activeIntents)],
     ["Listening on", `${address.host}:${address.port}`],
   ];
-  io.stdout(
-    `${s.name} (Isto Intents MCP binding 0.1, consent-link and push profiles)\n${rows
-      .map(([name, value]) => `  ${name.padEnd(15)} ${value}`)
-      .join("\n")}\n\nConnect an MCP client (Streamable HTTP) to ${s.mcpUrl}. Ctrl+C stops.\n`,
+  printSummary(
+    io,
+    `${s.name} (Isto Intents MCP binding 0.1, consent-link and push profiles)`,
+    rows,
+    s.mcpUrl,
   );
   control.onListening?.(holder, address);
-  await (control.until ?? stopSignal());
-  io.stdout("stopping…\n");
+  await untilStopped(io, control.until);
   await holder.close();
   return 0;
 }

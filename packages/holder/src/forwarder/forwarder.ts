@@ -6,7 +6,6 @@
  * endpoint and the relay endpoint — `{ fetch, listen, close }`.
  */
 import fs from "node:fs";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import {
   createDeliveryEngine,
@@ -25,9 +24,9 @@ import {
   openDatabase,
 } from "@doorbell/store";
 import { closeEgress, type EgressPolicy, productionPolicy } from "@doorbell/webhooks";
-import { type ServerType, serve } from "@hono/node-server";
 import { type Logger, pino } from "pino";
 import { MCP_PATH } from "../web/app.js";
+import { nodeServers } from "../web/node-server.js";
 import { createForwarderApp } from "./app.js";
 import { type ForwarderContext, type ForwarderDb, forwarderHashers } from "./context.js";
 import { createForwarderMcp, type ForwarderMcpOptions } from "./mcp-endpoint.js";
@@ -155,35 +154,17 @@ export async function createForwarder(options: CreateForwarderOptions): Promise<
     }, HOUR_MS);
     timer.unref();
 
-    const servers: ServerType[] = [];
+    const servers = nodeServers(app.fetch);
     const started = worker;
     let closing: Promise<void> | undefined;
     return {
       fetch: (request) => Promise.resolve(app.fetch(request)),
-      async listen(port = 8090, host = "127.0.0.1") {
-        const server = serve({ fetch: app.fetch, port, hostname: host });
-        servers.push(server);
-        await new Promise<void>((resolve, reject) => {
-          server.once("listening", resolve);
-          server.once("error", reject);
-        });
-        const address = server.address() as AddressInfo;
-        const shown = address.family === "IPv6" ? `[${address.address}]` : address.address;
-        return { port: address.port, host: address.address, url: `http://${shown}:${address.port}` };
-      },
+      listen: (port = 8090, host = "127.0.0.1") => servers.listen(port, host),
       close() {
         closing ??= (async () => {
           clearInterval(timer);
           await mcp.close();
-          await Promise.all(
-            servers.map(
-              (server) =>
-                new Promise<void>((resolve) => {
-                  server.close(() => resolve());
-                  (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-                }),
-            ),
-          );
+          await servers.close();
           await started.stop();
           await upstream.close();
           await closeEgress(policy);

@@ -4,6 +4,7 @@
  * is refused by name, never ignored.
  */
 import { z } from "zod";
+import { pushSubscriptionOut } from "../mcp/schemas.js";
 
 export const PUSH_EVENTS = ["intent.matches.delivered", "intent.status.changed"] as const;
 
@@ -49,15 +50,6 @@ export const subscribeInput = strict({
 
 export const unsubscribeInput = strict({ intentCode: forwarderCode, subscriptionId });
 
-export const pushSubscriptionOut = z.object({
-  specVersion: z.literal("0.4"),
-  type: z.literal("push-subscription"),
-  subscriptionId: z.string(),
-  status: z.enum(["awaiting_verification", "awaiting_person_approval", "active", "ended"]),
-  approval: z.enum(["on-consent-page", "sent-to-verified-channel", "granted", "not-required"]).optional(),
-  events: z.array(z.enum(PUSH_EVENTS)),
-  expiresAt: z.string(),
-  refreshBefore: z.string(),
-  endedReason: z.string().optional(),
-});
+/** The answer of both push tools: the holder's own shape (mcp/schemas.ts). */
+export { pushSubscriptionOut };
 export type PushSubscription = z.infer<typeof pushSubscriptionOut>;

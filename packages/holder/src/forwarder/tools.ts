@@ -13,7 +13,7 @@ import type { z } from "zod";
 import { BUDGET_BANDS } from "../demand.js";
 import type { DemandGrid } from "../domain/services.js";
 import type { RateLimiter } from "../mcp/rate-limit.js";
-import { internalError, rateLimited, refusal, refusalFor, success } from "../mcp/results.js";
+import { refusal, success } from "../mcp/results.js";
 import {
   AGGREGATOR_NOTE,
   demandInput,
@@ -32,6 +32,8 @@ import {
   withdrawInput,
   withdrawOut,
 } from "../mcp/schemas.js";
+import { registerTool, type ToolConfig, type ToolGuard } from "../mcp/tool.js";
+import { PUSH_TOOL_NAMES, TOOL_NAMES } from "../mcp/tools.js";
 import { COUNTRIES, regionsOf } from "../offers/regions.js";
 import type { ForwarderContext } from "./context.js";
 import { createRecord, deleteRecord, openRecord } from "./records.js";
@@ -39,18 +41,8 @@ import { pushSubscriptionOut, subscribeInput, unsubscribeInput } from "./schemas
 import { type HolderAnswer, notFound, type PushSide } from "./subscriptions.js";
 import { UpstreamError } from "./upstream.js";
 
-export const FORWARDER_TOOL_NAMES = [
-  "intent_publish_intent",
-  "intent_get_intent",
-  "intent_update_intent",
-  "intent_withdraw_intent",
-  "intent_list_matches",
-  "intent_demand_summary",
-  "intent_submit_offer",
-  "intent_search_offers",
-  "intent_subscribe_events",
-  "intent_unsubscribe_events",
-] as const;
+/** The holder's eight tools and its two push tools, under the same names. */
+export const FORWARDER_TOOL_NAMES = [...TOOL_NAMES, ...PUSH_TOOL_NAMES] as const;
 type ToolName = (typeof FORWARDER_TOOL_NAMES)[number];
 
 /** The Doorbell holder's demand grid (its cells are the same enums whoever runs the holder). */
@@ -72,10 +64,6 @@ export interface ForwarderToolContext {
   clientKey: () => string;
 }
 
-interface Extra {
-  requestInfo?: { headers?: Record<string, string | string[] | undefined> };
-}
-
 const readOnly: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
 const writes = (destructive: boolean, idempotent: boolean): ToolAnnotations => ({
   readOnlyHint: false,
@@ -90,57 +78,24 @@ const pushResult = (answer: HolderAnswer): CallToolResult =>
 export function registerForwarderTools(server: McpServer, tc: ForwarderToolContext): void {
   const { ctx, push } = tc;
 
+  const guard: ToolGuard = {
+    ...(tc.limiter === undefined ? {} : { limiter: tc.limiter }),
+    clientKey: tc.clientKey,
+    note: `${FORWARDER_NOTE} ${AGGREGATOR_NOTE}`,
+    log: ctx.log,
+    failedEvent: "forwarder.tool_failed",
+    refuse: upstreamRefusal,
+  };
+  /** Registers one tool behind the guard (mcp/tool.ts); a test call stays a test call upstream (§6 rule 9). */
   function tool<S extends z.ZodObject>(
     name: ToolName,
-    config: {
-      title: string;
-      description: string;
-      inputSchema: S;
-      outputSchema: z.ZodObject;
-      annotations: ToolAnnotations;
-    },
+    config: ToolConfig<S> & { outputSchema: z.ZodObject },
     run: (args: z.infer<S>) => Promise<CallToolResult>,
   ): void {
-    server.registerTool(
-      name,
-      { ...config, description: `${config.description}\n\n${FORWARDER_NOTE} ${AGGREGATOR_NOTE}` },
-      (async (args: z.infer<S>, extra: Extra) => {
-        const verdict = tc.limiter?.take(tc.clientKey());
-        if (verdict !== undefined && !verdict.ok) return rateLimited(verdict.retryAfterSeconds);
-        // A test call stays a test call upstream (push profile §6 rule 9).
-        const test = extra.requestInfo?.headers?.["x-isto-test"] === "1";
-        try {
-          return test
-            ? await ctx.upstream.withHeaders({ "x-isto-test": "1" }, () => run(args))
-            : await run(args);
-        } catch (error) {
-          const refused = refusalFor(error);
-          if (refused !== undefined) return refused;
-          if (error instanceof UpstreamError) {
-            return refusal(
-              { code: "ERR_HOLDER_UNAVAILABLE" },
-              "the intent holder behind this forwarder could not be reached; nothing was changed here, try again later",
-            );
-          }
-          if (error instanceof McpError) {
-            return refusal(
-              { code: "ERR_HOLDER_INVALID" },
-              `the intent holder refused the call: ${error.message.slice(0, 300)}`,
-            );
-          }
-          // Never the arguments: they hold codes.
-          ctx.log.error(
-            {
-              event: "forwarder.tool_failed",
-              tool: name,
-              error: error instanceof Error ? error.name : typeof error,
-            },
-            error instanceof Error ? error.message.slice(0, 300) : "a tool failed",
-          );
-          return internalError();
-        }
-        // biome-ignore lint/suspicious/noExplicitAny: the SDK's callback type is generic over its own schema types
-      }) as any,
+    registerTool(server, guard, name, config, (args, extra) =>
+      extra.requestInfo?.headers?.["x-isto-test"] === "1"
+        ? ctx.upstream.withHeaders({ "x-isto-test": "1" }, () => run(args))
+        : run(args),
     );
   }
 
@@ -324,6 +279,23 @@ export function registerForwarderTools(server: McpServer, tc: ForwarderToolConte
     },
     async (args) => pushResult(await push.unsubscribe(args)),
   );
+}
+
+/** The upstream holder unreachable, or refusing the call as a protocol error. */
+function upstreamRefusal(error: unknown): CallToolResult | undefined {
+  if (error instanceof UpstreamError) {
+    return refusal(
+      { code: "ERR_HOLDER_UNAVAILABLE" },
+      "the intent holder behind this forwarder could not be reached; nothing was changed here, try again later",
+    );
+  }
+  if (error instanceof McpError) {
+    return refusal(
+      { code: "ERR_HOLDER_INVALID" },
+      `the intent holder refused the call: ${error.message.slice(0, 300)}`,
+    );
+  }
+  return undefined;
 }
 
 function errorCode(result: CallToolResult): string | undefined {

@@ -18,16 +18,7 @@ import type { DemandService, IntentService, MatchService, OfferService } from ".
 import { type Category, type Country, HolderError, type Principal } from "../domain/types.js";
 import type { PushService } from "../push/service.js";
 import type { RateLimiter } from "./rate-limit.js";
-import {
-  demandView,
-  intentView,
-  internalError,
-  matchView,
-  offerView,
-  rateLimited,
-  refusalFor,
-  success,
-} from "./results.js";
+import { demandView, intentView, matchView, offerView, success } from "./results.js";
 import {
   AGGREGATOR_NOTE,
   type demandInput,
@@ -49,6 +40,7 @@ import {
   withdrawInput,
   withdrawOut,
 } from "./schemas.js";
+import { type CallExtra, registerTool, type ToolConfig, type ToolGuard } from "./tool.js";
 
 /** The services the tools call (the consent pages use `ConsentService`, the tools never do). */
 export interface HolderToolServices {
@@ -87,12 +79,6 @@ export const TOOL_NAMES = [
 /** Push profile §4: declared beside the eight when the holder offers `push`. */
 export const PUSH_TOOL_NAMES = ["intent_subscribe_events", "intent_unsubscribe_events"] as const;
 export type ToolName = (typeof TOOL_NAMES)[number] | (typeof PUSH_TOOL_NAMES)[number];
-
-/** What a tool learns of its HTTP request besides its arguments. */
-interface CallExtra {
-  authInfo?: AuthInfo;
-  requestInfo?: { headers?: Record<string, string | string[] | undefined> };
-}
 
 /** Push profile §6 rule 9: a test call carries `x-isto-test: 1`. */
 function isTestCall(extra: CallExtra): boolean {
@@ -138,44 +124,20 @@ const readOnly: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
 export function registerHolderTools(server: McpServer, context: ToolContext): void {
   const { services, log } = context;
 
-  /** Registers one tool: rate limit first, then the call, every failure turned into a clear refusal. */
+  const guard: ToolGuard = {
+    ...(context.limiter === undefined ? {} : { limiter: context.limiter }),
+    clientKey: context.clientKey,
+    note: AGGREGATOR_NOTE,
+    log,
+    failedEvent: "mcp.tool.failed",
+  };
+  /** Registers one tool behind the guard (tool.ts); `run` gets the caller's AuthInfo too. */
   function tool<S extends z.ZodObject>(
     name: ToolName,
-    config: {
-      title: string;
-      description: string;
-      inputSchema: S;
-      outputSchema?: z.ZodObject;
-      annotations: ToolAnnotations;
-    },
+    config: ToolConfig<S>,
     run: (args: z.infer<S>, authInfo: AuthInfo | undefined, extra: CallExtra) => Promise<CallToolResult>,
   ): void {
-    server.registerTool(
-      name,
-      { ...config, description: `${config.description}\n\n${AGGREGATOR_NOTE}` },
-      // The SDK has validated `args` against `inputSchema` (strict) before this runs.
-      (async (args: z.infer<S>, extra: CallExtra) => {
-        const verdict = context.limiter?.take(context.clientKey());
-        if (verdict !== undefined && !verdict.ok) return rateLimited(verdict.retryAfterSeconds);
-        try {
-          return await run(args, extra.authInfo, extra);
-        } catch (error) {
-          const refused = refusalFor(error);
-          if (refused !== undefined) return refused;
-          // Never the arguments: they may hold a code, a statement or a hidden limit (rule 7).
-          log.error(
-            {
-              event: "mcp.tool.failed",
-              tool: name,
-              error: error instanceof Error ? error.name : typeof error,
-            },
-            error instanceof Error ? error.message.slice(0, 300) : "a tool failed",
-          );
-          return internalError();
-        }
-        // biome-ignore lint/suspicious/noExplicitAny: the SDK's callback type is generic over its own schema types
-      }) as any,
-    );
+    registerTool(server, guard, name, config, (args, extra) => run(args, extra.authInfo, extra));
   }
 
   tool(

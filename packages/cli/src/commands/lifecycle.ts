@@ -1,0 +1,104 @@
+/**
+ * The life of a long-running command (serve, forwarder, agent watch): its flags parsed once, its
+ * port and the public URL guessed from it, listening (closing again if that fails), the summary
+ * table, and running until told to stop (SIGINT or SIGTERM by default).
+ */
+import { type ParseArgsConfig, parseArgs } from "node:util";
+import { type Io, UsageError } from "../io.js";
+import { ENV } from "./holder-config.js";
+
+type Flags = NonNullable<ParseArgsConfig["options"]>;
+type FlagValues<T extends Flags> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: T; allowPositionals: false; strict: true }>
+>["values"];
+
+/** Named flags only; a mistake in them is a usage error. */
+export function parseFlags<T extends Flags>(args: readonly string[], options: T): FlagValues<T> {
+  try {
+    return parseArgs({ args: [...args], options, allowPositionals: false, strict: true }).values;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+export interface ListenFlags {
+  port: number;
+  host: string;
+  /** The public URL to use when none is given: `http://<host>:<port>`. */
+  guessedUrl: string;
+}
+
+/** `--port` (default `defaultPort`) and `--host` (default 127.0.0.1); port 0 needs a public URL. */
+export function listenFlags(
+  values: { port?: string | undefined; host?: string | undefined; "public-url"?: string | undefined },
+  io: Io,
+  defaultPort: number,
+): ListenFlags {
+  const port = parsePort(values.port, defaultPort);
+  const host = values.host?.trim() || "127.0.0.1";
+  const shownHost =
+    host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host;
+  if (port === 0 && values["public-url"] === undefined && io.env[ENV.publicUrl] === undefined) {
+    throw new UsageError(
+      "--port 0 picks a free port, so the public URL cannot be guessed: give --public-url too",
+    );
+  }
+  return { port, host, guessedUrl: `http://${shownHost}:${port}` };
+}
+
+function parsePort(value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!/^\d{1,5}$/.test(value) || n > 65_535)
+    throw new UsageError(`--port is a number from 0 to 65535, not ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** `--webhook-policy`: production, development or not given. */
+export function webhookPolicyFlag(value: string | undefined): "production" | "development" | undefined {
+  if (value !== undefined && value !== "production" && value !== "development") {
+    throw new UsageError(`--webhook-policy is production or development, not ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/** Listens, or closes what was built and rethrows (a port in use, an address not ours). */
+export async function listenOrClose<A>(
+  service: { listen(port: number, host: string): Promise<A>; close(): Promise<void> },
+  flags: ListenFlags,
+): Promise<A> {
+  try {
+    return await service.listen(flags.port, flags.host);
+  } catch (error) {
+    await service.close();
+    throw error;
+  }
+}
+
+/** The summary a server prints once it listens: a title, aligned rows and where to connect. */
+export function printSummary(io: Io, title: string, rows: readonly [string, string][], mcpUrl: string): void {
+  const width = Math.max(...rows.map(([name]) => name.length)) + 1;
+  io.stdout(
+    `${title}\n${rows
+      .map(([name, value]) => `  ${name.padEnd(width)} ${value}`)
+      .join("\n")}\n\nConnect an MCP client (Streamable HTTP) to ${mcpUrl}. Ctrl+C stops.\n`,
+  );
+}
+
+/** Waits until `until` resolves (default: SIGINT or SIGTERM), then says it stops. */
+export async function untilStopped(io: Io, until: Promise<unknown> | undefined): Promise<void> {
+  await (until ?? stopSignal());
+  io.stdout("stopping…\n");
+}
+
+function stopSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+}

@@ -1,0 +1,51 @@
+// What the command tests share: an Io that captures what a command prints, a free loopback port,
+// and a long-running command run in-process until a check is done.
+import { readFile } from "node:fs/promises";
+import net from "node:net";
+import type { Io } from "../src/main.js";
+
+export function captureIo(env: Record<string, string> = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: Io = {
+    stdin: async () => new Uint8Array(),
+    stdout: (text) => out.push(text),
+    stderr: (text) => err.push(text),
+    env,
+    readFile: (path) => readFile(path),
+    now: () => Date.now(),
+  };
+  return { io, out: () => out.join(""), err: () => err.join("") };
+}
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/**
+ * Runs a long-running command: `start` passes `until` and `ready` to it (its control), `check`
+ * runs once it is ready, and the command is told to stop when the check ends. Returns the exit
+ * code and the check's failure, if any.
+ */
+export async function runUntilChecked<T = void>(
+  start: (until: Promise<void>, ready: (value: T) => void) => Promise<number>,
+  check: (value: T) => Promise<void>,
+): Promise<{ code: number; failure: unknown }> {
+  let stop: () => void = () => {};
+  const until = new Promise<void>((resolve) => {
+    stop = resolve;
+  });
+  let failure: unknown;
+  const code = await start(until, (value) => {
+    check(value)
+      .catch((error: unknown) => {
+        failure = error;
+      })
+      .finally(() => stop());
+  });
+  return { code, failure };
+}

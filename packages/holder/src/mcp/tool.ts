@@ -1,0 +1,74 @@
+/**
+ * Registers one MCP tool behind the same guard everywhere (holder and forwarder): the rate limit
+ * first, then the call, every failure turned into a clear refusal. A `HolderError` becomes its own
+ * code and words; `refuse` may map other known errors; anything else is logged (never with the
+ * arguments: they may hold a code, a statement or a hidden limit) and answered without detail.
+ */
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { Logger } from "pino";
+import type { z } from "zod";
+import type { RateLimiter } from "./rate-limit.js";
+import { internalError, rateLimited, refusalFor } from "./results.js";
+
+/** What a tool learns of its HTTP request besides its arguments. */
+export interface CallExtra {
+  authInfo?: AuthInfo;
+  requestInfo?: { headers?: Record<string, string | string[] | undefined> };
+}
+
+export interface ToolGuard {
+  /** Rate limiter for tool calls and the key of the calling client; no limiter, no limit. */
+  limiter?: RateLimiter;
+  clientKey: () => string;
+  /** Added to every description after a blank line. */
+  note: string;
+  log: Logger;
+  /** The log event of an unexpected failure. */
+  failedEvent: string;
+  /** A refusal for an error that is not a `HolderError`, or undefined (an internal error). */
+  refuse?: (error: unknown) => CallToolResult | undefined;
+}
+
+export interface ToolConfig<S extends z.ZodObject> {
+  title: string;
+  description: string;
+  inputSchema: S;
+  outputSchema?: z.ZodObject;
+  annotations: ToolAnnotations;
+}
+
+export function registerTool<S extends z.ZodObject>(
+  server: McpServer,
+  guard: ToolGuard,
+  name: string,
+  config: ToolConfig<S>,
+  run: (args: z.infer<S>, extra: CallExtra) => Promise<CallToolResult>,
+): void {
+  server.registerTool(
+    name,
+    { ...config, description: `${config.description}\n\n${guard.note}` },
+    // The SDK has validated `args` against `inputSchema` (strict) before this runs.
+    (async (args: z.infer<S>, extra: CallExtra) => {
+      const verdict = guard.limiter?.take(guard.clientKey());
+      if (verdict !== undefined && !verdict.ok) return rateLimited(verdict.retryAfterSeconds);
+      try {
+        return await run(args, extra);
+      } catch (error) {
+        const refused = refusalFor(error) ?? guard.refuse?.(error);
+        if (refused !== undefined) return refused;
+        guard.log.error(
+          {
+            event: guard.failedEvent,
+            tool: name,
+            error: error instanceof Error ? error.name : typeof error,
+          },
+          error instanceof Error ? error.message.slice(0, 300) : "a tool failed",
+        );
+        return internalError();
+      }
+      // biome-ignore lint/suspicious/noExplicitAny: the SDK's callback type is generic over its own schema types
+    }) as any,
+  );
+}
