@@ -133,6 +133,7 @@ async function insertMatches(
 export function createMatchingService(ctx: HolderContext, options: MatchingOptions = {}): MatchingService {
   const { store, clock, log } = ctx;
   const pageSize = options.loadPageSize ?? 10_000;
+  const listQueries = compileListQueries(store.db);
   let index = new IntentIndex();
   let loading: Promise<{ activeIntents: number }> | undefined;
   let loaded = false;
@@ -314,7 +315,7 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
         }
         after = parsed;
       }
-      return listMatchesOf(store.db, intentId, after);
+      return listMatchesOf(store.db, listQueries, intentId, after);
     },
   };
 }
@@ -335,6 +336,38 @@ function intentIdFor(principal: Principal, id: string | undefined): string {
 
 type MatchListRow = OfferRow & { match_id: number; match_delivered_at: number };
 
+// Placeholders the list queries are compiled with, swapped for the call's values at each call.
+const INTENT_PARAM = "\u0000intent";
+const AFTER_PARAM = -1.5;
+
+/**
+ * The list query, compiled once per service (with and without `since`): building and compiling a
+ * Kysely query costs more CPU than SQLite takes to answer the empty case, and the empty answer is
+ * what polling agents get almost every time. Only the values change from call to call.
+ */
+function compileListQueries(db: Kysely<HolderTables>) {
+  const base = () =>
+    db
+      .selectFrom("holder_matches as m")
+      .innerJoin("holder_offers as o", "o.id", "m.offer_id")
+      .selectAll("o")
+      .select(["m.id as match_id", "m.delivered_at as match_delivered_at"]);
+  const page = (query: ReturnType<typeof base>) =>
+    query
+      .where("m.intent_id", "=", INTENT_PARAM)
+      .orderBy("m.delivered_at")
+      .orderBy("m.id")
+      .limit(LIST_MATCHES_MAX + 1)
+      .compile();
+  return {
+    all: page(base()),
+    since: page(base().where("m.delivered_at", ">", AFTER_PARAM)),
+    base,
+  };
+}
+
+type ListQueries = ReturnType<typeof compileListQueries>;
+
 /**
  * One indexed query (holder_matches_since) answers the usual case, the empty one included. A page
  * holds at most LIST_MATCHES_MAX matches, extended by every match sharing the last one's
@@ -343,20 +376,15 @@ type MatchListRow = OfferRow & { match_id: number; match_delivered_at: number };
  */
 async function listMatchesOf(
   db: Kysely<HolderTables>,
+  queries: ListQueries,
   intentId: string,
   after: number,
 ): Promise<{ matches: Match[]; more?: boolean }> {
-  const base = db
-    .selectFrom("holder_matches as m")
-    .innerJoin("holder_offers as o", "o.id", "m.offer_id")
-    .selectAll("o")
-    .select(["m.id as match_id", "m.delivered_at as match_delivered_at"])
-    .where("m.intent_id", "=", intentId);
-  const rows = (await (after === Number.NEGATIVE_INFINITY ? base : base.where("m.delivered_at", ">", after))
-    .orderBy("m.delivered_at")
-    .orderBy("m.id")
-    .limit(LIST_MATCHES_MAX + 1)
-    .execute()) as MatchListRow[];
+  const compiled = after === Number.NEGATIVE_INFINITY ? queries.all : queries.since;
+  const parameters = compiled.parameters.map((value) =>
+    value === INTENT_PARAM ? intentId : value === AFTER_PARAM ? after : value,
+  );
+  const rows = (await db.executeQuery({ ...compiled, parameters })).rows as MatchListRow[];
   let more = false;
   if (rows.length > LIST_MATCHES_MAX) {
     const next = rows[LIST_MATCHES_MAX] as MatchListRow;
@@ -364,7 +392,9 @@ async function listMatchesOf(
     const last = rows.at(-1) as MatchListRow;
     more = true;
     if (Number(next.match_delivered_at) === Number(last.match_delivered_at)) {
-      const ties = (await base
+      const ties = (await queries
+        .base()
+        .where("m.intent_id", "=", intentId)
         .where("m.delivered_at", "=", last.match_delivered_at)
         .where("m.id", ">", last.match_id)
         .orderBy("m.id")
