@@ -76,8 +76,8 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   it("the empty answer is one query (on the holder_matches_since index)", async () => {
     const { ctx, me } = await setup();
     let queries = 0;
-    // Counted as results come back: the list query is compiled once, so it never passes
-    // through transformQuery again.
+    // Counted as results come back (the list query is compiled once, so it never passes through
+    // transformQuery again) and as compiled reads (`store.read`, the hot path past Kysely).
     const counted: Kysely<HolderTables> = ctx.store.db.withPlugin({
       transformQuery: (args) => args.node,
       transformResult: async (args) => {
@@ -85,7 +85,17 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
         return args.result;
       },
     });
-    const counting: HolderContext = { ...ctx, store: { ...ctx.store, db: counted } };
+    const counting: HolderContext = {
+      ...ctx,
+      store: {
+        ...ctx.store,
+        db: counted,
+        read: (query) => {
+          queries++;
+          return ctx.store.read(query);
+        },
+      },
+    };
     const matching = createMatchingService(counting);
     expect(await matching.listMatches(me, undefined, new Date(ctx.clock()).toISOString())).toEqual({
       matches: [],

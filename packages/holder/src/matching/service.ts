@@ -1,4 +1,4 @@
-import { type DialectName, type Kysely, sql } from "@doorbell/store";
+import { type Database, type DialectName, type Kysely, sql } from "@doorbell/store";
 import type { HolderContext } from "../context.js";
 import type { MatchService } from "../domain/services.js";
 import { HolderError, type Match, type Offer, type Principal } from "../domain/types.js";
@@ -315,7 +315,7 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
         }
         after = parsed;
       }
-      return listMatchesOf(store.db, listQueries, intentId, after);
+      return listMatchesOf(store, listQueries, intentId, after);
     },
   };
 }
@@ -375,7 +375,7 @@ type ListQueries = ReturnType<typeof compileListQueries>;
  * with that `since` has more.
  */
 async function listMatchesOf(
-  db: Kysely<HolderTables>,
+  store: Database<HolderTables>,
   queries: ListQueries,
   intentId: string,
   after: number,
@@ -384,7 +384,7 @@ async function listMatchesOf(
   const parameters = compiled.parameters.map((value) =>
     value === INTENT_PARAM ? intentId : value === AFTER_PARAM ? after : value,
   );
-  const rows = (await db.executeQuery({ ...compiled, parameters })).rows as MatchListRow[];
+  const rows = (await store.read({ ...compiled, parameters })) as MatchListRow[];
   let more = false;
   if (rows.length > LIST_MATCHES_MAX) {
     const next = rows[LIST_MATCHES_MAX] as MatchListRow;
@@ -400,7 +400,7 @@ async function listMatchesOf(
         .orderBy("m.id")
         .execute()) as MatchListRow[];
       for (const tie of ties) rows.push(tie);
-      const beyond = await db
+      const beyond = await store.db
         .selectFrom("holder_matches")
         .select("id")
         .where("intent_id", "=", intentId)
