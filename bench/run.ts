@@ -7,6 +7,7 @@ const benchmarks: Record<string, () => void | Promise<void>> = {
   delivery: benchDelivery,
   holder: async () => (await import("./holder.js")).benchHolder(),
   "holder-matching": async () => (await import("./holder-matching.js")).benchHolderMatching(),
+  push: async () => (await import("./push.js")).benchPush(),
 };
 
 const wanted = process.argv.slice(2);
