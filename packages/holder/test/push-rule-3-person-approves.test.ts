@@ -105,7 +105,12 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       await runDue();
 
       const principal = { kind: "intent-code" as const, intentId: draft.intent.id };
-      expect((await h.services.push?.view(principal, chosen.subscriptionId))?.status).toBe("active");
+      const allowed = await h.services.push?.view(principal, chosen.subscriptionId);
+      expect(allowed?.status).toBe("active");
+      // Made on the draft (24 hours), its lease now runs with the intent (30 days).
+      expect(Date.parse(allowed?.expiresAt ?? "")).toBeGreaterThan(
+        Date.parse(chosen.expiresAt) + 24 * 60 * MINUTE,
+      );
       expect(await h.services.push?.view(principal, left.subscriptionId)).toMatchObject({
         status: "ended",
         endedReason: "approval-withdrawn",

@@ -528,12 +528,19 @@ export function createPushService(ctx: HolderContext, options: PushOptions): Pus
     async onActivated(intentId) {
       const toMail: string[] = [];
       const touched = await store.transaction(async (trx) => {
+        const intent = await trx
+          .selectFrom("holder_intents")
+          .select("valid_until")
+          .where("id", "=", intentId)
+          .executeTakeFirstOrThrow();
         const ids: string[] = [];
         for (const { row } of await liveRows(trx, intentId)) {
           ids.push(row.id);
           if (row.approval === "on-consent-page") {
             if (row.consent_choice === 1) {
               await grant(trx, row);
+              // Made on a draft, its lease ended with the draft's 24 hours: now it may run with the intent.
+              await engine.renew(d(trx), row.id, lease(ctx.clock(), intent.valid_until, false));
               await enqueueStatus(trx, row, "active");
             } else {
               // §6 rule 3: confirmed without the separate choice, the subscription ends.
