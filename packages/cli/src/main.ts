@@ -1,5 +1,6 @@
 import { AGENT_USAGE, agentCommand } from "./commands/agent.js";
 import { CATALOGUE_USAGE, catalogueCommand } from "./commands/catalogue.js";
+import { CHECK_USAGE, checkCommand } from "./commands/check.js";
 import { FORWARDER_USAGE, forwarderCommand } from "./commands/forwarder.js";
 import { SERVE_USAGE, serveCommand } from "./commands/serve.js";
 import { WEBHOOK_USAGE, webhookCommand } from "./commands/webhook.js";
@@ -17,6 +18,8 @@ ${CATALOGUE_USAGE}
 ${WEBHOOK_USAGE}
 
 ${AGENT_USAGE}
+
+${CHECK_USAGE}
 `;
 
 /** Runs one command line and returns the exit code: 0 done, 1 refused/failed, 2 usage error. */
@@ -34,6 +37,8 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
         return await webhookCommand(args, io);
       case "agent":
         return await agentCommand(args, io);
+      case "check":
+        return await checkCommand(args, io);
       case undefined:
       case "help":
       case "--help":

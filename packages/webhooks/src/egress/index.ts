@@ -7,6 +7,15 @@ export {
   isPublicAddress,
 } from "./address.js";
 export { closeEgress } from "./agent.js";
+export {
+  DEFAULT_GET_JSON_BYTES,
+  type GetJsonFailure,
+  type GetJsonInput,
+  type GetJsonResult,
+  type GetJsonSuccess,
+  getJson,
+  MAX_GET_JSON_BYTES,
+} from "./get-json.js";
 export type { EgressCategory } from "./outcome.js";
 export {
   developmentPolicy,

@@ -1,0 +1,157 @@
+import {
+  createPrivateKey,
+  createPublicKey,
+  sign as edSign,
+  verify as edVerify,
+  webcrypto,
+} from "node:crypto";
+import { readFileSync } from "node:fs";
+import {
+  checkRecord,
+  createKeyResolver,
+  importSigningKey,
+  MESSAGE_CONTEXT,
+  type Message,
+  type PrivateJwk,
+  signMessage,
+  staticKeyPages,
+  verifyMessage,
+} from "@doorbell/agreements";
+import { type Measurement, printComparison } from "./harness.js";
+
+// Messages signed and verified per second, and records checked per second, beside raw
+// node:crypto Ed25519 over the same bytes (the limit) and raw WebCrypto Ed25519 (what jose uses).
+// jose signs through WebCrypto, which is asynchronous, so this file times async candidates the
+// same way harness.compare() times sync ones: interleaved rounds, median of 9.
+
+const vectors = new URL("../packages/agreements/vectors/", import.meta.url);
+const read = (path: string): unknown => JSON.parse(readFileSync(new URL(path, vectors), "utf8"));
+
+type Candidate = readonly [name: string, fn: () => unknown];
+
+async function calibrate(fn: () => unknown): Promise<number> {
+  for (let batch = 1; ; batch *= 2) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < batch; i++) await fn();
+    if (Number(process.hrtime.bigint() - start) > 10e6) return batch;
+  }
+}
+
+async function compareAsync(
+  candidates: readonly Candidate[],
+  rounds = 9,
+  roundMs = 200,
+): Promise<Measurement[]> {
+  const batches: number[] = [];
+  for (const [, fn] of candidates) batches.push(await calibrate(fn));
+  const rates: number[][] = candidates.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, [, fn]] of candidates.entries()) {
+      let ops = 0;
+      let elapsed = 0;
+      const start = process.hrtime.bigint();
+      while (elapsed < roundMs * 1e6) {
+        for (let i = 0; i < (batches[index] as number); i++) await fn();
+        ops += batches[index] as number;
+        elapsed = Number(process.hrtime.bigint() - start);
+      }
+      rates[index]?.push((ops / elapsed) * 1e9);
+    }
+  }
+  return candidates.map(([name], index) => {
+    const sorted = [...(rates[index] as number[])].sort((a, b) => a - b);
+    return { name, opsPerSecond: sorted[Math.floor(sorted.length / 2)] as number };
+  });
+}
+
+export async function benchAgreements(): Promise<void> {
+  const jwk = (read("keys/seller.test-key.json") as { jwk: PrivateJwk }).jwk;
+  const key = await importSigningKey(jwk);
+  const keyObject = createPrivateKey({ key: { ...jwk }, format: "jwk" });
+  const publicObject = createPublicKey(keyObject);
+  const webPrivate = await webcrypto.subtle.importKey("jwk", { ...jwk }, { name: "Ed25519" }, false, [
+    "sign",
+  ]);
+  const webPublic = await webcrypto.subtle.importKey(
+    "jwk",
+    { kty: "OKP", crv: "Ed25519", x: jwk.x },
+    { name: "Ed25519" },
+    false,
+    ["verify"],
+  );
+  const jku = "https://api.stackshift.cloud/.well-known/agent-agreements/pty_seller00000000000001.json";
+  const pages = await staticKeyPages([read("key-pages/seller.json"), read("key-pages/buyer.json")]);
+  const resolveKey = createKeyResolver({ source: pages, txt: async () => [] });
+
+  const quote = (read("messages.json") as { valid: { name: string; input: Message }[] }).valid.find(
+    (v) => v.name === "quote without an ask",
+  )?.input as Message;
+  if (quote["@context"][1] !== MESSAGE_CONTEXT[1])
+    throw new Error("the quote vector is not an agent-intents/1 message");
+  const { jws, parsed } = await signMessage(quote, key, { jku });
+  const [h, p] = jws.split(".") as [string, string];
+  const signingInput = Buffer.from(`${h}.${p}`);
+  const rawSignature = edSign(null, signingInput, keyObject);
+  if (!edVerify(null, signingInput, publicObject, rawSignature))
+    throw new Error("raw Ed25519 does not verify");
+
+  console.log(
+    `Node ${process.version}; a ${parsed.bytes.byteLength} B quote (JWS ${jws.length} chars); each figure is the median of 9 interleaved rounds of 200 ms; one operation at a time.`,
+  );
+  printComparison(
+    "sign a message (validate, RFC 8785, JWS EdDSA)",
+    await compareAsync([
+      ["doorbell signMessage", () => signMessage(quote, key, { jku })],
+      ["raw WebCrypto Ed25519 sign", () => webcrypto.subtle.sign("Ed25519", webPrivate, signingInput)],
+      ["raw node:crypto Ed25519 sign", () => edSign(null, signingInput, keyObject)],
+    ]),
+  );
+  printComparison(
+    "verify a message (header, schema, canonical form, trust rule, signature)",
+    await compareAsync([
+      ["doorbell verifyMessage", () => verifyMessage(jws, resolveKey)],
+      [
+        "raw WebCrypto Ed25519 verify",
+        () => webcrypto.subtle.verify("Ed25519", webPublic, rawSignature, signingInput),
+      ],
+      ["raw node:crypto Ed25519 verify", () => edVerify(null, signingInput, publicObject, rawSignature)],
+    ]),
+  );
+
+  // A two-signature record: three signatures (offer, acceptance, seal) and six workflow steps.
+  const recordBytes = readFileSync(new URL("records/two-signatures-quote.json", vectors));
+  const record = JSON.parse(recordBytes.toString("utf8")) as {
+    offer: { jws: string };
+    acceptance: { jws: string };
+    seal: string;
+  };
+  const buyerJwk = (read("keys/buyer.test-key.json") as { jwk: PrivateJwk }).jwk;
+  const buyerPublic = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: buyerJwk.x }, format: "jwk" });
+  const parts = [
+    [record.offer.jws, publicObject],
+    [record.acceptance.jws, buyerPublic],
+    [record.seal, publicObject],
+  ].map(([token, publicKey]) => {
+    const [a, b, s] = (token as string).split(".") as [string, string, string];
+    return {
+      input: Buffer.from(`${a}.${b}`),
+      signature: Buffer.from(s, "base64url"),
+      publicKey: publicKey as typeof publicObject,
+    };
+  });
+  if (!parts.every((x) => edVerify(null, x.input, x.publicKey, x.signature)))
+    throw new Error("the record's signatures do not verify raw");
+  const checked = await checkRecord(recordBytes, { source: pages, txt: async () => [] });
+  if (checked.result !== "two_signatures")
+    throw new Error(`the bench record does not check out: ${checked.summary}`);
+  printComparison(
+    "check a two-signature record (six steps, three signatures)",
+    await compareAsync([
+      ["doorbell checkRecord", () => checkRecord(recordBytes, { resolveKey })],
+      [
+        "raw node:crypto 3 × Ed25519 verify",
+        () => parts.every((x) => edVerify(null, x.input, x.publicKey, x.signature)),
+      ],
+    ]),
+  );
+}

@@ -1,0 +1,77 @@
+import { AgreementError } from "../errors.js";
+import type { JsonValue } from "./json-value.js";
+
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** Index of the closing quote of the string literal that opens at `start` (the text is valid JSON). */
+const endOfString = (text: string, start: number): number => {
+  for (let i = start + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c) i++;
+    else if (c === 0x22) return i;
+  }
+  return text.length;
+};
+
+/**
+ * JSON.parse keeps the last of two members with the same name; other parsers keep the first, so
+ * a duplicate lets two readers see two different messages. Walks text JSON.parse already accepted.
+ */
+const findDuplicateMember = (text: string): string | undefined => {
+  const stack: ({ names: Set<string>; expectName: boolean } | null)[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      const end = endOfString(text, i);
+      const top = stack.at(-1);
+      if (top?.expectName) {
+        const name = JSON.parse(text.slice(i, end + 1)) as string;
+        if (top.names.has(name)) return name;
+        top.names.add(name);
+        top.expectName = false;
+      }
+      i = end;
+    } else if (c === 0x7b) stack.push({ names: new Set(), expectName: true });
+    else if (c === 0x5b) stack.push(null);
+    else if (c === 0x7d || c === 0x5d) stack.pop();
+    else if (c === 0x2c) {
+      const top = stack.at(-1);
+      if (top) top.expectName = true;
+    }
+  }
+  return undefined;
+};
+
+/**
+ * Parses JSON text or UTF-8 bytes strictly: invalid UTF-8, a byte order mark and duplicate member
+ * names are refused with the reason, not repaired.
+ */
+export const parseJson = (input: string | Uint8Array, what = "the document"): JsonValue => {
+  let text: string;
+  if (typeof input === "string") text = input;
+  else {
+    try {
+      text = decoder.decode(input);
+    } catch {
+      throw new AgreementError("ERR_JSON_INVALID", `${what} is not valid UTF-8`);
+    }
+  }
+  if (text.charCodeAt(0) === 0xfeff) {
+    throw new AgreementError("ERR_JSON_INVALID", `${what} starts with a byte order mark`);
+  }
+  let value: JsonValue;
+  try {
+    value = JSON.parse(text) as JsonValue;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : "syntax error";
+    throw new AgreementError("ERR_JSON_INVALID", `${what} is not valid JSON (${reason})`);
+  }
+  const duplicate = findDuplicateMember(text);
+  if (duplicate !== undefined) {
+    throw new AgreementError(
+      "ERR_JSON_DUPLICATE_MEMBER",
+      `${what} has the member ${JSON.stringify(duplicate)} twice in one object`,
+    );
+  }
+  return value;
+};

@@ -1,0 +1,189 @@
+import { AgreementError } from "../errors.js";
+import { verifyCompactSignature } from "../jws/compact.js";
+import type { ProtectedHeader } from "../jws/header.js";
+import { keyThumbprint } from "../jws/keys.js";
+import type { KeyResolver, TrustedKey } from "../jws/resolver.js";
+import { createKeyResolver, type KeyResolverOptions } from "../keys/trust.js";
+import { checkBinding, checkTerms, sealingParty } from "../record/binding.js";
+import { type ReadRecord, readRecord } from "../record/read.js";
+import { type CheckResult, type CheckStep, RESULT_TITLES, type SignatureReport } from "./result.js";
+
+export interface CheckOptions extends KeyResolverOptions {
+  /** A ready trust rule; otherwise one is made from the options (trusted origins, source, txt). */
+  readonly resolveKey?: KeyResolver;
+}
+
+interface Signature {
+  readonly of: SignatureReport["of"];
+  readonly jws: string;
+  readonly header: ProtectedHeader;
+  readonly signer: { address: string; party?: string };
+  readonly issuedAt: number;
+}
+
+class StepFailure extends Error {
+  constructor(
+    readonly step: CheckStep,
+    readonly failure: AgreementError,
+  ) {
+    super(failure.message);
+  }
+}
+
+const at = async <T>(step: CheckStep, run: () => T | Promise<T>): Promise<T> => {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof AgreementError) throw new StepFailure(step, error);
+    throw error;
+  }
+};
+
+/** The signatures a record of each kind must carry (step 5): the seal always. */
+const signaturesOf = (read: ReadRecord): Signature[] => {
+  const { record, offer, acceptance, sealHeader } = read;
+  const list: Signature[] = [];
+  if (record.kind !== "our_signature" && offer.jws && offer.header) {
+    list.push({
+      of: "offer",
+      jws: offer.jws,
+      header: offer.header,
+      signer: offer.message.from,
+      issuedAt: offer.message.iat,
+    });
+  }
+  if (record.kind !== "their_reply" && acceptance?.jws && acceptance.header) {
+    list.push({
+      of: "acceptance",
+      jws: acceptance.jws,
+      header: acceptance.header,
+      signer: acceptance.message.from,
+      issuedAt: acceptance.message.iat,
+    });
+  }
+  const sealer = sealingParty(read);
+  list.push({
+    of: "seal",
+    jws: record.seal,
+    header: sealHeader,
+    signer: { address: sealer.address, ...(sealer.party ? { party: sealer.party } : {}) },
+    issuedAt: record.sealed_at,
+  });
+  return list;
+};
+
+const nameOf = (entry: { org_name: string; party?: string }): string =>
+  entry.party ? `${entry.org_name} (${entry.party})` : entry.org_name;
+
+/**
+ * Checks an agreement record as the profile's workflow says, offline except for key pages:
+ * 1 parse, size, profile, canonical forms and hashes, chain, seal coverage; 2 terms; 3 binding;
+ * 4 each signature's key under the trust rule; 5 each signature; 6 one of four results, with the
+ * reason in plain words. Never throws for anything in the record; only for a caller's mistake.
+ */
+export const checkRecord = async (
+  input: string | Uint8Array | unknown,
+  options: CheckOptions = {},
+): Promise<CheckResult> => {
+  const resolveKey = options.resolveKey ?? createKeyResolver(options);
+  try {
+    const read = await at(1, () => readRecord(input));
+    await at(2, () => checkTerms(read));
+    await at(3, () => checkBinding(read));
+    const signatures = await at(4, () => signaturesOf(read));
+    const keys: TrustedKey[] = [];
+    for (const signature of signatures) {
+      const key = await at(4, async () => {
+        try {
+          const trusted = await resolveKey({
+            jku: signature.header.jku,
+            kid: signature.header.kid,
+            signer: signature.signer,
+            issuedAt: signature.issuedAt,
+          });
+          if ((await keyThumbprint(trusted.jwk)) !== signature.header.kid) {
+            throw new AgreementError(
+              "ERR_KEY_NOT_FOUND",
+              "the key found has a different thumbprint than the kid",
+            );
+          }
+          return trusted;
+        } catch (error) {
+          if (error instanceof AgreementError) {
+            throw new AgreementError(
+              error.code,
+              `the ${signature.of} signature: ${error.message}`,
+              error.details,
+            );
+          }
+          throw new AgreementError(
+            "ERR_KEY_PAGE_UNAVAILABLE",
+            `the ${signature.of} signature: its key page could not be read`,
+          );
+        }
+      });
+      keys.push(key);
+    }
+    for (const [index, signature] of signatures.entries()) {
+      await at(5, async () => {
+        try {
+          await verifyCompactSignature(signature.jws, (keys[index] as TrustedKey).jwk);
+        } catch (error) {
+          if (error instanceof AgreementError) {
+            throw new AgreementError(error.code, `the ${signature.of} signature does not verify`);
+          }
+          throw error;
+        }
+      });
+    }
+    const { record } = read;
+    const [offerer, accepter] = record.parties;
+    const reports: SignatureReport[] = signatures.map((s, i) => ({
+      of: s.of,
+      party: (keys[i] as TrustedKey).party,
+      kid: s.header.kid,
+      vouchedBy: (keys[i] as TrustedKey).vouchedBy,
+    }));
+    const warnings = keys.flatMap((k, i) => k.warnings.map((w) => `${signatures[i]?.of} signature: ${w}`));
+    if (record.kind === "two_signatures") {
+      return {
+        ok: true,
+        result: "two_signatures",
+        summary: `${RESULT_TITLES.two_signatures}: ${nameOf(offerer)} offered and ${nameOf(accepter)} accepted; both signatures and the seal verify.`,
+        record,
+        signatures: reports,
+        warnings,
+      };
+    }
+    if (record.kind === "our_signature") {
+      return {
+        ok: true,
+        result: "one_signature",
+        summary: `${RESULT_TITLES.one_signature}: ${nameOf(accepter)} accepted and sealed; the offer from ${nameOf(offerer)} could not be checked.`,
+        record,
+        signatures: reports,
+        warnings,
+      };
+    }
+    return {
+      ok: true,
+      result: "their_reply",
+      summary: `${RESULT_TITLES.their_reply}: ${nameOf(offerer)} signed the offer and vouches that ${accepter.address} replied in words; the other side did not sign.`,
+      record,
+      signatures: reports,
+      warnings,
+      vouchedBy: { party: offerer.party as string, org_name: offerer.org_name },
+    };
+  } catch (error) {
+    if (!(error instanceof StepFailure)) throw error;
+    return {
+      ok: false,
+      result: "does_not_check_out",
+      reason: error.failure.message,
+      code: error.failure.code,
+      step: error.step,
+      summary: `${RESULT_TITLES.does_not_check_out}: ${error.failure.message}.`,
+      details: error.failure.details,
+    };
+  }
+};

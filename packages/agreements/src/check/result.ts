@@ -1,0 +1,48 @@
+import type { AgreementErrorCode } from "../errors.js";
+import type { AgreementRecord } from "../record/types.js";
+
+/** The four results of a check (profile: "Results of a check"). */
+export type CheckOutcome = "two_signatures" | "one_signature" | "their_reply" | "does_not_check_out";
+
+/** The workflow step a record failed at (1 parse and hashes, 2 terms, 3 binding, 4 keys, 5 signatures). */
+export type CheckStep = 1 | 2 | 3 | 4 | 5;
+
+export interface SignatureReport {
+  readonly of: "offer" | "acceptance" | "seal";
+  readonly party: string;
+  readonly kid: string;
+  readonly vouchedBy: "address" | "domain" | "dns";
+}
+
+interface Passed {
+  readonly ok: true;
+  readonly result: Exclude<CheckOutcome, "does_not_check_out">;
+  /** One plain sentence for a person. */
+  readonly summary: string;
+  readonly record: AgreementRecord;
+  readonly signatures: readonly SignatureReport[];
+  /** E.g. a key revoked after it signed: the record checks, with this said. */
+  readonly warnings: readonly string[];
+  /** their_reply: the party that sealed the record and vouches for the reply. */
+  readonly vouchedBy?: { readonly party: string; readonly org_name: string };
+}
+
+interface Failed {
+  readonly ok: false;
+  readonly result: "does_not_check_out";
+  /** The reason in plain words. */
+  readonly reason: string;
+  readonly code: AgreementErrorCode;
+  readonly step: CheckStep;
+  readonly summary: string;
+  readonly details: readonly string[];
+}
+
+export type CheckResult = Passed | Failed;
+
+export const RESULT_TITLES: Readonly<Record<CheckOutcome, string>> = {
+  two_signatures: "Checks out, two signatures",
+  one_signature: "Checks out, one signature",
+  their_reply: "Their reply, recorded by a named party",
+  does_not_check_out: "Does not check out",
+};

@@ -1,0 +1,104 @@
+import { type EgressPolicy, type GetJsonResult, getJson, productionPolicy } from "@doorbell/webhooks";
+import { AgreementError } from "../errors.js";
+import { type KeyPage, parseKeyPage } from "./page.js";
+
+/** Where key pages come from: the network (`createKeyPageFetcher`) or files (`staticKeyPages`). */
+export type KeyPageSource = (url: URL, party: string) => Promise<KeyPage>;
+
+export interface KeyPageFetcherOptions {
+  /** The egress policy; default `productionPolicy()` (https, 443, public addresses, 10 s). */
+  readonly policy?: EgressPolicy;
+  /** Replaces the egress GET entirely (tests); gets the same result shape. */
+  readonly get?: (url: URL) => Promise<GetJsonResult>;
+  /** Seconds to keep a page whose answer names no max-age. Default 300. */
+  readonly defaultTtlSeconds?: number;
+  /** The longest a page is kept whatever its max-age says. Default 3600. */
+  readonly maxTtlSeconds?: number;
+  readonly maxEntries?: number;
+  /** Wall clock in milliseconds. */
+  readonly now?: () => number;
+}
+
+/** The largest key page read: a thousand addresses and fifty keys fit well inside. */
+export const MAX_KEY_PAGE_BYTES = 256 * 1024;
+
+const ttlOf = (cacheControl: string | undefined, fallback: number, ceiling: number): number => {
+  if (cacheControl === undefined) return fallback;
+  const directives = cacheControl
+    .toLowerCase()
+    .split(",")
+    .map((d) => d.trim());
+  if (directives.some((d) => d === "no-store" || d === "no-cache" || d === "private")) return 0;
+  const maxAge = directives.map((d) => /^max-age=(\d{1,9})$/.exec(d)?.[1]).find((v) => v !== undefined);
+  return Math.min(maxAge === undefined ? fallback : Number(maxAge), ceiling);
+};
+
+/**
+ * Fetches key pages through the SSRF-safe egress, never following a redirect, and keeps each
+ * for its max-age (bounded). Concurrent asks for one page share one request; failures are not
+ * kept. Which addresses may be fetched at all is the trust rule's decision, made before this.
+ */
+export const createKeyPageFetcher = (options: KeyPageFetcherOptions = {}): KeyPageSource => {
+  const now = options.now ?? Date.now;
+  const fallback = options.defaultTtlSeconds ?? 300;
+  const ceiling = options.maxTtlSeconds ?? 3600;
+  const maxEntries = options.maxEntries ?? 1000;
+  let policy = options.policy;
+  const get =
+    options.get ??
+    ((url: URL) => {
+      policy ??= productionPolicy();
+      return getJson({ url, policy, maxBytes: MAX_KEY_PAGE_BYTES });
+    });
+  const cache = new Map<string, { page: KeyPage; expiresAt: number }>();
+  const inFlight = new Map<string, Promise<KeyPage>>();
+
+  const load = async (url: URL, party: string): Promise<KeyPage> => {
+    const result = await get(url);
+    if (!result.ok) {
+      const redirect = result.category === "http_3xx" ? " (a redirect, which is never followed)" : "";
+      throw new AgreementError(
+        "ERR_KEY_PAGE_UNAVAILABLE",
+        `the key page ${url.href} could not be fetched: ${result.reason}${redirect}`,
+      );
+    }
+    const page = await parseKeyPage(result.body, party);
+    const ttl = ttlOf(result.cacheControl, fallback, ceiling);
+    if (ttl > 0) {
+      if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
+      cache.set(url.href, { page, expiresAt: now() + ttl * 1000 });
+    }
+    return page;
+  };
+
+  return async (url, party) => {
+    const cached = cache.get(url.href);
+    if (cached && cached.expiresAt > now()) return cached.page;
+    if (cached) cache.delete(url.href);
+    let pending = inFlight.get(url.href);
+    if (!pending) {
+      pending = load(url, party).finally(() => inFlight.delete(url.href));
+      inFlight.set(url.href, pending);
+    }
+    return pending;
+  };
+};
+
+/**
+ * Key pages given as data (files a checker was handed, or a test's pages), keyed by party. A
+ * party without a page is "could not be found", exactly as a 404 would be.
+ */
+export const staticKeyPages = async (pages: readonly unknown[]): Promise<KeyPageSource> => {
+  const byParty = new Map<string, KeyPage>();
+  for (const value of pages) {
+    const page = await parseKeyPage(value);
+    byParty.set(page.party, page);
+  }
+  return async (url, party) => {
+    const page = byParty.get(party);
+    if (!page) {
+      throw new AgreementError("ERR_KEY_PAGE_UNAVAILABLE", `the key page ${url.href} could not be found`);
+    }
+    return page;
+  };
+};

@@ -1,0 +1,77 @@
+import type { Message, MessageType } from "./types.js";
+
+/**
+ * "Receivers drop unknown members": the members each object of a message may have. Anything
+ * else is removed after validation, at every level. A signed payload that carried such a member
+ * then differs from the canonical form of the parsed message, so the signature no longer counts.
+ */
+type Shape = { readonly [member: string]: Shape | "value" | { readonly each: Shape } };
+
+const money: Shape = { amount: "value", currency: "value" };
+const askedItem: Shape = { description: "value", quantity: "value", unit: "value" };
+const quotedItem: Shape = { ...askedItem, unit_price: money };
+const slot: Shape = { start: "value", end: "value", time_zone: "value" };
+
+const common: Shape = {
+  "@context": "value",
+  profile: "value",
+  id: "value",
+  type: "value",
+  thread: "value",
+  in_reply_to: "value",
+  from: { party: "value", address: "value", name: "value", card: "value" },
+  to: { address: "value" },
+  nonce: "value",
+  iat: "value",
+  exp: "value",
+  prev: "value",
+  acting_for: { org_name: "value", contact: "value" },
+  agent: { name: "value", kind: "value" },
+  authority: { decided_by: "value", level: "value", limits_version: "value" },
+  note: "value",
+};
+
+export const MESSAGE_SHAPES: Readonly<Record<MessageType, Shape>> = {
+  ask_quote: { ...common, items: { each: askedItem }, wanted_by: "value" },
+  quote: { ...common, items: { each: quotedItem }, total: money, delivery_by: "value", replaces: "value" },
+  propose_times: { ...common, slots: { each: slot }, purpose: "value", location: "value", replaces: "value" },
+  accept: { ...common, ref: "value", slot: "value" },
+  decline: { ...common, ref: "value", reason: "value" },
+  cancel: { ...common, ref: "value" },
+};
+
+const keep = (value: unknown, shape: Shape | "value" | { readonly each: Shape }): unknown => {
+  if (shape === "value") return value;
+  if ("each" in shape && Array.isArray(value)) return value.map((entry) => keep(entry, shape.each as Shape));
+  const out: Record<string, unknown> = {};
+  const source = value as Record<string, unknown>;
+  for (const [name, inner] of Object.entries(shape as Shape)) {
+    if (Object.hasOwn(source, name)) out[name] = keep(source[name], inner);
+  }
+  return out;
+};
+
+/** The message with every member this profile does not define for its type removed (a new object). */
+export const dropUnknownMembers = (validated: Message): Message =>
+  keep(validated, MESSAGE_SHAPES[validated.type]) as Message;
+
+/** The members that would be dropped, as JSON pointers (for a plain-words warning). */
+export const unknownMembers = (value: unknown, type: MessageType): string[] => {
+  const found: string[] = [];
+  const walk = (node: unknown, shape: Shape | "value" | { readonly each: Shape }, path: string): void => {
+    if (shape === "value" || node === null || typeof node !== "object") return;
+    if ("each" in shape && Array.isArray(node)) {
+      node.forEach((entry, index) => {
+        walk(entry, shape.each as Shape, `${path}/${index}`);
+      });
+      return;
+    }
+    for (const name of Object.keys(node)) {
+      const inner = (shape as Shape)[name];
+      if (inner === undefined) found.push(`${path}/${name}`);
+      else walk((node as Record<string, unknown>)[name], inner, `${path}/${name}`);
+    }
+  };
+  walk(value, MESSAGE_SHAPES[type], "");
+  return found;
+};

@@ -1,0 +1,7 @@
+export {
+  AgreementThread,
+  isExpiredAt,
+  type OfferEntry,
+  type OfferState,
+  type ThreadEvent,
+} from "./lifecycle.js";

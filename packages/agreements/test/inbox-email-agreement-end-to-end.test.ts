@@ -1,0 +1,202 @@
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { checkRecord } from "../src/check/check.js";
+import type { Responder } from "../src/inbox/agent-inbox.js";
+import type { LimitsPolicy } from "../src/inbox/limits.js";
+import type { KeyResolver } from "../src/jws/resolver.js";
+import type { AgreementRecord } from "../src/record/types.js";
+import { type RunningAgent, startAgent } from "./inbox-agents.js";
+import { dnsZone, makeParties, type Party, resolverFor } from "./inbox-parties.js";
+
+let seller: Party;
+let buyer: Party;
+let resolveKey: KeyResolver;
+const running: RunningAgent[] = [];
+afterEach(async () => {
+  while (running.length > 0) await running.pop()?.close();
+});
+beforeAll(async () => {
+  ({ seller, buyer } = await makeParties());
+  resolveKey = await resolverFor(seller, buyer);
+});
+
+const sellerLimits: LimitsPolicy = {
+  version: "s-3",
+  types: ["quote"],
+  maxTotal: { EUR: "500000" },
+  maxOfferOpenSeconds: 7200,
+};
+const buyerLimits: LimitsPolicy = {
+  version: "b-7",
+  types: ["ask_quote", "accept"],
+  maxTotal: { EUR: "200000" },
+};
+
+const quoteAnswer =
+  (amountEach: string): Responder =>
+  async ({ message }) =>
+    message.type === "ask_quote"
+      ? {
+          type: "quote",
+          items: [
+            {
+              description: "Oak desk, 160 cm",
+              quantity: 4,
+              unit_price: { amount: amountEach, currency: "EUR" },
+            },
+          ],
+          total: { amount: String(BigInt(amountEach) * 4n), currency: "EUR" },
+          delivery_by: "2027-02-01",
+          exp: Math.floor(Date.now() / 1000) + 3600,
+        }
+      : undefined;
+
+const acceptQuotes: Responder = async ({ message }) =>
+  message.type === "quote" ? { type: "accept", ref: message.id } : undefined;
+
+async function pair(
+  options: {
+    sellerLimits?: LimitsPolicy;
+    sellerRespond?: Responder;
+    buyerRespond?: Responder;
+    buyerClock?: () => number;
+  } = {},
+) {
+  const zone = dnsZone(seller, buyer);
+  const ports = new Map<string, number>();
+  const route = (domain: string) => ports.get(domain) ?? 0;
+  const s = await startAgent({
+    party: seller,
+    policy: options.sellerLimits ?? sellerLimits,
+    respond: options.sellerRespond ?? quoteAnswer("45000"),
+    resolveKey,
+    clock: Date.now,
+    zone,
+    route,
+  });
+  const b = await startAgent({
+    party: buyer,
+    policy: buyerLimits,
+    respond: options.buyerRespond ?? acceptQuotes,
+    resolveKey,
+    clock: options.buyerClock ?? Date.now,
+    zone,
+    route,
+  });
+  running.push(s, b);
+  ports.set(seller.domain, s.smtp.port);
+  ports.set(buyer.domain, b.smtp.port);
+  return { s, b, zone };
+}
+
+const ASK = { type: "ask_quote" as const, items: [{ description: "Oak desk, 160 cm", quantity: 4 }] };
+
+describe("two agents agree a quote over real SMTP with DKIM", () => {
+  it("each side's record checks out with two signatures, answered within the limits", async () => {
+    const { s, b, zone } = await pair();
+    const sent = await b.inbox.start(ASK, seller.address);
+    const thread = sent !== undefined && "message" in sent ? sent.message.thread : "";
+    expect(thread).not.toBe("");
+    expect(zone.calls).toContain(`TXT ${seller.dkim.selector}._domainkey.${seller.domain}`);
+    expect(zone.calls).toContain(`TXT ${buyer.dkim.selector}._domainkey.${buyer.domain}`);
+    expect(await s.store.threadState(seller.address, thread)).toEqual({ state: "agreed", channel: "email" });
+    expect(await b.store.threadState(buyer.address, thread)).toEqual({ state: "agreed", channel: "email" });
+    for (const [side, store, address] of [
+      ["seller", s.store, seller.address],
+      ["buyer", b.store, buyer.address],
+    ] as const) {
+      const record = (await store.record(address, thread)) as AgreementRecord;
+      expect(record, side).toBeDefined();
+      const result = await checkRecord(record, { resolveKey });
+      expect(result, side).toMatchObject({ ok: true, result: "two_signatures" });
+    }
+    const held = await s.store.thread(seller.address, thread);
+    expect(held.map((m) => [m.direction, m.type, m.result])).toEqual([
+      ["in", "ask_quote", "signed_and_checked"],
+      ["out", "quote", "sent"],
+      ["in", "accept", "signed_and_checked"],
+    ]);
+    const quote = JSON.parse(held[1]?.canonical ?? "{}");
+    expect(quote.authority).toEqual({ decided_by: "limits", limits_version: "s-3" });
+    expect(s.plain).toEqual([]);
+    expect(b.plain).toEqual([]);
+  });
+
+  it("a quote over the limits waits for the owner (decided_by owner once approved)", async () => {
+    const { s, b } = await pair({ sellerRespond: quoteAnswer("150000") });
+    const sent = await b.inbox.start(ASK, seller.address);
+    const thread = sent !== undefined && "message" in sent ? sent.message.thread : "";
+    expect(await s.store.threadState(seller.address, thread)).toMatchObject({ state: "waiting_for_owner" });
+    const [waiting] = await s.inbox.pending();
+    expect(waiting?.reasons).toEqual(["the total 600000 EUR is over the limit of 500000 EUR"]);
+    // The buyer's own limits stop at 2,000.00 EUR: its accept now waits for its owner.
+    await s.inbox.approve(waiting?.id ?? "");
+    expect(await b.store.threadState(buyer.address, thread)).toMatchObject({ state: "waiting_for_owner" });
+    const [buyerWaiting] = await b.inbox.pending();
+    await b.inbox.refuse(buyerWaiting?.id ?? "", "too expensive");
+    expect(await s.store.threadState(seller.address, thread)).toMatchObject({ state: "declined" });
+    const quote = JSON.parse((await s.store.thread(seller.address, thread))[1]?.canonical ?? "{}");
+    expect(quote.authority).toEqual({ decided_by: "owner" });
+  });
+
+  it("an accept signed after the offer expired is refused with its reason", async () => {
+    let ahead = 0;
+    const buyerRespond: Responder = async (ctx) => {
+      ahead = 2 * 3600 * 1000; // the buyer's owner answers two hours later, after the quote's exp
+      return acceptQuotes(ctx);
+    };
+    const { s, b } = await pair({ buyerRespond, buyerClock: () => Date.now() + ahead });
+    const sent = await b.inbox.start(ASK, seller.address);
+    const thread = sent !== undefined && "message" in sent ? sent.message.thread : "";
+    // The buyer's own lifecycle refuses to accept the expired quote: no accept leaves.
+    expect(b.refused).toEqual(["the offer had expired when it was accepted"]);
+    expect(await s.store.threadState(seller.address, thread)).toMatchObject({ state: "input_required" });
+    expect(await s.store.record(seller.address, thread)).toBeUndefined();
+  });
+
+  it("an accept of an offer that was replaced is refused", async () => {
+    const quotes: string[] = [];
+    const buyerRespond: Responder = async ({ message }) => {
+      if (message.type === "quote") quotes.push(message.id);
+      return undefined; // the buyer's agent waits
+    };
+    const { s, b } = await pair({ buyerRespond });
+    const sent = await b.inbox.start(ASK, seller.address);
+    const thread = sent !== undefined && "message" in sent ? sent.message.thread : "";
+    const held = await s.store.thread(seller.address, thread);
+    const first = held.find((m) => m.type === "quote");
+    const counter = await s.inbox.complete(
+      {
+        type: "quote",
+        replaces: first?.id,
+        items: [
+          { description: "Oak desk, 160 cm", quantity: 4, unit_price: { amount: "44000", currency: "EUR" } },
+        ],
+        total: { amount: "176000", currency: "EUR" },
+        exp: Math.floor(Date.now() / 1000) + 3600,
+      },
+      buyer.address,
+      held.find((m) => m.type === "ask_quote"),
+    );
+    await s.inbox.sendMessage(counter, { decided_by: "owner" });
+    expect(quotes).toHaveLength(2);
+    // The buyer then accepts the first, superseded quote.
+    const firstHeld = await b.store.message(buyer.address, quotes[0] ?? "");
+    const accept = await b.inbox.complete({ type: "accept", ref: quotes[0] }, seller.address, firstHeld);
+    await expect(b.inbox.sendMessage(accept, { decided_by: "owner" })).rejects.toThrow(
+      "the offer had been replaced when it was accepted",
+    );
+    expect(await s.store.record(seller.address, thread)).toBeUndefined();
+  });
+
+  it("a record whose terms were changed after sealing does not check out, with the reason", async () => {
+    const { s } = await pair();
+    const sent = await running[1]?.inbox.start(ASK, seller.address);
+    const thread = sent !== undefined && "message" in sent ? sent.message.thread : "";
+    const record = structuredClone((await s.store.record(seller.address, thread)) as AgreementRecord);
+    (record.terms as { total: { amount: string } }).total.amount = "1";
+    const result = await checkRecord(record, { resolveKey });
+    expect(result.ok).toBe(false);
+    expect(result.result).toBe("does_not_check_out");
+    expect(result.ok ? "" : result.reason).toMatch(/^the record was changed after it was sealed/);
+  });
+});

@@ -1,0 +1,98 @@
+// doorbell check: the checker on the command line, one exit code per result, --json for scripts.
+// Offline (--key-page) against the published record vectors of @doorbell/agreements.
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { type Io, run } from "../src/main.js";
+
+const vectors = fileURLToPath(new URL("../../agreements/vectors/", import.meta.url));
+const pages = [
+  "--key-page",
+  `${vectors}key-pages/seller.json`,
+  "--key-page",
+  `${vectors}key-pages/buyer.json`,
+];
+const record = (name: string) => `${vectors}records/${name}.json`;
+
+function fakeIo(stdin = "") {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: Io = {
+    stdin: async () => new TextEncoder().encode(stdin),
+    stdout: (text) => out.push(text),
+    stderr: (text) => err.push(text),
+    env: {},
+    readFile: async (path) => (await import("node:fs/promises")).readFile(path),
+    now: () => 0,
+  };
+  return { io, out: () => out.join(""), err: () => err.join("") };
+}
+
+describe("doorbell check", () => {
+  it("exit 0 and the plain-words result for a record with two signatures", async () => {
+    const t = fakeIo();
+    expect(await run(["check", record("two-signatures-quote"), ...pages], t.io)).toBe(0);
+    expect(t.out()).toMatch(
+      /^Checks out, two signatures: Seller s\.r\.o\. \(pty_seller00000000000001\) offered and Buyer a\.s\. \(pty_buyer000000000000002\) accepted/,
+    );
+    expect(t.out()).toContain("  seal: signed by pty_seller00000000000001");
+  });
+
+  it("exit 3 for one signature and 4 for a reply recorded by a named party", async () => {
+    const one = fakeIo();
+    expect(await run(["check", record("our-signature"), ...pages], one.io)).toBe(3);
+    expect(one.out()).toMatch(/^Checks out, one signature/);
+    const reply = fakeIo();
+    expect(await run(["check", record("their-reply"), ...pages], reply.io)).toBe(4);
+    expect(reply.out()).toMatch(/^Their reply, recorded by a named party: Seller s\.r\.o\./);
+  });
+
+  it("exit 1 with the reason when the record does not check out", async () => {
+    const t = fakeIo();
+    expect(await run(["check", record("changed-term-unsealed"), ...pages], t.io)).toBe(1);
+    expect(t.out()).toBe(
+      "Does not check out: the record was changed after it was sealed: the seal does not cover this content.\n  (step 1, ERR_RECORD_SEAL)\n",
+    );
+  });
+
+  it("--json gives the result, reason, code and step for a script", async () => {
+    const t = fakeIo();
+    expect(await run(["check", record("revoked-key"), "--json", ...pages], t.io)).toBe(1);
+    expect(JSON.parse(t.out())).toMatchObject({
+      ok: false,
+      result: "does_not_check_out",
+      code: "ERR_KEY_REVOKED",
+      step: 4,
+    });
+    const ok = fakeIo();
+    expect(await run(["check", record("revoked-after-signing"), "--json", ...pages], ok.io)).toBe(0);
+    expect(JSON.parse(ok.out())).toMatchObject({
+      ok: true,
+      result: "two_signatures",
+      warnings: [expect.stringMatching(/revoked/)],
+    });
+  });
+
+  it("reads the record from stdin with -", async () => {
+    const { readFile } = await import("node:fs/promises");
+    const t = fakeIo(await readFile(record("two-signatures-times"), "utf8"));
+    expect(await run(["check", "-", ...pages], t.io)).toBe(0);
+  });
+
+  it("a key page only from the given pages: a trusted origin elsewhere does not check out", async () => {
+    const t = fakeIo();
+    expect(
+      await run(
+        ["check", record("two-signatures-quote"), "--trusted-origin", "https://keys.example", ...pages],
+        t.io,
+      ),
+    ).toBe(1);
+    expect(t.out()).toMatch(/is not a key page on a trusted host \(https:\/\/keys\.example\)/);
+  });
+
+  it("exit 2 for a usage mistake", async () => {
+    const t = fakeIo();
+    expect(await run(["check"], t.io)).toBe(2);
+    expect(t.err()).toMatch(/give exactly one record file/);
+    expect(await run(["check", "a.json", "--trusted-origin", "not a url", ...pages], fakeIo().io)).toBe(2);
+  });
+});

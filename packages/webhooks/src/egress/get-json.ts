@@ -1,0 +1,130 @@
+import { performance } from "node:perf_hooks";
+import { request } from "undici";
+import { WebhookError } from "../errors.js";
+import { egressAgent } from "./agent.js";
+import { categoriseError, categoryOfStatus, type EgressCategory, REASONS } from "./outcome.js";
+import type { EgressPolicy } from "./policy.js";
+import { readCapped } from "./read-capped.js";
+import { checkUrl } from "./url-check.js";
+
+/** The default and the largest body a GET may read: a key page, a descriptor, a small document. */
+export const DEFAULT_GET_JSON_BYTES = 64 * 1024;
+export const MAX_GET_JSON_BYTES = 1024 * 1024;
+
+export interface GetJsonInput {
+  readonly url: string | URL;
+  readonly policy: EgressPolicy;
+  /** The most bytes the answer may have; a longer one is `too_large`. Default 64 KB, at most 1 MB. */
+  readonly maxBytes?: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface GetJsonSuccess {
+  readonly ok: true;
+  readonly status: number;
+  /** The exact bytes of the body, for a caller that parses more strictly than JSON.parse. */
+  readonly body: Uint8Array;
+  readonly json: unknown;
+  /** The answer's Cache-Control header, for a caller that caches. */
+  readonly cacheControl?: string;
+  readonly durationMs: number;
+}
+
+export interface GetJsonFailure {
+  readonly ok: false;
+  readonly category: EgressCategory | "too_large" | "not_json";
+  /** Plain words written by this server; never text from the endpoint. */
+  readonly reason: string;
+  readonly status?: number;
+  readonly durationMs: number;
+}
+
+export type GetJsonResult = GetJsonSuccess | GetJsonFailure;
+
+const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
+
+/**
+ * Fetches one JSON document under a policy through the same guarded connector as `postWebhook`:
+ * the URL and every address it reaches are judged, one deadline covers everything, redirects are
+ * reported as `http_3xx` and never followed, the body is read up to `maxBytes` and must be JSON.
+ * Sends only `accept: application/json`: no cookie or credential. Never throws for anything the
+ * network or the server does.
+ */
+export const getJson = async (input: GetJsonInput): Promise<GetJsonResult> => {
+  const started = performance.now();
+  const { policy, signal } = input;
+  const maxBytes = input.maxBytes ?? DEFAULT_GET_JSON_BYTES;
+  if (!Number.isInteger(maxBytes) || maxBytes < 1 || maxBytes > MAX_GET_JSON_BYTES) {
+    throw new WebhookError(
+      "ERR_EGRESS_POLICY",
+      `maxBytes must be a whole number from 1 to ${MAX_GET_JSON_BYTES}`,
+    );
+  }
+  const elapsed = () => Math.round(performance.now() - started);
+  const fail = (category: GetJsonFailure["category"], reason: string, status?: number): GetJsonFailure => ({
+    ok: false,
+    category,
+    reason,
+    ...(status === undefined ? {} : { status }),
+    durationMs: elapsed(),
+  });
+
+  const checked = checkUrl(input.url, policy);
+  if (!checked.ok) return fail("blocked_url", checked.reason);
+  if (signal?.aborted) return fail("aborted", REASONS.aborted);
+
+  const controller = new AbortController();
+  let deadlinePassed = false;
+  const timer = setTimeout(() => {
+    deadlinePassed = true;
+    controller.abort(new DOMException("the deadline passed", "TimeoutError"));
+  }, policy.timeoutMs);
+  const onCallerAbort = () => controller.abort(signal?.reason);
+  signal?.addEventListener("abort", onCallerAbort, { once: true });
+  try {
+    const response = await request(checked.url, {
+      method: "GET",
+      headers: { accept: "application/json" },
+      dispatcher: egressAgent(policy),
+      signal: controller.signal,
+    });
+    response.body.on("error", () => {});
+    const status = response.statusCode;
+    const category = categoryOfStatus(status);
+    if (category !== undefined) {
+      response.body.destroy();
+      return fail(category, REASONS[category], status);
+    }
+    const contentType = response.headers["content-type"];
+    if (typeof contentType !== "string" || !JSON_TYPE.test(contentType)) {
+      response.body.destroy();
+      return fail("not_json", "the answer is not marked as JSON (content-type)", status);
+    }
+    const { bytes, truncated } = await readCapped(response.body, maxBytes + 1);
+    if (deadlinePassed) return fail("timeout", REASONS.timeout, status);
+    if (truncated || bytes.byteLength > maxBytes) {
+      return fail("too_large", `the answer is longer than ${maxBytes} bytes or broke off`, status);
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    } catch {
+      return fail("not_json", "the answer is not valid JSON in UTF-8", status);
+    }
+    const cacheControl = response.headers["cache-control"];
+    return {
+      ok: true,
+      status,
+      body: bytes,
+      json,
+      ...(typeof cacheControl === "string" ? { cacheControl } : {}),
+      durationMs: elapsed(),
+    };
+  } catch (error) {
+    const outcome = categoriseError(error, { callerAborted: signal?.aborted === true, deadlinePassed });
+    return fail(outcome.category, outcome.reason);
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener("abort", onCallerAbort);
+  }
+};
