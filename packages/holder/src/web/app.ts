@@ -6,9 +6,11 @@
  *                                          schemas/holder-descriptor.schema.json)
  *   GET /.well-known/jwks.json             the holder's signing keys (none yet: the push profile adds them)
  *   GET /healthz                           200 when the database answers, 503 when it does not
+ *   GET/POST /check                        the public agreement record checker (pages/check-page.tsx)
  *   GET /                                  where things are, in plain text
  *   the person's pages                     consent, confirm, manage, dev mailbox (web/pages)
  */
+import type { CheckOptions } from "@doorbell/agreements";
 import { Hono } from "hono";
 import type { Logger } from "pino";
 import type { HolderConfig } from "../context.js";
@@ -16,6 +18,7 @@ import type { ConsentService, DemandService, IntentService, MatchService } from 
 import type { LocalMailbox } from "../mail/local-mailbox.js";
 import type { McpHandler } from "../mcp/handler.js";
 import type { PushService } from "../push/service.js";
+import { mountCheckPage } from "./pages/check-page.js";
 import { mountPages } from "./pages/index.js";
 
 export const DESCRIPTOR_PATH = "/.well-known/isto-intents.json";
@@ -56,6 +59,8 @@ export interface HolderAppDeps {
   /** The local mailbox when no SMTP server is configured (its dev page is mounted then). */
   mailbox?: LocalMailbox;
   languages: readonly string[];
+  /** The public agreement checker's trust rule (default: the profile's trusted host). */
+  check?: CheckOptions;
   /** Answers when the database does (for /healthz). */
   healthy?: () => Promise<boolean>;
   log: Logger;
@@ -145,6 +150,10 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
     );
   });
 
+  mountCheckPage(app, {
+    holderName: deps.config.name,
+    ...(deps.check === undefined ? {} : { options: deps.check }),
+  });
   mountPages(app, {
     consent: deps.services.consent,
     intents: deps.services.intents,

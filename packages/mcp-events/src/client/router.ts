@@ -1,0 +1,104 @@
+/**
+ * Routes `notifications/events/*` to the open `events/stream` they belong to. The SDK allows one
+ * handler per method per Client, so the router installs them once per Client and dispatches by
+ * the sketch's client-chosen `id` when the server echoes it, else by the JSON-RPC request id.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { z } from "zod";
+import type { EventsDialect } from "../protocol/dialect.js";
+import { EVENTS_NOTIFICATIONS, SUBSCRIPTION_ID_META } from "../protocol/methods.js";
+import type {
+  RequestId,
+  StreamActive,
+  StreamEvent,
+  StreamHeartbeat,
+  StreamProblem,
+} from "../protocol/model.js";
+
+export interface StreamListener {
+  active(n: StreamActive): void;
+  event(n: StreamEvent): void;
+  error(n: StreamProblem): void;
+  terminated(n: StreamProblem): void;
+  heartbeat(n: StreamHeartbeat): void;
+  /** A notification for this stream that the dialect cannot read. */
+  malformed(method: string): void;
+}
+
+type Kind = "active" | "event" | "error" | "terminated" | "heartbeat";
+const KINDS: readonly Kind[] = ["active", "event", "error", "terminated", "heartbeat"];
+
+export class StreamRouter {
+  readonly #byRoute = new Map<string, StreamListener>();
+  readonly #byRequest = new Map<string, StreamListener>();
+  readonly #installed = new WeakSet<Client>();
+  readonly #dialect: EventsDialect;
+  readonly #onListChanged: () => void;
+
+  constructor(dialect: EventsDialect, onListChanged: () => void) {
+    this.#dialect = dialect;
+    this.#onListChanged = onListChanged;
+  }
+
+  install(client: Client): void {
+    if (this.#installed.has(client)) return;
+    this.#installed.add(client);
+    for (const kind of KINDS) {
+      const method = EVENTS_NOTIFICATIONS[kind];
+      client.setNotificationHandler(notificationSchema(method), (notification) => {
+        this.#dispatch(kind, method, notification.params ?? {});
+      });
+    }
+    client.setNotificationHandler(notificationSchema(EVENTS_NOTIFICATIONS.listChanged), () => {
+      this.#onListChanged();
+    });
+  }
+
+  addRoute(routeId: string, listener: StreamListener): () => void {
+    this.#byRoute.set(routeId, listener);
+    return () => {
+      if (this.#byRoute.get(routeId) === listener) this.#byRoute.delete(routeId);
+    };
+  }
+
+  addRequest(requestId: RequestId, listener: StreamListener): () => void {
+    const key = String(requestId);
+    this.#byRequest.set(key, listener);
+    return () => {
+      if (this.#byRequest.get(key) === listener) this.#byRequest.delete(key);
+    };
+  }
+
+  #dispatch(kind: Kind, method: string, params: Record<string, unknown>): void {
+    const listener = this.#find(params);
+    if (!listener) return;
+    const codec = this.#dialect.stream[kind];
+    let decoded: unknown;
+    try {
+      decoded = codec.decode(params);
+    } catch {
+      listener.malformed(method);
+      return;
+    }
+    (listener[kind] as (n: unknown) => void)(decoded);
+  }
+
+  /** By the raw params, so a notification the dialect cannot read still reaches its stream. */
+  #find(params: Record<string, unknown>): StreamListener | undefined {
+    const routeId = params.id;
+    if (typeof routeId === "string") {
+      const byRoute = this.#byRoute.get(routeId);
+      if (byRoute) return byRoute;
+    }
+    const meta = params._meta as Record<string, unknown> | undefined;
+    const requestId = params.requestId ?? meta?.[SUBSCRIPTION_ID_META];
+    if (typeof requestId === "string" || typeof requestId === "number") {
+      return this.#byRequest.get(String(requestId));
+    }
+    return undefined;
+  }
+}
+
+function notificationSchema(method: string) {
+  return z.object({ method: z.literal(method), params: z.looseObject({}).optional() });
+}

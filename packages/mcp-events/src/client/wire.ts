@@ -1,0 +1,112 @@
+/**
+ * One `events/*` request through the SDK Client, in one place: the dialect encodes the query and
+ * decodes the answer, and every failure becomes an EventsClientError with a stable code.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import type { EventsDialect } from "../protocol/dialect.js";
+import { type EventsErrorName, isEventsError } from "../protocol/errors.js";
+import type { JsonObject } from "../protocol/model.js";
+import { EventsClientError, type EventsClientErrorCode } from "./errors.js";
+
+/** The SDK checks only that a result is an object; the dialect's codec does the real check. */
+export const looseResult = z.looseObject({});
+
+export async function call<M>(
+  client: Client,
+  dialect: EventsDialect,
+  method: string,
+  params: JsonObject,
+  decode: (wire: unknown) => M,
+  options?: RequestOptions,
+): Promise<M> {
+  let wire: unknown;
+  try {
+    wire = await client.request({ method, params }, looseResult, options);
+  } catch (error) {
+    throw fromRequestError(dialect, method, error);
+  }
+  return decodeOrProtocolError(method, wire, decode);
+}
+
+export function decodeOrProtocolError<M>(what: string, wire: unknown, decode: (wire: unknown) => M): M {
+  try {
+    return decode(wire);
+  } catch (error) {
+    const detail = isEventsError(error) ? error.message : "it could not be read";
+    throw new EventsClientError("ERR_EVENTS_PROTOCOL", `the server's ${what} is not valid: ${detail}`);
+  }
+}
+
+const BY_NAME: Record<EventsErrorName, EventsClientErrorCode> = {
+  InvalidParams: "ERR_EVENTS_INVALID_PARAMS",
+  EventNotFound: "ERR_EVENTS_EVENT_NOT_FOUND",
+  Unauthorized: "ERR_EVENTS_UNAUTHORIZED",
+  TooManySubscriptions: "ERR_EVENTS_TOO_MANY_SUBSCRIPTIONS",
+  CursorExpired: "ERR_EVENTS_CURSOR_EXPIRED",
+  InvalidCallbackUrl: "ERR_EVENTS_INVALID_CALLBACK_URL",
+  SubscriptionNotFound: "ERR_EVENTS_SUBSCRIPTION_NOT_FOUND",
+  DeliveryModeUnsupported: "ERR_EVENTS_DELIVERY_MODE_UNSUPPORTED",
+};
+
+/** A JSON-RPC error object (from a response, a stream notification or a webhook envelope) as a typed error. */
+export function fromErrorObject(
+  dialect: EventsDialect,
+  error: { code: number; message: string; data?: JsonObject },
+  context: string,
+): EventsClientError {
+  const name = dialect.errorName(error);
+  const code = name ? BY_NAME[name] : "ERR_EVENTS_SERVER_ERROR";
+  // The server's words are untrusted; only the code's name goes into the message.
+  const label = name ?? `error ${error.code}`;
+  return new EventsClientError(code, `${context}: the server answered ${label}`, {
+    serverCode: error.code,
+    serverData: error.data,
+  });
+}
+
+export function fromRequestError(dialect: EventsDialect, method: string, error: unknown): EventsClientError {
+  if (error instanceof EventsClientError) return error;
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.MethodNotFound) {
+      return new EventsClientError("ERR_EVENTS_NOT_SUPPORTED", `the server does not offer ${method}`, {
+        serverCode: error.code,
+      });
+    }
+    if (error.code === ErrorCode.ConnectionClosed || error.code === ErrorCode.RequestTimeout) {
+      return new EventsClientError(
+        "ERR_EVENTS_UNREACHABLE",
+        `${method}: the connection closed or timed out`,
+        { serverCode: error.code },
+        error,
+      );
+    }
+    const data =
+      typeof error.data === "object" && error.data !== null ? (error.data as JsonObject) : undefined;
+    return fromErrorObject(dialect, { code: error.code, message: error.message, data }, method);
+  }
+  if (error instanceof Error && error.name === "AbortError") {
+    return new EventsClientError("ERR_EVENTS_CLOSED", `${method} was cancelled`, {}, error);
+  }
+  return new EventsClientError(
+    "ERR_EVENTS_UNREACHABLE",
+    `${method}: the server could not be reached (${error instanceof Error ? error.message.slice(0, 200) : "unknown failure"})`,
+    {},
+    error,
+  );
+}
+
+/** Errors after which the same request will never succeed: the subscription ends with them. */
+export function isFinal(error: EventsClientError): boolean {
+  switch (error.code) {
+    case "ERR_EVENTS_UNREACHABLE":
+    case "ERR_EVENTS_SERVER_ERROR":
+    case "ERR_EVENTS_CURSOR_EXPIRED":
+    case "ERR_EVENTS_PROTOCOL":
+      return false;
+    default:
+      return true;
+  }
+}

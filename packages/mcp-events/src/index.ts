@@ -1,0 +1,3 @@
+export * from "./protocol/index.js";
+export * from "./server/index.js";
+export * from "./client/index.js";

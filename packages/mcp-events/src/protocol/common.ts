@@ -1,0 +1,70 @@
+import { z } from "zod";
+import { EventsError } from "./errors.js";
+import { DELIVERY_ERROR_CATEGORIES } from "./model.js";
+
+/** Zod schemas of the shapes every dialect shares. */
+
+export const jsonObject = z.record(z.string(), z.unknown());
+export const requestId = z.union([z.string(), z.number().int()]);
+export const nonEmpty = z.string().min(1);
+export const isoTimestamp = z.iso.datetime({ offset: true });
+/** Absent and `null` mean the same: start from now. */
+export const cursorParam = z.string().nullable().optional();
+
+export const eventOccurrence = z.object({
+  eventId: nonEmpty,
+  name: nonEmpty,
+  timestamp: isoTimestamp,
+  data: jsonObject,
+  cursor: z.string().optional(),
+});
+
+export const eventDescriptor = z.object({
+  name: nonEmpty,
+  title: z.string().optional(),
+  description: z.string().optional(),
+  delivery: z.array(z.enum(["poll", "push", "webhook"])).min(1),
+  inputSchema: jsonObject,
+  payloadSchema: jsonObject.optional(),
+});
+
+export const errorObject = z.object({
+  code: z.number().int(),
+  message: z.string(),
+  data: jsonObject.optional(),
+});
+
+export const deliveryStatus = z.object({
+  active: z.boolean(),
+  lastDeliveryAt: isoTimestamp.nullable(),
+  lastError: z.string().nullable(),
+  failedSince: isoTimestamp.optional(),
+});
+export const DELIVERY_ERROR_CATEGORY = z.enum(DELIVERY_ERROR_CATEGORIES as [string, ...string[]]);
+
+export const listParams = z.object({ cursor: z.string().optional() }).optional();
+
+/**
+ * Parses `value` with `schema`; a mismatch becomes `InvalidParams` whose data names each field
+ * that failed and why (never the rejected value, which may be a secret).
+ */
+export function parseOrInvalid<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((issue) => ({
+    path: issue.path.map(String).join(".") || "(root)",
+    message: issue.message,
+  }));
+  const first = issues[0];
+  throw new EventsError(
+    "InvalidParams",
+    { issues },
+    `Invalid ${what}${first ? `: ${first.path}: ${first.message}` : ""}`,
+  );
+}
+
+/** Drops keys whose value is undefined so encoded wire objects carry no `"x": undefined`. */
+export function compact<T extends Record<string, unknown>>(value: T): T {
+  for (const key of Object.keys(value)) if (value[key] === undefined) delete value[key];
+  return value;
+}

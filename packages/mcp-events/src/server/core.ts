@@ -1,0 +1,286 @@
+import { randomBytes } from "node:crypto";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { Logger } from "pino";
+import { z } from "zod";
+import {
+  type DeliveryMode,
+  type DialectName,
+  detectRequestDialect,
+  dialect,
+  type ErrorObject,
+  type EventOccurrence,
+  type EventsDialect,
+  EventsError,
+  type JsonObject,
+  parseOrInvalid,
+} from "../protocol/index.js";
+import type { EmitBuffer } from "./emit-buffer.js";
+import type { AnyEventDefinition, CheckResult, EventInput, SubscriptionContext } from "./types.js";
+
+export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** A subscription the server currently serves, in any mode. */
+export interface LiveSubscription {
+  readonly id: string;
+  readonly mode: DeliveryMode;
+  readonly def: AnyEventDefinition;
+  readonly params: JsonObject;
+  readonly ctx: SubscriptionContext;
+  /** Push and webhook: receives emitted events already matched and shaped for it. */
+  deliver?(event: EventOccurrence): void;
+  /** Check-driven push and webhook: run the check function now, because the upstream changed. */
+  wake?(): void;
+  /** Ends the subscription from the server side, with the mode's termination signal. */
+  terminate(error: EventsError): Promise<void>;
+}
+
+export interface Limits {
+  /** Live subscriptions of all modes on this server. */
+  total?: number;
+  /** Live subscriptions of one principal (anonymous callers share one budget). */
+  perPrincipal?: number;
+}
+
+export interface Settings {
+  nextPollMs: number;
+  defaultMaxEvents: number;
+  maxMaxEvents: number;
+  heartbeatMs: number;
+  pushIntervalMs: number;
+  reauthorizeMs: number;
+  pollLeaseMs: number;
+  limits: Limits;
+}
+
+/** What every mode's handler shares. */
+export interface Core {
+  readonly dialect: EventsDialect;
+  readonly settings: Settings;
+  readonly clock: () => number;
+  readonly buffer: EmitBuffer;
+  readonly log: Logger;
+  /** Webhook delivery is configured (the sketch's `webhook_ttl`). */
+  readonly webhookEnabled: boolean;
+  definition(name: string): AnyEventDefinition | undefined;
+  principalOf(extra: Extra): string | undefined;
+  readonly live: LiveTable;
+}
+
+/**
+ * One run of `fn` at a time: a call while it runs asks for exactly one more run after it (so a
+ * wake-up during a check is never lost, and checks never overlap and double-deliver).
+ */
+export function serialized(fn: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  let again = false;
+  const run = (): Promise<void> => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      try {
+        do {
+          again = false;
+          await fn();
+        } while (again);
+      } finally {
+        running = undefined;
+      }
+    })();
+    return running;
+  };
+  return run;
+}
+
+export function newId(prefix: string): string {
+  return `${prefix}${randomBytes(16).toString("base64url")}`;
+}
+
+/** The wire mapping a request is written in: what it says, else the server's dialect. */
+export function wireOf(core: Core, params: unknown): EventsDialect {
+  const detected: DialectName | undefined = detectRequestDialect(params);
+  return detected ? dialect(detected) : core.dialect;
+}
+
+/** Validates a subscription against its event type, mode and authorization. */
+export async function resolve(
+  core: Core,
+  query: { name: string; params: JsonObject },
+  mode: DeliveryMode,
+  extra: Extra,
+  subscriptionId: string,
+): Promise<{ def: AnyEventDefinition; params: JsonObject; ctx: SubscriptionContext }> {
+  const def = core.definition(query.name);
+  if (!def) throw new EventsError("EventNotFound", { name: query.name });
+  if (!modesOf(def, core).includes(mode))
+    throw new EventsError("DeliveryModeUnsupported", { name: query.name, mode });
+  const params = def.params
+    ? (parseOrInvalid(def.params, query.params, `params for ${def.name}`) as JsonObject)
+    : query.params;
+  const principal = core.principalOf(extra);
+  const ctx: SubscriptionContext = {
+    subscriptionId,
+    mode,
+    name: def.name,
+    ...(principal === undefined ? {} : { principal }),
+    ...(extra.authInfo === undefined ? {} : { authInfo: extra.authInfo }),
+    ...(extra.sessionId === undefined ? {} : { sessionId: extra.sessionId }),
+  };
+  await authorize(def, ctx, params);
+  return { def, params, ctx };
+}
+
+/** Runs the type's authorizer: false or a thrown EventsError refuses. */
+export async function authorize(
+  def: AnyEventDefinition,
+  ctx: SubscriptionContext,
+  params: JsonObject,
+): Promise<void> {
+  if (!def.authorize) return;
+  const allowed = await def.authorize(ctx, params);
+  if (allowed === false) throw new EventsError("Unauthorized", { reason: "Access denied" });
+}
+
+/** Webhook is on when the server has webhook delivery configured; push unless turned off. */
+export function modesOf(def: AnyEventDefinition, core: Pick<Core, "webhookEnabled">): DeliveryMode[] {
+  const modes: DeliveryMode[] = ["poll"];
+  if (def.delivery?.push !== false) modes.push("push");
+  if (def.delivery?.webhook !== false && core.webhookEnabled) modes.push("webhook");
+  return modes;
+}
+
+export function occurrenceOf(name: string, input: EventInput, clock: () => number): EventOccurrence {
+  const timestamp =
+    input.timestamp instanceof Date
+      ? input.timestamp.toISOString()
+      : (input.timestamp ?? new Date(clock()).toISOString());
+  return {
+    eventId: input.eventId ?? newId("evt_"),
+    name,
+    timestamp,
+    data: input.data,
+    ...(input.cursor === undefined ? {} : { cursor: input.cursor }),
+  };
+}
+
+/** The event as this subscription should see it, or undefined when `match` rejects it. */
+export function shape(sub: Pick<LiveSubscription, "def" | "ctx" | "params">, event: EventOccurrence) {
+  if (sub.def.match && !sub.def.match(sub.ctx, event, sub.params)) return undefined;
+  return sub.def.transform ? sub.def.transform(sub.ctx, event, sub.params) : event;
+}
+
+const checkResult = z.object({
+  events: z.array(
+    z.object({
+      eventId: z.string().min(1).optional(),
+      data: z.record(z.string(), z.unknown()),
+      timestamp: z.union([z.string(), z.date()]).optional(),
+      cursor: z.string().optional(),
+    }),
+  ),
+  cursor: z.string(),
+  hasMore: z.boolean().optional(),
+  nextPollMs: z.number().nonnegative().optional(),
+});
+
+export interface Batch {
+  events: EventOccurrence[];
+  cursor: string;
+  hasMore: boolean;
+  nextPollMs: number;
+}
+
+/**
+ * Calls the type's check function and makes its answer deliverable: every event an occurrence,
+ * the last one carrying the batch cursor, and at most `maxEvents` of them when the events carry
+ * their own positions (otherwise the batch cannot be cut and is returned whole).
+ */
+export async function runCheck(
+  core: Core,
+  def: AnyEventDefinition,
+  ctx: SubscriptionContext,
+  params: JsonObject,
+  cursor: string | null,
+  maxEvents: number,
+): Promise<Batch> {
+  const check = def.check as NonNullable<AnyEventDefinition["check"]>;
+  const raw = checkResult.parse(await check(ctx, params, cursor, { maxEvents })) as CheckResult;
+  let events = raw.events.map((input) => occurrenceOf(def.name, input, core.clock));
+  let batchCursor = raw.cursor;
+  let hasMore = raw.hasMore ?? false;
+  if (events.length > maxEvents && events.every((event) => event.cursor !== undefined)) {
+    events = events.slice(0, maxEvents);
+    batchCursor = (events[events.length - 1] as EventOccurrence).cursor as string;
+    hasMore = true;
+  }
+  const last = events[events.length - 1];
+  if (last && last.cursor === undefined) last.cursor = batchCursor;
+  return {
+    events,
+    cursor: batchCursor,
+    hasMore,
+    nextPollMs: raw.nextPollMs ?? def.nextPollMs ?? core.settings.nextPollMs,
+  };
+}
+
+/** An error as the server's dialect writes it on the wire. */
+export function wireError(core: Core, error: unknown): ErrorObject {
+  if (error instanceof EventsError) return core.dialect.error(error.kind, error.data, error.message);
+  return { code: -32603, message: "Internal error" };
+}
+
+/** The live subscriptions of every mode: limits, lifecycle hooks and the emit fan-out. */
+export class LiveTable {
+  private readonly byId = new Map<string, LiveSubscription>();
+  private readonly perPrincipal = new Map<string, number>();
+
+  constructor(
+    private readonly limits: Limits,
+    private readonly log: Logger,
+  ) {}
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  get(id: string): LiveSubscription | undefined {
+    return this.byId.get(id);
+  }
+
+  all(): LiveSubscription[] {
+    return [...this.byId.values()];
+  }
+
+  /** TooManySubscriptions before anything is provisioned. */
+  checkLimit(principal: string | undefined): void {
+    if (this.limits.total !== undefined && this.byId.size >= this.limits.total)
+      throw new EventsError("TooManySubscriptions", { limit: this.limits.total });
+    const mine = this.perPrincipal.get(principal ?? "") ?? 0;
+    if (this.limits.perPrincipal !== undefined && mine >= this.limits.perPrincipal)
+      throw new EventsError("TooManySubscriptions", { limit: this.limits.perPrincipal });
+  }
+
+  /** Checks the limit, runs `onSubscribe`, then serves the subscription. */
+  async add(sub: LiveSubscription): Promise<void> {
+    this.checkLimit(sub.ctx.principal);
+    await sub.def.onSubscribe?.(sub.ctx, sub.params, sub.id);
+    this.byId.set(sub.id, sub);
+    const key = sub.ctx.principal ?? "";
+    this.perPrincipal.set(key, (this.perPrincipal.get(key) ?? 0) + 1);
+  }
+
+  /** Stops serving and runs `onUnsubscribe` once; a second call does nothing. */
+  async remove(sub: LiveSubscription): Promise<void> {
+    if (this.byId.get(sub.id) !== sub) return;
+    this.byId.delete(sub.id);
+    const key = sub.ctx.principal ?? "";
+    this.perPrincipal.set(key, (this.perPrincipal.get(key) ?? 1) - 1);
+    try {
+      await sub.def.onUnsubscribe?.(sub.ctx, sub.params, sub.id);
+    } catch (error) {
+      this.log.warn({ err: (error as Error).message, event: sub.def.name }, "onUnsubscribe failed");
+    }
+  }
+}

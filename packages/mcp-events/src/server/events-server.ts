@@ -1,0 +1,291 @@
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import { type Logger, pino } from "pino";
+import { z } from "zod";
+import {
+  type DialectName,
+  dialect,
+  EVENTS_METHODS,
+  EVENTS_NOTIFICATIONS,
+  type EventDescriptor,
+  EventsError,
+  eventsCapabilities,
+  type JsonObject,
+  type RequestId,
+  toMcpError,
+} from "../protocol/index.js";
+import {
+  type Core,
+  type Extra,
+  type Limits,
+  LiveTable,
+  modesOf,
+  occurrenceOf,
+  shape,
+  wireError,
+  wireOf,
+} from "./core.js";
+import { EmitBuffer, type EmitBufferOptions } from "./emit-buffer.js";
+import { PollMode } from "./poll.js";
+import { StreamMode } from "./stream.js";
+import type { AnyEventDefinition, EventDefinition, EventInput } from "./types.js";
+import { WebhookMode, type WebhookOptions } from "./webhook.js";
+
+export interface EventsServerOptions {
+  /** The wire the server speaks by default (requests that say otherwise are answered in kind). */
+  dialect?: DialectName;
+  /** Recommended poll interval (default 30 s). */
+  nextPollMs?: number;
+  /** Events per poll when the client sets no `maxEvents` (default 100), and the cap (default 1000). */
+  maxEvents?: { default?: number; max?: number };
+  /** Push heartbeat (default 15 s, at most 30 s). */
+  heartbeatMs?: number;
+  /** How often poll-driven push and webhook call a check function (default 5 s). */
+  pushIntervalMs?: number;
+  /** Delivery-time re-authorization of live subscriptions (default 60 s). */
+  reauthorizeMs?: number;
+  /** Poll lease: `onUnsubscribe` fires when no poll renews it for this long (default 5 min). */
+  pollLeaseMs?: number;
+  emitBuffer?: EmitBufferOptions;
+  limits?: Limits;
+  /** Webhook delivery is offered only when configured (the sketch's `webhook_ttl`). */
+  webhook?: WebhookOptions;
+  /** `events/list` page size (default 100). */
+  pageSize?: number;
+  /** The caller's principal; by default the auth info's `extra.sub` or its client id. */
+  principal?: (extra: Extra) => string | undefined;
+  clock?: () => number;
+  logger?: Logger;
+}
+
+export interface EmitOptions {
+  /** Targeted emit: only this subscription (the id `onSubscribe` received) gets it. */
+  subscriptionId?: string;
+}
+
+export interface EventsServer {
+  /** Declares an event type; calls after `attach` send `notifications/events/list_changed`. */
+  event<P extends JsonObject>(definition: EventDefinition<P>): void;
+  /** Removes an event type: its live subscriptions are terminated with EventNotFound. */
+  removeEvent(name: string): Promise<void>;
+  /** Broadcast (match/transform per subscription) or targeted emit, to every mode. */
+  emit(name: string, event: EventInput, options?: EmitOptions): void;
+  /**
+   * For a type with a check function: the upstream changed, so every live push and webhook
+   * subscription of `name` (or only `options.subscriptionId`) runs its check now instead of at
+   * its next interval. The check function stays the one source of events and cursors (an emit
+   * beside it could move a subscription's cursor backwards); poll needs nothing, it asks.
+   */
+  wake(name: string, options?: EmitOptions): void;
+  /** Registers the `events/*` handlers and the capability on an SDK server (before `connect`). */
+  attach(server: McpServer | Server): void;
+  /** Re-runs every live subscription's authorization now; refused ones are terminated. */
+  recheckAuthorization(): Promise<void>;
+  /** Ends poll leases and webhook subscriptions past their time (also runs on a timer). */
+  sweep(): Promise<void>;
+  /** The transport saw an `events/stream` request's connection close. */
+  streamDisconnected(sessionId: string | undefined, requestId: RequestId): void;
+  /** The webhook delivery engine, when webhook delivery is configured. */
+  readonly webhook: WebhookMode | undefined;
+  readonly liveSubscriptions: number;
+  close(): Promise<void>;
+}
+
+const HEARTBEAT_MAX_MS = 30_000;
+
+export async function createEventsServer(options: EventsServerOptions = {}): Promise<EventsServer> {
+  const heartbeatMs = options.heartbeatMs ?? 15_000;
+  if (!(heartbeatMs > 0 && heartbeatMs <= HEARTBEAT_MAX_MS))
+    throw new Error("heartbeatMs must be between 1 and 30 000 (the sketch: at least every 30 s)");
+  const clock = options.clock ?? Date.now;
+  const log = options.logger ?? pino({ level: "warn", redact: ["url", "secret", "params"] });
+  const definitions = new Map<string, AnyEventDefinition>();
+  const servers = new Set<Server>();
+  const settings = {
+    nextPollMs: options.nextPollMs ?? 30_000,
+    defaultMaxEvents: options.maxEvents?.default ?? 100,
+    maxMaxEvents: options.maxEvents?.max ?? 1_000,
+    heartbeatMs,
+    pushIntervalMs: options.pushIntervalMs ?? 5_000,
+    reauthorizeMs: options.reauthorizeMs ?? 60_000,
+    pollLeaseMs: options.pollLeaseMs ?? 5 * 60_000,
+    limits: options.limits ?? {},
+  };
+  const core: Core = {
+    dialect: dialect(options.dialect ?? "sketch"),
+    settings,
+    clock,
+    buffer: new EmitBuffer(options.emitBuffer ?? {}, clock),
+    log,
+    live: new LiveTable(settings.limits, log),
+    webhookEnabled: options.webhook !== undefined,
+    definition: (name) => definitions.get(name),
+    principalOf:
+      options.principal ??
+      ((extra) => {
+        const auth = extra.authInfo;
+        const sub = auth?.extra?.sub;
+        return typeof sub === "string" ? sub : auth?.clientId;
+      }),
+  };
+  const poll = new PollMode(core);
+  const stream = new StreamMode(core);
+  const webhook = options.webhook ? new WebhookMode(core, options.webhook) : undefined;
+  await webhook?.start();
+
+  const timers = [
+    setInterval(() => void events.sweep(), Math.min(settings.pollLeaseMs, webhook?.ttlMs ?? 30_000, 30_000)),
+    setInterval(() => void events.recheckAuthorization(), settings.reauthorizeMs),
+  ];
+  for (const timer of timers) timer.unref();
+
+  const listChanged = () => {
+    for (const server of servers)
+      server.notification({ method: EVENTS_NOTIFICATIONS.listChanged } as never).catch(() => undefined);
+  };
+
+  const describe = (def: AnyEventDefinition): EventDescriptor => ({
+    name: def.name,
+    ...(def.title === undefined ? {} : { title: def.title }),
+    ...(def.description === undefined ? {} : { description: def.description }),
+    delivery: modesOf(def, core),
+    inputSchema:
+      def.inputSchema ??
+      (def.params ? (z.toJSONSchema(def.params, { io: "input" }) as JsonObject) : { type: "object" }),
+    ...(def.payloadSchema === undefined ? {} : { payloadSchema: def.payloadSchema }),
+  });
+
+  const list = (raw: unknown): JsonObject => {
+    const wire = wireOf(core, raw);
+    const query = wire.list.params.decode(raw);
+    const names = [...definitions.keys()];
+    const pageSize = options.pageSize ?? 100;
+    let start = 0;
+    if (query.cursor !== undefined) {
+      start = Number.parseInt(query.cursor, 10);
+      if (!(String(start) === query.cursor && start >= 0 && start <= names.length))
+        throw new EventsError(
+          "InvalidParams",
+          { field: "cursor" },
+          "Invalid events/list params: unknown cursor",
+        );
+    }
+    const page = names.slice(start, start + pageSize);
+    const next = start + pageSize < names.length ? String(start + pageSize) : undefined;
+    return wire.list.result.encode({
+      events: page.map((name) => describe(definitions.get(name) as AnyEventDefinition)),
+      ...(next === undefined ? {} : { nextCursor: next }),
+    });
+  };
+
+  const events: EventsServer = {
+    event(definition) {
+      if (definitions.has(definition.name))
+        throw new Error(`event type ${definition.name} is already declared`);
+      definitions.set(definition.name, definition as AnyEventDefinition);
+      listChanged();
+    },
+    async removeEvent(name) {
+      if (!definitions.delete(name)) return;
+      for (const sub of core.live.all())
+        if (sub.def.name === name) await sub.terminate(new EventsError("EventNotFound", { name }));
+      listChanged();
+    },
+    emit(name, input, emitOptions = {}) {
+      const def = definitions.get(name);
+      if (!def) throw new EventsError("EventNotFound", { name });
+      const event = occurrenceOf(name, input, clock);
+      const target = emitOptions.subscriptionId;
+      let cursor = event.cursor;
+      if (!def.check) cursor = core.buffer.cursorOf(core.buffer.append(event, target));
+      for (const sub of core.live.all()) {
+        if (sub.def.name !== name || !sub.deliver) continue;
+        if (target !== undefined && sub.id !== target) continue;
+        const shaped = target === undefined ? shape(sub, event) : event;
+        if (!shaped) continue;
+        sub.deliver(cursor === undefined ? shaped : { ...shaped, cursor });
+      }
+    },
+    wake(name, wakeOptions = {}) {
+      const target = wakeOptions.subscriptionId;
+      if (target !== undefined) {
+        const sub = core.live.get(target);
+        if (sub?.def.name === name) sub.wake?.();
+        return;
+      }
+      for (const sub of core.live.all()) if (sub.def.name === name) sub.wake?.();
+    },
+    attach(target) {
+      const server: Server = "server" in target ? target.server : target;
+      server.registerCapabilities(eventsCapabilities({ listChanged: true }) as unknown as ServerCapabilities);
+      const handle = (
+        method: string,
+        fn: (params: unknown, extra: Extra) => Promise<JsonObject> | JsonObject,
+      ) => {
+        const schema = z.object({ method: z.literal(method), params: z.unknown().optional() });
+        server.setRequestHandler(schema as never, async (request: { params?: unknown }, extra: Extra) => {
+          try {
+            return await fn(request.params ?? {}, extra);
+          } catch (error) {
+            if (error instanceof EventsError) throw toMcpError(wireError(core, error));
+            throw error;
+          }
+        });
+      };
+      handle(EVENTS_METHODS.list, list);
+      handle(EVENTS_METHODS.poll, (params, extra) => poll.handle(params, extra));
+      handle(EVENTS_METHODS.stream, (params, extra) => stream.handle(params, extra));
+      const noWebhook = () => {
+        throw new EventsError("DeliveryModeUnsupported", { mode: "webhook" });
+      };
+      handle(EVENTS_METHODS.subscribe, (params, extra) =>
+        webhook ? webhook.subscribe(params, extra) : noWebhook(),
+      );
+      handle(EVENTS_METHODS.unsubscribe, (params, extra) =>
+        webhook ? webhook.unsubscribe(params, extra) : noWebhook(),
+      );
+      servers.add(server);
+      const previous = server.onclose;
+      server.onclose = () => {
+        servers.delete(server);
+        previous?.();
+      };
+    },
+    async recheckAuthorization() {
+      await poll.recheck();
+      await webhook?.recheck();
+      for (const sub of core.live.all()) {
+        if (sub.mode !== "push" || !sub.def.authorize) continue;
+        try {
+          const allowed = await sub.def.authorize(sub.ctx, sub.params);
+          if (allowed === false)
+            await sub.terminate(new EventsError("Unauthorized", { reason: "Access revoked" }));
+        } catch (error) {
+          await sub.terminate(
+            error instanceof EventsError
+              ? error
+              : new EventsError("Unauthorized", { reason: "Access revoked" }),
+          );
+        }
+      }
+    },
+    async sweep() {
+      const now = clock();
+      await poll.sweep(now);
+      await webhook?.sweep(now);
+    },
+    streamDisconnected: (sessionId, requestId) => stream.disconnected(sessionId, requestId),
+    webhook,
+    get liveSubscriptions() {
+      return core.live.size;
+    },
+    async close() {
+      for (const timer of timers) clearInterval(timer);
+      stream.close();
+      await poll.close();
+      await webhook?.close();
+    },
+  };
+  return events;
+}

@@ -1,0 +1,18 @@
+export type { Limits } from "./core.js";
+export type { EmitBufferOptions } from "./emit-buffer.js";
+export {
+  createEventsServer,
+  type EmitOptions,
+  type EventsServer,
+  type EventsServerOptions,
+} from "./events-server.js";
+export { handleEventsHttpRequest } from "./http.js";
+export type {
+  CheckFunction,
+  CheckOptions,
+  CheckResult,
+  EventDefinition,
+  EventInput,
+  SubscriptionContext,
+} from "./types.js";
+export type { WebhookOptions } from "./webhook.js";

@@ -1,0 +1,460 @@
+import {
+  createDeliveryEngine,
+  type DeliveryEngine,
+  type DeliveryTables,
+  deliveryMigrations,
+  type RetryPolicy,
+  type SubscriptionView,
+  type Worker,
+} from "@doorbell/delivery";
+import {
+  createSealer,
+  type Database,
+  generateKeyEntry,
+  Keyring,
+  migrate,
+  openDatabase,
+  type Sealer,
+} from "@doorbell/store";
+import { checkUrl, decodeSecret, type EgressPolicy, generateSecret } from "@doorbell/webhooks";
+import {
+  type DeliveryStatus,
+  type EventOccurrence,
+  type EventsDialect,
+  EventsError,
+  type JsonObject,
+  type SubscribeOutcome,
+} from "../protocol/index.js";
+import { canonicalJson, digest } from "./canonical.js";
+import {
+  authorize,
+  type Core,
+  type Extra,
+  type LiveSubscription,
+  resolve,
+  runCheck,
+  serialized,
+  shape,
+  wireError,
+  wireOf,
+} from "./core.js";
+
+export interface WebhookOptions {
+  /** Where deliveries may go: `productionPolicy()` in production, `developmentPolicy()` for loopback. */
+  policy: EgressPolicy;
+  /** The subscription TTL: `refreshBefore` is this far from each (re)subscribe (default 30 min). */
+  ttlMs?: number;
+  /**
+   * A migrated store (`deliveryMigrations`) and its sealer make the outbox durable across restarts.
+   * Without one the events server owns an in-memory SQLite database: soft state, as the sketch says.
+   */
+  store?: Database<DeliveryTables>;
+  sealer?: Sealer;
+  /** How long `events/subscribe` waits for the endpoint to echo the challenge (default 10 s). */
+  verifyTimeoutMs?: number;
+  retry?: RetryPolicy;
+  /** Run a delivery worker in this process (default true). */
+  worker?: boolean;
+}
+
+interface Record_ {
+  key: string;
+  id: string;
+  deliveryId: string;
+  /** The delivery channel of the subscriber's dialect: `mcp` (X-MCP-*) or `mcp-standard` (SEP-3415). */
+  channel: WebhookChannel;
+  name: string;
+  paramsKey: string;
+  sub: LiveSubscription;
+  refreshBefore: number;
+  /** Poll-driven feed for types with a check function. */
+  timer?: NodeJS.Timeout;
+  /** Runs the feed's check now (`EventsServer.wake`). */
+  wake?: () => void;
+  cursor: string | null;
+  /** An events error sent as a signed envelope, shown once as `deliveryStatus.lastError`. */
+  reported?: string;
+  terminated: boolean;
+}
+
+const MIN_ID_LENGTH = 16;
+
+type WebhookChannel = "mcp" | "mcp-standard";
+
+/**
+ * The delivery channel a subscriber's dialect signs with: the sketch's X-MCP-* (`mcp`), or SEP-3415's
+ * Standard Webhooks headers and bodies (`mcp-standard`). Both follow the same MCP delivery rules.
+ */
+export function channelOf(wire: EventsDialect): WebhookChannel {
+  return wire.signature === "standard" ? "mcp-standard" : "mcp";
+}
+
+/** Delivery's failure categories folded into the sketch's fixed list; nothing else leaks. */
+const CATEGORY: Record<string, string> = {
+  connection_refused: "connection_refused",
+  connection_error: "connection_refused",
+  dns_error: "connection_refused",
+  blocked_url: "connection_refused",
+  blocked_address: "connection_refused",
+  timeout: "timeout",
+  aborted: "timeout",
+  tls_error: "tls_error",
+  http_3xx: "http_4xx",
+  http_4xx: "http_4xx",
+  http_5xx: "http_5xx",
+};
+
+/**
+ * `events/subscribe` and `events/unsubscribe`: soft-state subscriptions with a TTL, keyed by
+ * (principal, url, id); deliveries through `@doorbell/delivery`'s MCP channels: "mcp" (X-MCP-*
+ * signatures) for sketch subscribers, "mcp-standard" (Standard Webhooks, SEP-3415 bodies) for
+ * SEP-3415 ones; both with the verification challenge, retries, suspension and `deliveryStatus`.
+ */
+export class WebhookMode {
+  private readonly records = new Map<string, Record_>();
+  private engine!: DeliveryEngine;
+  private store!: Database<DeliveryTables>;
+  private ownsStore = false;
+  private worker: Worker | undefined;
+  readonly ttlMs: number;
+
+  constructor(
+    private readonly core: Core,
+    private readonly options: WebhookOptions,
+  ) {
+    this.ttlMs = options.ttlMs ?? 30 * 60 * 1000;
+  }
+
+  async start(): Promise<void> {
+    let sealer = this.options.sealer;
+    if (this.options.store) {
+      if (!sealer) throw new Error("webhook.store needs webhook.sealer");
+      this.store = this.options.store;
+    } else {
+      this.store = await openDatabase<DeliveryTables>(":memory:");
+      await migrate(this.store, [deliveryMigrations]);
+      sealer = createSealer(new Keyring([generateKeyEntry()]));
+      this.ownsStore = true;
+    }
+    this.engine = createDeliveryEngine({
+      store: this.store,
+      sealer,
+      policy: this.options.policy,
+      clock: this.core.clock,
+      coalescing: "off",
+      challengeDelaysMs: [1_000, 3_000],
+      logger: this.core.log,
+      ...(this.options.retry ? { retry: this.options.retry } : {}),
+    });
+    if (this.options.worker !== false) {
+      this.worker = this.engine.worker();
+      this.worker.start();
+    }
+  }
+
+  /** The delivery engine, e.g. for `runDue()` in tests with a fake clock. */
+  get delivery(): DeliveryEngine {
+    return this.engine;
+  }
+
+  async subscribe(raw: unknown, extra: Extra): Promise<JsonObject> {
+    const wire = wireOf(this.core, raw);
+    const query = wire.subscribe.params.decode(raw);
+    const principal = this.core.principalOf(extra);
+    const paramsKey = canonicalJson(query.params);
+    if (query.id !== undefined && query.id.length < MIN_ID_LENGTH)
+      throw new EventsError(
+        "InvalidParams",
+        { field: "id" },
+        `Invalid events/subscribe params: id must carry at least 122 bits (use a UUIDv4)`,
+      );
+    // The sketch keys by the client's id; SEP-3415 derives the id from what the subscription is.
+    const id = query.id ?? `sub_${digest(principal ?? "", query.url, query.name, paramsKey)}`;
+    const key = digest(principal ?? "", query.url, id);
+    if (query.secret !== undefined) {
+      try {
+        decodeSecret(query.secret);
+      } catch {
+        throw new EventsError(
+          "InvalidParams",
+          { field: "delivery.secret" },
+          "Invalid events/subscribe params: delivery.secret must be whsec_ followed by base64 of 24 to 64 bytes",
+        );
+      }
+    }
+    const { def, params, ctx } = await resolve(this.core, query, "webhook", extra, id);
+    const verdict = checkUrl(query.url, this.options.policy);
+    if (!verdict.ok) throw new EventsError("InvalidCallbackUrl", { reason: verdict.reason });
+
+    const now = this.core.clock();
+    const refreshBefore = now + this.ttlMs;
+    const channel = channelOf(wire);
+    const existing = this.records.get(key);
+    const lapsed =
+      existing !== undefined &&
+      (await this.engine.get(this.store.db, existing.deliveryId)).status === "ended";
+    if (
+      existing &&
+      !lapsed &&
+      !existing.terminated &&
+      existing.channel === channel &&
+      existing.name === query.name &&
+      existing.paramsKey === paramsKey
+    ) {
+      // Refresh: TTL reset, delivery reactivated, secret rotated when supplied; the cursor is a no-op.
+      // deliveryStatus as it was: `active: false` tells the client this refresh just resumed it.
+      const before = await this.engine.get(this.store.db, existing.deliveryId);
+      await this.engine.renew(this.store.db, existing.deliveryId, {
+        expiresAt: refreshBefore,
+        refreshBefore,
+        ...(query.secret === undefined ? {} : { secret: query.secret }),
+      });
+      existing.refreshBefore = refreshBefore;
+      const outcome: SubscribeOutcome = {
+        id,
+        refreshBefore: new Date(refreshBefore).toISOString(),
+        cursor: existing.cursor,
+        deliveryStatus: this.status(before, existing),
+      };
+      existing.reported = undefined;
+      return wire.subscribe.result.encode(outcome);
+    }
+    // Different name, params or wire under the same key address a new subscription: the old one goes.
+    if (existing) await this.release(existing, "replaced");
+    this.core.live.checkLimit(principal);
+
+    const secret = query.secret ?? generateSecret();
+    const created = await this.engine.subscribe(this.store.db, {
+      channel,
+      url: query.url,
+      secret,
+      expiresAt: refreshBefore,
+      refreshBefore,
+      requiresApproval: false,
+      subscriberId: id,
+    });
+    // A client-supplied secret lets the endpoint verify the challenge now, so subscribe waits for
+    // it (-32015 when it fails). A server-generated secret reaches the client only in this
+    // response: the challenge then completes afterwards (the receiver answers 503 until it knows
+    // the secret) and nothing is delivered before it passes.
+    if (query.secret !== undefined && !(await this.verified(created.id))) {
+      await this.engine.end(this.store.db, created.id, "challenge_failed", { notify: false });
+      throw new EventsError("InvalidCallbackUrl", { reason: "challenge_failed" });
+    }
+
+    const record: Record_ = {
+      key,
+      id,
+      deliveryId: created.id,
+      channel,
+      name: def.name,
+      paramsKey,
+      refreshBefore,
+      cursor: query.cursor,
+      terminated: false,
+      sub: {
+        id,
+        mode: "webhook",
+        def,
+        params,
+        ctx,
+        deliver: (event) => void this.enqueue(record, event),
+        wake: () => record.wake?.(),
+        terminate: (error) => this.terminate(record, error),
+      },
+    };
+    try {
+      await this.core.live.add(record.sub);
+    } catch (error) {
+      await this.engine.end(this.store.db, created.id, "refused", { notify: false });
+      throw error;
+    }
+    this.records.set(key, record);
+    await this.startFeed(record, wire);
+    const outcome: SubscribeOutcome = {
+      id,
+      refreshBefore: new Date(refreshBefore).toISOString(),
+      cursor: record.cursor,
+      ...(query.secret === undefined ? { secret } : {}),
+    };
+    return wire.subscribe.result.encode(outcome);
+  }
+
+  async unsubscribe(raw: unknown, extra: Extra): Promise<JsonObject> {
+    const wire = wireOf(this.core, raw);
+    const query = wire.unsubscribe.params.decode(raw);
+    const principal = this.core.principalOf(extra);
+    const id =
+      query.id ??
+      `sub_${digest(principal ?? "", query.url, query.name ?? "", canonicalJson(query.params ?? {}))}`;
+    const record = this.records.get(digest(principal ?? "", query.url, id));
+    if (!record) throw new EventsError("SubscriptionNotFound", { id });
+    await this.release(record, "unsubscribed");
+    return wire.unsubscribe.result.encode({});
+  }
+
+  /** Subscriptions whose TTL lapsed without a refresh end. */
+  async sweep(now: number): Promise<void> {
+    for (const record of [...this.records.values()])
+      if (record.refreshBefore <= now) await this.release(record, "expired");
+  }
+
+  /** Delivery-time re-check of every live webhook subscription. */
+  async recheck(): Promise<void> {
+    for (const record of [...this.records.values()]) {
+      if (record.terminated) continue;
+      try {
+        await authorize(record.sub.def, record.sub.ctx, record.sub.params);
+      } catch (error) {
+        await this.terminate(
+          record,
+          error instanceof EventsError
+            ? error
+            : new EventsError("Unauthorized", { reason: "Access revoked" }),
+        );
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const record of [...this.records.values()]) {
+      if (record.timer) clearInterval(record.timer);
+      await this.core.live.remove(record.sub);
+    }
+    this.records.clear();
+    await this.worker?.stop();
+    if (this.ownsStore) await this.store.close();
+  }
+
+  private async verified(deliveryId: string): Promise<boolean> {
+    const deadline = Date.now() + (this.options.verifyTimeoutMs ?? 10_000);
+    for (;;) {
+      if (!this.worker) await this.engine.runDue();
+      const view = await this.engine.get(this.store.db, deliveryId);
+      if (view.verified) return true;
+      if (view.status === "ended" || Date.now() >= deadline) return false;
+      await new Promise((resolveWait) => setTimeout(resolveWait, 20));
+    }
+  }
+
+  private async startFeed(record: Record_, wire: EventsDialect): Promise<void> {
+    const { def, params, ctx } = record.sub;
+    const core = this.core;
+    if (!def.check) {
+      if (record.cursor === null) {
+        record.cursor = core.buffer.now();
+        return;
+      }
+      const read = core.buffer.read(
+        def.name,
+        record.cursor,
+        Number.MAX_SAFE_INTEGER,
+        (entry) => entry.target === undefined || entry.target === record.id,
+      );
+      if (!read.ok) {
+        record.cursor = core.buffer.now();
+        await this.gap(record, wire, read.reason);
+        return;
+      }
+      for (const entry of read.entries) {
+        const event = shape(record.sub, entry.event);
+        if (event) await this.enqueue(record, { ...event, cursor: core.buffer.cursorOf(entry.seq) });
+      }
+      return;
+    }
+    const poll = serialized(async () => {
+      if (record.terminated) return;
+      let expired: string | undefined;
+      try {
+        const batch = await runCheck(core, def, ctx, params, record.cursor, core.settings.maxMaxEvents);
+        for (const event of batch.events) await this.enqueue(record, event);
+        record.cursor = batch.cursor;
+      } catch (error) {
+        if (error instanceof EventsError && error.kind === "CursorExpired") {
+          record.cursor = null;
+          expired = String(error.data?.reason ?? "Cursor expired");
+        } else core.log.warn({ event: def.name, err: (error as Error).message }, "webhook check failed");
+      }
+      if (record.cursor === null)
+        record.cursor =
+          (await runCheck(core, def, ctx, params, null, 1).catch(() => undefined))?.cursor ?? null;
+      // After the fresh cursor is known: SEP-3415's gap envelope carries it.
+      if (expired !== undefined) await this.gap(record, wire, expired);
+    });
+    if (record.cursor === null) await poll();
+    record.wake = () => void poll();
+    record.timer = setInterval(record.wake, core.settings.pushIntervalMs);
+  }
+
+  /**
+   * The cursor could not be honoured: the sketch's signed CursorExpired envelope, or on the
+   * SEP-3415 wire (which has no CursorExpired) the `{type: "gap", cursor}` envelope with the
+   * fresh cursor delivery restarts from.
+   */
+  private async gap(record: Record_, wire: EventsDialect, reason: string): Promise<void> {
+    record.reported = "CursorExpired";
+    if (record.channel === "mcp-standard" && wire.cursorExpiry === "truncate") {
+      await this.engine.enqueue(this.store.db, record.deliveryId, {
+        type: "gap",
+        eventId: `gap_${digest(record.id, String(this.core.clock()), reason).slice(0, 22)}`,
+        data: {},
+        gap: { cursor: record.cursor },
+      });
+      return;
+    }
+    await this.enqueueError(record, new EventsError("CursorExpired", { reason }));
+  }
+
+  private async enqueue(record: Record_, event: EventOccurrence): Promise<void> {
+    if (record.terminated) return;
+    if (event.cursor !== undefined) record.cursor = event.cursor;
+    await this.engine.enqueue(this.store.db, record.deliveryId, {
+      type: event.name,
+      eventId: event.eventId,
+      timestamp: event.timestamp,
+      data: event.data,
+      ...(event.cursor === undefined ? {} : { cursor: event.cursor }),
+    });
+  }
+
+  private async enqueueError(record: Record_, error: EventsError): Promise<void> {
+    await this.engine.enqueue(this.store.db, record.deliveryId, {
+      type: "error",
+      eventId: `err_${digest(record.id, String(this.core.clock()), error.kind).slice(0, 22)}`,
+      data: {},
+      error: wireError(this.core, error),
+    });
+  }
+
+  /**
+   * Revoked authorization: the signed error envelope goes out, nothing more is delivered, and
+   * the record stays until its TTL so a refresh learns why (and is refused while still revoked).
+   */
+  private async terminate(record: Record_, error: EventsError): Promise<void> {
+    if (record.terminated) return;
+    await this.enqueueError(record, error);
+    record.terminated = true;
+    record.reported = error.kind;
+    if (record.timer) clearInterval(record.timer);
+    await this.core.live.remove(record.sub);
+  }
+
+  private async release(record: Record_, reason: string): Promise<void> {
+    this.records.delete(record.key);
+    if (record.timer) clearInterval(record.timer);
+    await this.core.live.remove(record.sub);
+    await this.engine.end(this.store.db, record.deliveryId, reason, { notify: false }).catch(() => undefined);
+  }
+
+  private status(view: SubscriptionView, record: Record_): DeliveryStatus {
+    const s = view.deliveryStatus;
+    const lastError =
+      record.reported ?? (s.lastError === null ? null : (CATEGORY[s.lastError] ?? "http_4xx"));
+    return {
+      active: s.active,
+      lastDeliveryAt: s.lastDeliveryAt === null ? null : new Date(s.lastDeliveryAt).toISOString(),
+      lastError: view.verified ? lastError : "challenge_failed",
+      ...(s.failedSince === null ? {} : { failedSince: new Date(s.failedSince).toISOString() }),
+    };
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * Real servers on loopback for the client tests: the package's own events server behind
+ * Streamable HTTP (one SDK Server and transport per session, stream disconnects reported), a
+ * restart that keeps the port, and the client's webhook receiver on node:http.
+ */
+import { randomUUID } from "node:crypto";
+import { createServer, type Server as HttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { getRequestListener } from "@hono/node-server";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { EventsClient } from "../src/client/index.js";
+import {
+  createEventsServer,
+  type EventsServer,
+  type EventsServerOptions,
+  handleEventsHttpRequest,
+} from "../src/server/index.js";
+
+export interface HttpEventsServer {
+  url: URL;
+  events: EventsServer;
+  /** Every Node socket the server accepted (to cut streams in tests). */
+  sockets: Set<import("node:net").Socket>;
+  /** Stops the server (all sessions and streams gone) and starts a fresh one on the same port. */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startHttpEventsServer(
+  setup: (events: EventsServer) => void,
+  options: EventsServerOptions = {},
+  port = 0,
+): Promise<HttpEventsServer> {
+  let events = await createEventsServer(options);
+  setup(events);
+  let sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const sockets = new Set<import("node:net").Socket>();
+
+  const fetch = async (request: Request): Promise<Response> => {
+    const sessionId = request.headers.get("mcp-session-id");
+    let transport = sessionId ? sessions.get(sessionId) : undefined;
+    if (!transport) {
+      if (sessionId) return new Response("unknown session", { status: 404 });
+      const created = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          sessions.set(id, created);
+        },
+      });
+      const server = new Server({ name: "events-test", version: "1.0.0" }, { capabilities: {} });
+      events.attach(server);
+      await server.connect(created);
+      transport = created;
+    }
+    return handleEventsHttpRequest(events, transport, request);
+  };
+
+  const listen = (at: number) =>
+    new Promise<HttpServer>((resolve) => {
+      const http = createServer(getRequestListener(fetch));
+      http.on("connection", (socket) => {
+        sockets.add(socket);
+        socket.on("close", () => sockets.delete(socket));
+      });
+      http.listen(at, "127.0.0.1", () => resolve(http));
+    });
+  let http = await listen(port);
+  const boundPort = (http.address() as AddressInfo).port;
+
+  const stop = async () => {
+    for (const transport of sessions.values()) await transport.close().catch(() => {});
+    sessions = new Map();
+    http.closeAllConnections();
+    await new Promise<void>((resolve) => http.close(() => resolve()));
+    await events.close();
+  };
+
+  const handle: HttpEventsServer = {
+    url: new URL(`http://127.0.0.1:${boundPort}/mcp`),
+    get events() {
+      return events;
+    },
+    sockets,
+    async restart() {
+      await stop();
+      events = await createEventsServer(options);
+      setup(events);
+      http = await listen(boundPort);
+    },
+    close: stop,
+  };
+  return handle;
+}
+
+export async function connectHttp(url: URL): Promise<Client> {
+  const client = new Client({ name: "events-client-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(url));
+  return client;
+}
+
+/** The client's webhook receiver on a loopback port; `url` is what goes into WebhookConfig. */
+export async function startReceiverServer(): Promise<{
+  url: string;
+  mount(events: EventsClient): void;
+  close(): Promise<void>;
+}> {
+  let handler:
+    | ((req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => void)
+    | undefined;
+  const http = createServer((req, res) => {
+    if (!handler) {
+      res.writeHead(503).end();
+      return;
+    }
+    handler(req, res);
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", () => resolve()));
+  const port = (http.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    mount(events) {
+      const receiver = events.receiver;
+      if (!receiver) throw new Error("the events client has no webhook config");
+      handler = receiver.node;
+    },
+    async close() {
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+/** Takes `count` events from an iterator, failing after `ms`. */
+export async function take<T>(iterable: AsyncIterable<T>, count: number, ms = 10_000): Promise<T[]> {
+  const out: T[] = [];
+  const iterator = iterable[Symbol.asyncIterator]();
+  const deadline = new Promise<never>((_, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out after ${out.length} of ${count} events`)), ms);
+    timer.unref();
+  });
+  while (out.length < count) {
+    const next = await Promise.race([iterator.next(), deadline]);
+    if (next.done) break;
+    out.push(next.value);
+  }
+  return out;
+}
+
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  ms = 10_000,
+  what = "condition",
+): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -1,0 +1,74 @@
+// examples/events-folder-watcher/server.ts as a user runs it: a child process watching a real
+// folder, followed with the client SDK; a file written into the folder arrives as an event.
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { EventsClient } from "../src/client/index.js";
+import { take } from "./client-harness.js";
+
+const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
+const SERVER = path.join(ROOT, "examples/events-folder-watcher/server.ts");
+
+let child: ChildProcess | undefined;
+let folder: string | undefined;
+let events: EventsClient | undefined;
+afterEach(async () => {
+  await events?.close();
+  child?.kill("SIGTERM");
+  if (child && child.exitCode === null) await new Promise((resolve) => child?.once("exit", resolve));
+  if (folder) fs.rmSync(folder, { recursive: true, force: true });
+  child = folder = events = undefined;
+});
+
+/** Starts the example on a free port and resolves with the endpoint it prints. */
+async function startExample(dir: string): Promise<URL> {
+  child = spawn(process.execPath, ["--import", "tsx", "--conditions=@doorbell/source", SERVER, dir, "--port", "0"], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  return new Promise<URL>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the example did not start: ${output}`)), 20_000);
+    const read = (chunk: Buffer) => {
+      output += chunk.toString("utf8");
+      const found = /MCP Events endpoint (http:\/\/\S+)/.exec(output);
+      if (found?.[1]) {
+        clearTimeout(timer);
+        resolve(new URL(found[1]));
+      }
+    };
+    child?.stdout?.on("data", read);
+    child?.stderr?.on("data", read);
+    child?.once("exit", (code) => reject(new Error(`the example exited (${code}): ${output}`)));
+  });
+}
+
+describe("the folder-watcher example", () => {
+  it("a file written into the watched folder arrives as file.created with its name and size; a rewrite as file.changed", async () => {
+    folder = fs.mkdtempSync(path.join(os.tmpdir(), "doorbell-watch-"));
+    const url = await startExample(folder);
+    events = new EventsClient({
+      connect: async () => {
+        const client = new Client({ name: "example-test", version: "1.0.0" });
+        await client.connect(new StreamableHTTPClientTransport(url));
+        return client;
+      },
+    });
+    expect((await events.list()).map((type) => type.name)).toEqual(["file.created", "file.changed"]);
+    const created = await events.subscribe("file.created", {}, { delivery: "push" });
+    const changed = await events.subscribe("file.changed", { suffix: ".txt" }, { delivery: "poll" });
+    // Let the push stream become active ("start from now") before the folder changes.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    fs.writeFileSync(path.join(folder, "note.txt"), "hello");
+    const [event] = await take(created, 1, 10_000);
+    expect(event).toMatchObject({ name: "file.created", data: { name: "note.txt", size: 5 } });
+    fs.appendFileSync(path.join(folder, "note.txt"), ", world");
+    const [rewrite] = await take(changed, 1, 10_000);
+    expect(rewrite).toMatchObject({ name: "file.changed", data: { name: "note.txt", size: 12 } });
+  }, 40_000);
+});
