@@ -46,7 +46,12 @@ export async function startA2AAgent(setup: {
   const handle = await openDatabase({ url: ":memory:" });
   await migrate(handle, [agreementsInboxMigrations]);
   const store = createSqlInboxStore(handle);
-  await store.createInbox({ address: setup.party.address, policy: setup.policy, expiresAt: null, createdAt: clock() });
+  await store.createInbox({
+    address: setup.party.address,
+    policy: setup.policy,
+    expiresAt: null,
+    createdAt: clock(),
+  });
   const refused: string[] = [];
   const inbox = new AgentInbox({
     address: setup.party.address,
@@ -102,7 +107,9 @@ export const EXTENSION = {
 /** A bare `@a2a-js/sdk` client of an agent, to send what our inbox would never send. */
 export async function rawClient(agent: A2AAgent): Promise<Client> {
   return new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory()] }),
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory()],
+    }),
   ).createFromUrl(agent.cardUrl, "");
 }
 
@@ -111,7 +118,11 @@ export async function sendRaw(client: Client, message: A2AMessage): Promise<Task
     {
       tenant: "",
       message,
-      configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: false },
+      configuration: {
+        acceptedOutputModes: [],
+        taskPushNotificationConfig: undefined,
+        returnImmediately: false,
+      },
       metadata: undefined,
     },
     EXTENSION,

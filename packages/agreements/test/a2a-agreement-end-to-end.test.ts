@@ -1,12 +1,12 @@
 import { type Task, TaskState } from "@a2a-js/sdk";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { fromA2AMessage, toA2AMessage } from "../src/a2a/message-part.js";
 import { WAITING_FOR_OWNER } from "../src/a2a/task-states.js";
 import { checkRecord } from "../src/check/check.js";
 import type { Responder } from "../src/inbox/agent-inbox.js";
 import type { LimitsPolicy } from "../src/inbox/limits.js";
-import { signMessage } from "../src/jws/sign.js";
 import type { KeyResolver } from "../src/jws/resolver.js";
+import { signMessage } from "../src/jws/sign.js";
 import type { Message } from "../src/message/types.js";
 import type { AgreementRecord } from "../src/record/types.js";
 import { type A2AAgent, rawClient, sendRaw, startA2AAgent, statusText } from "./a2a-agents.js";
@@ -25,7 +25,11 @@ beforeAll(async () => {
 });
 
 const sellerLimits: LimitsPolicy = { version: "s-3", types: ["quote"], maxTotal: { EUR: "500000" } };
-const buyerLimits: LimitsPolicy = { version: "b-7", types: ["ask_quote", "accept"], maxTotal: { EUR: "1000000" } };
+const buyerLimits: LimitsPolicy = {
+  version: "b-7",
+  types: ["ask_quote", "accept"],
+  maxTotal: { EUR: "1000000" },
+};
 const ASK = { type: "ask_quote" as const, items: [{ description: "Oak desk, 160 cm", quantity: 4 }] };
 
 const quoteAnswer =
@@ -35,7 +39,11 @@ const quoteAnswer =
       ? {
           type: "quote",
           items: [
-            { description: "Oak desk, 160 cm", quantity: 4, unit_price: { amount: amountEach, currency: "EUR" } },
+            {
+              description: "Oak desk, 160 cm",
+              quantity: 4,
+              unit_price: { amount: amountEach, currency: "EUR" },
+            },
           ],
           total: { amount: String(BigInt(amountEach) * 4n), currency: "EUR" },
           delivery_by: "2027-02-01",
@@ -46,10 +54,12 @@ const acceptQuotes: Responder = async ({ message }) =>
   message.type === "quote" ? { type: "accept", ref: message.id } : undefined;
 const waitForThePerson: Responder = async () => undefined;
 
-async function pair(options: { sellerRespond?: Responder; buyerRespond?: Responder } = {}) {
+async function pair(
+  options: { sellerRespond?: Responder; buyerRespond?: Responder; sellerLimits?: LimitsPolicy } = {},
+) {
   const s = await startA2AAgent({
     party: seller,
-    policy: sellerLimits,
+    policy: options.sellerLimits ?? sellerLimits,
     respond: options.sellerRespond ?? quoteAnswer("45000"),
     resolveKey,
   });
@@ -110,14 +120,23 @@ describe("agent-intents/1 over A2A with @a2a-js/sdk on loopback", () => {
     const content = artifact?.parts[0]?.content;
     expect(content?.$case).toBe("data");
     const published = content?.$case === "data" ? (content.value as AgreementRecord) : undefined;
-    expect(await checkRecord(published, { resolveKey })).toMatchObject({ ok: true, result: "two_signatures" });
+    expect(await checkRecord(published, { resolveKey })).toMatchObject({
+      ok: true,
+      result: "two_signatures",
+    });
     for (const [side, agent, address] of [
       ["seller", s, seller.address],
       ["buyer", b, buyer.address],
     ] as const) {
-      expect(await agent.store.threadState(address, thread), side).toEqual({ state: "agreed", channel: "a2a" });
+      expect(await agent.store.threadState(address, thread), side).toEqual({
+        state: "agreed",
+        channel: "a2a",
+      });
       const record = await agent.store.record(address, thread);
-      expect(await checkRecord(record, { resolveKey }), side).toMatchObject({ ok: true, result: "two_signatures" });
+      expect(await checkRecord(record, { resolveKey }), side).toMatchObject({
+        ok: true,
+        result: "two_signatures",
+      });
     }
     expect(b.a2a.remote.task(thread)?.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     const quote = JSON.parse((await s.store.thread(seller.address, thread))[1]?.canonical ?? "{}");
@@ -139,7 +158,26 @@ describe("agent-intents/1 over A2A with @a2a-js/sdk on loopback", () => {
 
     await s.inbox.approve(pending?.id ?? "");
     expect((await sellerTask(s, taskId)).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-    await b.a2a.remote.poll(); // the buyer reads the approved quote and accepts it within its limits
+    // The buyer follows the task on a timer (fired by hand), reads the approved quote and accepts it.
+    let fire: (() => void) | undefined;
+    const stop = b.a2a.remote.follow({
+      intervalMs: 5_000,
+      timers: {
+        setInterval: (fn) => {
+          fire = fn;
+          return 1;
+        },
+        clearInterval: () => {
+          fire = undefined;
+        },
+      },
+    });
+    fire?.();
+    await vi.waitFor(() =>
+      expect(b.a2a.remote.task(thread)?.status?.state).toBe(TaskState.TASK_STATE_COMPLETED),
+    );
+    stop();
+    expect(fire).toBeUndefined();
     const done = await sellerTask(s, taskId);
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(done.artifacts.map((a) => a.artifactId)).toEqual([`record-${thread}`]);
@@ -201,11 +239,24 @@ describe("agent-intents/1 over A2A with @a2a-js/sdk on loopback", () => {
     await b.a2a.remote.poll();
     expect((await b.store.thread(buyer.address, thread)).filter((m) => m.type === "quote")).toHaveLength(2);
 
-    const task = await sendRaw(await rawClient(s), await craftedAccept(first, Math.floor(Date.now() / 1000), taskId));
+    const task = await sendRaw(
+      await rawClient(s),
+      await craftedAccept(first, Math.floor(Date.now() / 1000), taskId),
+    );
     expect(task.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     expect(statusText(task)).toBe("the offer had been replaced when it was accepted");
     expect(await s.store.record(seller.address, thread)).toBeUndefined();
     expect(s.refused).toEqual(["the offer had been replaced when it was accepted"]);
+  });
+
+  it("a counterparty the owner's limits block is rejected, and the thread ends on both sides", async () => {
+    const { s, b } = await pair({ sellerLimits: { ...sellerLimits, blocked: ["@buyer.example"] } });
+    const { thread, taskId } = await ask(s, b);
+    const task = await sellerTask(s, taskId);
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
+    expect(statusText(task)).toBe("the owner's limits block agent@buyer.example");
+    expect(await s.store.threadState(seller.address, thread)).toEqual({ state: "refused", channel: "a2a" });
+    expect(await b.store.threadState(buyer.address, thread)).toEqual({ state: "refused", channel: "a2a" });
   });
 
   it("a first message without a JWS the agent can trust is rejected, with the reason", async () => {

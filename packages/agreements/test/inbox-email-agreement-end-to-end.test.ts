@@ -1,11 +1,15 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { closeEgress, developmentPolicy, toNodeHandler } from "@doorbell/webhooks";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { checkRecord } from "../src/check/check.js";
 import type { Responder } from "../src/inbox/agent-inbox.js";
 import type { LimitsPolicy } from "../src/inbox/limits.js";
 import type { KeyResolver } from "../src/jws/resolver.js";
+import { createKeyPageFetcher, createKeyPageHandler, createKeyResolver } from "../src/keys/index.js";
 import type { AgreementRecord } from "../src/record/types.js";
 import { type RunningAgent, startAgent } from "./inbox-agents.js";
-import { dnsZone, makeParties, type Party, resolverFor } from "./inbox-parties.js";
+import { dnsZone, makeParties, makeParty, type Party, resolverFor } from "./inbox-parties.js";
 
 let seller: Party;
 let buyer: Party;
@@ -198,5 +202,88 @@ describe("two agents agree a quote over real SMTP with DKIM", () => {
     expect(result.ok).toBe(false);
     expect(result.result).toBe("does_not_check_out");
     expect(result.ok ? "" : result.reason).toMatch(/^the record was changed after it was sealed/);
+  });
+});
+
+describe("key pages fetched over real HTTP on loopback", () => {
+  it("two agents agree by e-mail and each record checks out against pages served over HTTP (development egress policy)", async () => {
+    const requests: string[] = [];
+    const pages = new Map<string, Party["page"]>();
+    const handler = createKeyPageHandler({ pageOf: (party) => pages.get(party) });
+    const keyServer = http.createServer((req, res) => {
+      requests.push(`${req.method} ${req.url}`);
+      toNodeHandler(handler)(req, res);
+    });
+    await new Promise<void>((resolve) => keyServer.listen(0, "127.0.0.1", resolve));
+    const origin = `http://127.0.0.1:${(keyServer.address() as AddressInfo).port}`;
+    // The core's fetcher refuses loopback and http unless given the development policy by name.
+    const policy = developmentPolicy({ timeoutMs: 2000 });
+    try {
+      const s = await makeParty("seller", "pty_sellerparty000000001", 1_700_000_000, origin);
+      const b = await makeParty("buyer", "pty_buyerparty0000000001", 1_700_000_000, origin);
+      pages.set(s.party, s.page);
+      pages.set(b.party, b.page);
+      const overHttp = createKeyResolver({
+        trustedOrigins: [origin],
+        source: createKeyPageFetcher({ policy }),
+        txt: async () => [],
+      });
+      const zone = dnsZone(s, b);
+      const ports = new Map<string, number>();
+      const route = (domain: string) => ports.get(domain) ?? 0;
+      const sellerAgent = await startAgent({
+        party: s,
+        policy: sellerLimits,
+        respond: quoteAnswer("45000"),
+        resolveKey: overHttp,
+        clock: Date.now,
+        zone,
+        route,
+      });
+      const buyerAgent = await startAgent({
+        party: b,
+        policy: buyerLimits,
+        respond: acceptQuotes,
+        resolveKey: overHttp,
+        clock: Date.now,
+        zone,
+        route,
+      });
+      running.push(sellerAgent, buyerAgent);
+      ports.set(s.domain, sellerAgent.smtp.port);
+      ports.set(b.domain, buyerAgent.smtp.port);
+      const sent = await buyerAgent.inbox.start(ASK, s.address);
+      const thread = sent !== undefined && "message" in sent ? sent.message.thread : "";
+      for (const [agent, address] of [
+        [sellerAgent, s.address],
+        [buyerAgent, b.address],
+      ] as const) {
+        const record = await agent.store.record(address, thread);
+        // A checker with no cache of its own reads both pages over HTTP again.
+        const checked = await checkRecord(record, {
+          trustedOrigins: [origin],
+          source: createKeyPageFetcher({ policy }),
+          txt: async () => [],
+        });
+        expect(checked).toMatchObject({ ok: true, result: "two_signatures" });
+      }
+      expect(new Set(requests)).toEqual(
+        new Set([
+          `GET /.well-known/agent-agreements/${s.party}.json`,
+          `GET /.well-known/agent-agreements/${b.party}.json`,
+        ]),
+      );
+      // Without the development policy the same pages are refused before any request is made.
+      const before = requests.length;
+      const record = await sellerAgent.store.record(s.address, thread);
+      const refused = await checkRecord(record, { trustedOrigins: [origin], txt: async () => [] });
+      expect(refused).toMatchObject({ ok: false, result: "does_not_check_out" });
+      expect(refused.ok ? "" : refused.reason).toMatch(/could not be fetched/);
+      expect(requests.length).toBe(before);
+    } finally {
+      await closeEgress(policy);
+      keyServer.closeAllConnections();
+      await new Promise<void>((resolve) => keyServer.close(() => resolve()));
+    }
   });
 });

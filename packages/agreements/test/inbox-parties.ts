@@ -28,7 +28,13 @@ export interface Party {
   readonly page: KeyPage;
 }
 
-export async function makeParty(name: string, party: string, createdAt = 1_700_000_000): Promise<Party> {
+/** A party whose key page lives on `origin` (the profile's trusted host unless a test serves its own). */
+export async function makeParty(
+  name: string,
+  party: string,
+  createdAt = 1_700_000_000,
+  origin = TRUSTED,
+): Promise<Party> {
   const domain = `${name}.example`;
   const address = `agent@${domain}`;
   const { signingKey } = await generateSigningKey();
@@ -38,7 +44,7 @@ export async function makeParty(name: string, party: string, createdAt = 1_700_0
     address,
     domain,
     org: `${name[0]?.toUpperCase()}${name.slice(1)} s.r.o.`,
-    jku: `${TRUSTED}/.well-known/agent-agreements/${party}.json`,
+    jku: `${origin}/.well-known/agent-agreements/${party}.json`,
     key: signingKey,
     dkim: {
       domain,

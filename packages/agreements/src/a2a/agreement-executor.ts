@@ -1,6 +1,11 @@
 import { TaskState } from "@a2a-js/sdk";
 import { TaskNotCancelableError } from "@a2a-js/sdk/errors";
-import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from "@a2a-js/sdk/server";
+import {
+  AgentEvent,
+  type AgentExecutor,
+  type ExecutionEventBus,
+  type RequestContext,
+} from "@a2a-js/sdk/server";
 import type { AgentInbox } from "../inbox/agent-inbox.js";
 import type { InboxStore } from "../inbox/store.js";
 import type { Message } from "../message/types.js";
@@ -21,6 +26,8 @@ export interface AgreementExecutorOptions {
   readonly inbox: AgentInbox;
   readonly store: InboxStore;
   readonly publisher: AgreementTaskPublisher;
+  /** Epoch milliseconds, for the new task's timestamp. */
+  readonly clock?: () => number;
 }
 
 export class AgreementExecutor implements AgentExecutor {
@@ -38,7 +45,11 @@ export class AgreementExecutor implements AgentExecutor {
         AgentEvent.task({
           id: taskId,
           contextId,
-          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+          status: {
+            state: TaskState.TASK_STATE_SUBMITTED,
+            message: undefined,
+            timestamp: new Date((this.#o.clock ?? Date.now)()).toISOString(),
+          },
           artifacts: [],
           history: [userMessage],
           metadata: undefined,
@@ -55,14 +66,20 @@ export class AgreementExecutor implements AgentExecutor {
           : await this.#o.inbox.receiveA2A({ value: part.value, jws: part.jws }, (message) =>
               this.#admit(message, taskId, contextId, isNew),
             );
-      if (!taken.acted) await this.#refuse(taskId, contextId, isNew, taken.reason ?? "the message was refused");
+      if (!taken.acted)
+        await this.#refuse(taskId, contextId, isNew, taken.reason ?? "the message was refused");
     } finally {
       publisher.close(taskId);
     }
   }
 
   /** Ties the thread to this task, or says why the message does not belong to it. */
-  async #admit(message: Message, taskId: string, contextId: string, isNew: boolean): Promise<string | undefined> {
+  async #admit(
+    message: Message,
+    taskId: string,
+    contextId: string,
+    isNew: boolean,
+  ): Promise<string | undefined> {
     if (message.thread !== contextId) {
       return `the message belongs to thread ${message.thread}, but the task's contextId is ${contextId} (one thread is one task)`;
     }
@@ -73,7 +90,13 @@ export class AgreementExecutor implements AgentExecutor {
       if ((await store.threadState(inbox.address, message.thread)) !== undefined) {
         return `the thread ${message.thread} is already held here on another channel; a thread never switches channel`;
       }
-      await store.bindTask({ inbox: inbox.address, thread: message.thread, role: "server", taskId, endpoint: null });
+      await store.bindTask({
+        inbox: inbox.address,
+        thread: message.thread,
+        role: "server",
+        taskId,
+        endpoint: null,
+      });
       return undefined;
     }
     if (binding.role !== "server" || binding.taskId !== taskId) {

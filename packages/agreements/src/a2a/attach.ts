@@ -70,7 +70,12 @@ export function attachA2A(options: AttachA2AOptions): A2AAgreements {
     },
   };
   inbox.connect("a2a", outlet);
-  const executor = new AgreementExecutor({ inbox, store, publisher });
+  const executor = new AgreementExecutor({
+    inbox,
+    store,
+    publisher,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
   const requestHandler = new DefaultRequestHandler(options.card, taskStore, executor);
   return { requestHandler, remote, taskStore };
 }

@@ -5,6 +5,8 @@ export {
   agreementAgentCard,
   speaksAgreements,
 } from "./agreement-card.js";
+export { AgreementExecutor, type AgreementExecutorOptions } from "./agreement-executor.js";
+export { type A2AAgreements, type AttachA2AOptions, attachA2A } from "./attach.js";
 export { type A2AHttpHandlerOptions, a2aHttpHandler } from "./http-handler.js";
 export { type AgreementPayload, fromA2AMessage, recordArtifact, toA2AMessage } from "./message-part.js";
 export {
@@ -34,6 +36,13 @@ export {
   readPushPayload,
 } from "./push-receiver.js";
 export {
+  A2ARemoteThreads,
+  type FollowTimers,
+  type RemoteAgent,
+  type RemoteThreadsOptions,
+} from "./remote-threads.js";
+export { AgreementTaskPublisher, type TaskPublisherOptions } from "./task-publisher.js";
+export {
   logDivergenceToStderr,
   type PushDivergence,
   type PushDivergenceKind,
@@ -44,7 +53,3 @@ export {
   TERMINAL_TASK_STATES,
 } from "./task-reconciler.js";
 export { taskStateOf, WAITING_FOR_OWNER } from "./task-states.js";
-export { AgreementExecutor, type AgreementExecutorOptions } from "./agreement-executor.js";
-export { type A2AAgreements, type AttachA2AOptions, attachA2A } from "./attach.js";
-export { A2ARemoteThreads, type FollowTimers, type RemoteAgent, type RemoteThreadsOptions } from "./remote-threads.js";
-export { AgreementTaskPublisher, type TaskPublisherOptions } from "./task-publisher.js";

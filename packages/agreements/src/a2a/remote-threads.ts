@@ -1,4 +1,4 @@
-import { type AgentCard, Role, type SendMessageResult, type Task } from "@a2a-js/sdk";
+import { type AgentCard, Role, type SendMessageResult, type Task, TaskState } from "@a2a-js/sdk";
 import {
   AgentCardResolver,
   type Client,
@@ -24,7 +24,8 @@ import { TERMINAL_TASK_STATES } from "./task-reconciler.js";
  * the extension activated. The task is followed with `GetTask` (`poll`, or `follow` on a timer)
  * while it is not terminal; every agent message in its history not yet held here goes through
  * the inbox's receiver checks, so an answer the other side's owner approved later arrives the same
- * way as a prompt one.
+ * way as a prompt one. A task the other side ends with no agreement message (rejected, canceled,
+ * failed) ends the thread here too.
  */
 
 export interface RemoteAgent {
@@ -49,12 +50,16 @@ export interface FollowTimers {
 async function connectByCard(cardUrl: string): Promise<RemoteAgent> {
   const card = await AgentCardResolver.default.resolve(cardUrl, "");
   const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory()] }),
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory()],
+    }),
   );
   return { client: await factory.createFromAgentCard(card), card };
 }
 
-const EXTENSION = { serviceParameters: ServiceParameters.createFrom(undefined, withA2AExtensions(AGREEMENTS_EXTENSION_URI)) };
+const EXTENSION = {
+  serviceParameters: ServiceParameters.createFrom(undefined, withA2AExtensions(AGREEMENTS_EXTENSION_URI)),
+};
 
 export class A2ARemoteThreads {
   readonly #o: RemoteThreadsOptions;
@@ -105,7 +110,10 @@ export class A2ARemoteThreads {
   /** Sends one of our messages on the thread's task (the inbox's A2A outlet calls this). */
   async send(binding: TaskBinding, outgoing: Outgoing): Promise<void> {
     if (binding.role !== "client" || binding.endpoint === null) {
-      throw new InboxError("ERR_A2A_NO_TASK", `the thread ${binding.thread} is not carried by another agent's task`);
+      throw new InboxError(
+        "ERR_A2A_NO_TASK",
+        `the thread ${binding.thread} is not carried by another agent's task`,
+      );
     }
     const { client } = await this.#agent(binding.endpoint);
     const taskId = binding.taskId === "" ? undefined : binding.taskId;
@@ -126,7 +134,10 @@ export class A2ARemoteThreads {
       EXTENSION,
     );
     if (!("status" in result) || !("id" in result)) {
-      throw new InboxError("ERR_A2A_PEER", `the agent at ${binding.endpoint} answered with a Message, not the thread's task`);
+      throw new InboxError(
+        "ERR_A2A_PEER",
+        `the agent at ${binding.endpoint} answered with a Message, not the thread's task`,
+      );
     }
     if (result.contextId !== binding.thread) {
       throw new InboxError(
@@ -137,7 +148,10 @@ export class A2ARemoteThreads {
     if (taskId === undefined) {
       await this.#o.store.bindTask({ ...binding, taskId: result.id });
     } else if (result.id !== taskId) {
-      throw new InboxError("ERR_A2A_PEER", `the agent at ${binding.endpoint} answered for task ${result.id}, not ${taskId}`);
+      throw new InboxError(
+        "ERR_A2A_PEER",
+        `the agent at ${binding.endpoint} answered for task ${result.id}, not ${taskId}`,
+      );
     }
     await this.#absorb(binding.thread, result);
   }
@@ -157,7 +171,11 @@ export class A2ARemoteThreads {
   }
 
   /** Polls every `intervalMs` until stopped; errors go to `onError` and the next round tries again. */
-  follow(options: { intervalMs: number; timers?: FollowTimers; onError?: (error: unknown) => void }): () => void {
+  follow(options: {
+    intervalMs: number;
+    timers?: FollowTimers;
+    onError?: (error: unknown) => void;
+  }): () => void {
     const timers: FollowTimers = options.timers ?? {
       setInterval: (fn, ms) => setInterval(fn, ms).unref(),
       clearInterval: (handle) => clearInterval(handle as NodeJS.Timeout),
@@ -181,7 +199,8 @@ export class A2ARemoteThreads {
     const { inbox, store } = this.#o;
     const messages = [...(task.history ?? [])];
     const status = task.status?.message;
-    if (status !== undefined && !messages.some((m) => m.messageId === status.messageId)) messages.push(status);
+    if (status !== undefined && !messages.some((m) => m.messageId === status.messageId))
+      messages.push(status);
     for (const m of messages) {
       if (m.role !== Role.ROLE_AGENT || this.#seen.has(m.messageId)) continue;
       const part = fromA2AMessage(m);
@@ -189,10 +208,16 @@ export class A2ARemoteThreads {
       this.#seen.add(m.messageId);
       if ((await store.message(inbox.address, m.messageId)) !== undefined) continue;
       const taken = await inbox.receiveA2A({ value: part.value, jws: part.jws }, async (message) =>
-        message.thread === thread ? undefined : `the message belongs to thread ${message.thread}, not ${thread}`,
+        message.thread === thread
+          ? undefined
+          : `the message belongs to thread ${message.thread}, not ${thread}`,
       );
       if (!taken.acted) await this.#o.onRefused?.(thread, taken.reason ?? "the message was refused");
     }
+    const state = task.status?.state;
+    if (state === TaskState.TASK_STATE_REJECTED) await inbox.endedByPeer(thread, "refused");
+    else if (state === TaskState.TASK_STATE_CANCELED || state === TaskState.TASK_STATE_FAILED) {
+      await inbox.endedByPeer(thread, "cancelled");
+    }
   }
 }
-

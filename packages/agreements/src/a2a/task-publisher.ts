@@ -40,7 +40,9 @@ function textMessage(text: string, taskId: string, contextId: string): A2AMessag
     contextId,
     taskId,
     role: Role.ROLE_AGENT,
-    parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" }],
+    parts: [
+      { content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" },
+    ],
     metadata: undefined,
     extensions: [],
     referenceTaskIds: [],
@@ -105,17 +107,23 @@ export class AgreementTaskPublisher {
   /** A message of ours leaves on the task: the status after it, with the message. */
   async message(taskId: string, outgoing: Outgoing, state: ThreadState): Promise<void> {
     const thread = outgoing.message.thread;
-    if (state === "agreed") await this.#artifact(taskId, thread, outgoing.record ?? (await this.#o.record(thread)));
+    if (state === "agreed")
+      await this.#artifact(taskId, thread, outgoing.record ?? (await this.#o.record(thread)));
     const message = toA2AMessage({ message: outgoing.message, jws: outgoing.jws }, { role: "agent", taskId });
     await this.#status(taskId, thread, taskStateOf(state).state, message);
   }
 
   /** The thread reached `state` with no message of ours; `reason` says why, when a message was refused. */
   async state(taskId: string, thread: string, state: ThreadState, reason?: string): Promise<void> {
-    // mutated
+    if (state === "agreed") await this.#artifact(taskId, thread, await this.#o.record(thread));
     const mapped = taskStateOf(state);
     const text = reason ?? mapped.text;
-    await this.#status(taskId, thread, mapped.state, text === undefined ? undefined : textMessage(text, taskId, thread));
+    await this.#status(
+      taskId,
+      thread,
+      mapped.state,
+      text === undefined ? undefined : textMessage(text, taskId, thread),
+    );
   }
 
   /** A task refused outright (its first message failed the checks, or it cannot be an agreement thread). */

@@ -111,6 +111,8 @@ const STATE_AFTER_RECEIVING: Partial<Record<MessageType, ThreadState>> = {
   cancel: "cancelled",
 };
 
+const ENDED: ReadonlySet<ThreadState> = new Set(["agreed", "declined", "cancelled", "expired", "refused"]);
+
 export class AgentInbox {
   readonly address: string;
   readonly #o: AgentInboxOptions;
@@ -186,7 +188,11 @@ export class AgentInbox {
    * Signs a message, keeps it in its thread and sends it on the thread's channel (`channel` only
    * chooses for a new thread). An accept carries the record this side seals.
    */
-  async sendMessage(message: Message, authority: Authority, channel: Channel = "email"): Promise<SentMessage> {
+  async sendMessage(
+    message: Message,
+    authority: Authority,
+    channel: Channel = "email",
+  ): Promise<SentMessage> {
     const withAuthority = { ...message, authority } as Message;
     if (withAuthority.type === "accept") {
       const refusal = await this.#offerRefusal(withAuthority.ref, withAuthority.iat, "in");
@@ -338,6 +344,16 @@ export class AgentInbox {
     return pending;
   }
 
+  /**
+   * The other agent ended the thread's task without an agreement message (A2A `rejected`, or
+   * `canceled`/`failed` with only a status text): the thread ends here too, unless it already ended.
+   */
+  async endedByPeer(thread: string, state: "refused" | "cancelled"): Promise<void> {
+    const held = await this.#o.store.threadState(this.address, thread);
+    if (held === undefined || ENDED.has(held.state)) return;
+    await this.#setState(thread, state, held.channel, false);
+  }
+
   /** What waits for the owner. */
   pending(): Promise<PendingAnswer[]> {
     return this.#o.store.pending(this.address);
@@ -366,7 +382,9 @@ export class AgentInbox {
     const pending = await this.#takePending(id);
     const draft = pending.draft as Message;
     const answering =
-      draft.in_reply_to === undefined ? undefined : await this.#o.store.message(this.address, draft.in_reply_to);
+      draft.in_reply_to === undefined
+        ? undefined
+        : await this.#o.store.message(this.address, draft.in_reply_to);
     if (answering === undefined || answering.direction !== "in") {
       await this.#setState(draft.thread, "declined", pending.channel, true);
       return undefined;

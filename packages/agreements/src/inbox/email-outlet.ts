@@ -15,7 +15,11 @@ export interface EmailOutletOptions {
 export function emailOutlet(options: EmailOutletOptions): Outlet {
   return {
     async deliver({ message, jws, record }) {
-      const composed = await composeAgreementMail({ message, jws, ...(record === undefined ? {} : { record }) });
+      const composed = await composeAgreementMail({
+        message,
+        jws,
+        ...(record === undefined ? {} : { record }),
+      });
       const raw = await dkimSignMail(composed, options.dkim);
       await options.send(raw, { from: message.from.address, to: message.to.address });
     },

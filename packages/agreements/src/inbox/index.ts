@@ -10,9 +10,9 @@ export {
 } from "./agent-inbox.js";
 export { type EmailOutletOptions, emailOutlet } from "./email-outlet.js";
 export { InboxError, type InboxErrorCode } from "./errors.js";
-export { type InboxExpiry, type InboxExpiryOptions, startInboxExpiry } from "./expiry.js";
-export type { Outgoing, Outlet } from "./outlet.js";
+export { type ExpiryTimers, type InboxExpiry, type InboxExpiryOptions, startInboxExpiry } from "./expiry.js";
 export { decideByLimits, isBlocked, type LimitsDecision, type LimitsPolicy } from "./limits.js";
+export type { Outgoing, Outlet } from "./outlet.js";
 export {
   checkReceivedMessage,
   type ReceiverCheckInput,
