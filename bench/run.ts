@@ -8,6 +8,7 @@ const benchmarks: Record<string, () => void | Promise<void>> = {
   holder: async () => (await import("./holder.js")).benchHolder(),
   "holder-matching": async () => (await import("./holder-matching.js")).benchHolderMatching(),
   push: async () => (await import("./push.js")).benchPush(),
+  events: async () => (await import("./events.js")).benchEvents(),
   agreements: async () => (await import("./agreements.js")).benchAgreements(),
 };
 

@@ -1,5 +1,5 @@
 import { postWebhook } from "@doorbell/webhooks";
-import { signAttempt } from "./channels.js";
+import { followsMcpRules, signAttempt } from "./channels.js";
 import { MATCHES_EVENT } from "./coalesce.js";
 import { type EngineContext, endpointOf, secretAd } from "./context.js";
 import { recordDelivered } from "./delivered.js";
@@ -54,9 +54,9 @@ function secretsAt(keys: OpenedKeys, now: number): string[] {
 /**
  * Sends the head row of a subscription's queue once and records the result. Success removes the
  * row (the worker writes deliveryStatus when it releases the subscription); 413 drops it; 410
- * ends a push subscription (drops the event on MCP); anything else is retried on the schedule,
- * and exhausted retries end a push subscription with delivery-failed or suspend an MCP one until
- * its next refresh. `keys`: the claim's opened endpoint and secrets (opened here when absent).
+ * ends a push subscription (drops the event on both MCP channels); anything else is retried on the
+ * schedule, and exhausted retries end a push subscription with delivery-failed or suspend an MCP
+ * one until its next refresh. `keys`: the claim's opened endpoint and secrets (opened here when absent).
  */
 export async function attemptRow(
   ctx: EngineContext,
@@ -114,14 +114,15 @@ export async function attemptRow(
       return row.final === 1 ? "stopped" : "dropped";
     }
     if (result.status === 410) {
-      if (sub.channel === "push") {
+      if (followsMcpRules(sub.channel)) {
+        // MCP Events: 410 is non-retryable for that delivery and does not disable the endpoint.
+        await removeRow();
         await trx.updateTable("delivery_subscriptions").set(failure).where("id", "=", sub.id).execute();
-        await end(ctx, trx, sub.id, "gone", { notify: false });
-        return "stopped";
+        return "dropped";
       }
-      await removeRow();
       await trx.updateTable("delivery_subscriptions").set(failure).where("id", "=", sub.id).execute();
-      return "dropped";
+      await end(ctx, trx, sub.id, "gone", { notify: false });
+      return "stopped";
     }
     const attempts = row.attempts + 1;
     const firstAttemptAt = row.first_attempt_at ?? now;
@@ -134,16 +135,16 @@ export async function attemptRow(
     });
     if (next === undefined) {
       await trx.updateTable("delivery_subscriptions").set(failure).where("id", "=", sub.id).execute();
-      if (sub.channel === "push") {
-        await end(ctx, trx, sub.id, "delivery-failed", { notify: true });
-      } else {
-        // The MCP sketch: the event is given up (the watermark moves on) and delivery is suspended.
+      if (followsMcpRules(sub.channel)) {
+        // MCP Events: the event is given up (the watermark moves on) and delivery is suspended.
         await removeRow();
         await trx
           .updateTable("delivery_subscriptions")
           .set({ delivery_active: 0 })
           .where("id", "=", sub.id)
           .execute();
+      } else {
+        await end(ctx, trx, sub.id, "delivery-failed", { notify: true });
       }
       return "stopped";
     }

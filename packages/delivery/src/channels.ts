@@ -1,16 +1,37 @@
-import { createMcpSigner, createStandardSigner } from "@doorbell/webhooks";
+import { createHash } from "node:crypto";
+import { createMcpSigner, createStandardSigner, MCP_SUBSCRIPTION_ID } from "@doorbell/webhooks";
 import type { Channel } from "./schema.js";
+
+/**
+ * The MCP Events rules (both wires): 410 drops one event, exhausted retries suspend delivery until
+ * the client refreshes, the eventId is the idempotency key. Everything else follows the push profile.
+ */
+export function followsMcpRules(channel: Channel): channel is "mcp" | "mcp-standard" {
+  return channel === "mcp" || channel === "mcp-standard";
+}
 
 /** The push profile's envelope (§5.1): the Standard Webhooks type/timestamp/data shape plus specVersion. */
 export function pushEnvelope(type: string, timestamp: string, data: Record<string, unknown>): string {
   return JSON.stringify({ specVersion: "0.4", type, timestamp, data });
 }
 
-/** The MCP Events sketch's delivery body ("Webhook Event Delivery"). */
-export function mcpEnvelope(
-  subscriberId: string,
-  event: { eventId: string; type: string; timestamp: string; data: Record<string, unknown>; cursor?: string },
-): string {
+/** One MCP Events delivery: an event, or a control envelope (`error`, or SEP-3415's `gap`). */
+export interface McpDelivery {
+  eventId: string;
+  type: string;
+  timestamp: string;
+  data: Record<string, unknown>;
+  cursor?: string;
+  error?: { code: number; message: string; data?: Record<string, unknown> };
+  gap?: { cursor: string | null };
+}
+
+/**
+ * The MCP Events sketch's delivery body ("Webhook Event Delivery"), or, when the event carries an
+ * `error`, its signed error envelope `{id, error}` (cursor expiry, revoked authorization).
+ */
+export function mcpEnvelope(subscriberId: string, event: McpDelivery): string {
+  if (event.error !== undefined) return JSON.stringify({ id: subscriberId, error: event.error });
   return JSON.stringify({
     id: subscriberId,
     eventId: event.eventId,
@@ -21,11 +42,60 @@ export function mcpEnvelope(
   });
 }
 
+/**
+ * SEP-3415's delivery body: the bare EventOccurrence (the subscription id travels in
+ * `X-MCP-Subscription-Id`), or a control envelope `{type: "terminated", error}` / `{type: "gap", cursor}`.
+ */
+export function mcpStandardEnvelope(event: McpDelivery): string {
+  if (event.error !== undefined) return JSON.stringify({ type: "terminated", error: event.error });
+  if (event.gap !== undefined) return JSON.stringify({ type: "gap", cursor: event.gap.cursor });
+  return JSON.stringify({
+    eventId: event.eventId,
+    name: event.type,
+    timestamp: event.timestamp,
+    data: event.data,
+    ...(event.cursor === undefined ? {} : { cursor: event.cursor }),
+  });
+}
+
+/** The endpoint challenge of each channel, signed like a delivery. */
+export function verificationBody(
+  channel: Channel,
+  subscriberId: string,
+  challenge: string,
+  timestamp: string,
+): string {
+  switch (channel) {
+    case "push":
+      return pushEnvelope("subscription.verification", timestamp, {
+        subscriptionId: subscriberId,
+        challenge,
+      });
+    case "mcp":
+      return JSON.stringify({ type: "verification", id: subscriberId, challenge });
+    case "mcp-standard":
+      return JSON.stringify({ type: "verification", challenge });
+  }
+}
+
+// Standard Webhooks ids are printable ASCII without spaces, and never contain "." (id.timestamp.body).
+const STANDARD_ID = /^[\x21-\x2d\x2f-\x7e]{1,256}$/;
+
+/**
+ * The `webhook-id` of an MCP event on the Standard Webhooks wire: the eventId itself (SEP-3415), or,
+ * for an eventId a Standard Webhooks id cannot carry (a dot, e.g. an upstream `topic.partition.offset`),
+ * a stable digest of it, so every retry and every path of the same event still shares one id.
+ */
+export function standardWebhookId(eventId: string): string {
+  if (STANDARD_ID.test(eventId)) return eventId;
+  return `evt_${createHash("sha256").update(eventId, "utf8").digest("base64url").slice(0, 32)}`;
+}
+
 export interface SigningInput {
   channel: Channel;
   subscriberId: string;
   webhookId: string;
-  /** Newest first: during a rotation both are signed (push) — MCP carries one signature. */
+  /** Newest first: during a rotation both are signed (Standard Webhooks) — the sketch carries one. */
   secrets: readonly string[];
   timestampSeconds: number;
   body: Uint8Array;
@@ -40,9 +110,11 @@ export function signAttempt(input: SigningInput): Record<string, string> {
       body: input.body,
     });
   }
-  return createStandardSigner({ secrets: input.secrets }).headers({
+  const headers: Record<string, string> = createStandardSigner({ secrets: input.secrets }).headers({
     id: input.webhookId,
     timestamp: input.timestampSeconds,
     body: input.body,
   });
+  if (input.channel === "mcp-standard") headers[MCP_SUBSCRIPTION_ID] = input.subscriberId;
+  return headers;
 }

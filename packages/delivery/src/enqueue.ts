@@ -1,9 +1,16 @@
 import { sql } from "@doorbell/store";
-import { mcpEnvelope, pushEnvelope } from "./channels.js";
+import {
+  followsMcpRules,
+  mcpEnvelope,
+  mcpStandardEnvelope,
+  pushEnvelope,
+  standardWebhookId,
+} from "./channels.js";
 import { MATCHES_EVENT, mergeMatches } from "./coalesce.js";
 import type { Db, EngineContext } from "./context.js";
 import { DeliveryError } from "./errors.js";
 import { randomId } from "./ids.js";
+import type { Channel } from "./schema.js";
 import { notifyWorkers } from "./subscriptions.js";
 
 export interface DeliveryEvent {
@@ -15,6 +22,13 @@ export interface DeliveryEvent {
   eventId?: string;
   /** MCP channel: the safe-to-persist watermark delivered with the event. */
   cursor?: string;
+  /**
+   * MCP channels: send the signed error envelope instead of an event (the sketch's `{id, error}`,
+   * SEP-3415's `{type: "terminated", error}`).
+   */
+  error?: { code: number; message: string; data?: Record<string, unknown> };
+  /** `mcp-standard` only: SEP-3415's `{type: "gap", cursor}` envelope instead of an event. */
+  gap?: { cursor: string | null };
 }
 
 /** One event for one subscription, for `enqueueMany`. */
@@ -47,7 +61,7 @@ export async function enqueue(
 }
 
 interface Target {
-  channel: "push" | "mcp";
+  channel: Channel;
   status: string;
   subscriber_id: string;
   agg_new_matches: number;
@@ -114,15 +128,27 @@ export async function enqueueMany(
     }
     let webhookId: string;
     let body: string;
-    if (sub.channel === "mcp") {
+    if (followsMcpRules(sub.channel)) {
       if (!event.eventId || !/^[\x21-\x7e]{1,256}$/.test(event.eventId)) {
         throw new DeliveryError(
           "ERR_DELIVERY_INVALID_EVENT",
           "an MCP event needs an eventId of 1–256 printable ASCII characters",
         );
       }
-      webhookId = event.eventId;
-      body = mcpEnvelope(sub.subscriber_id, { ...event, eventId: event.eventId, timestamp });
+      const delivery = { ...event, eventId: event.eventId, timestamp };
+      if (sub.channel === "mcp-standard") {
+        webhookId = standardWebhookId(event.eventId);
+        body = mcpStandardEnvelope(delivery);
+      } else {
+        if (event.gap !== undefined) {
+          throw new DeliveryError(
+            "ERR_DELIVERY_INVALID_EVENT",
+            "a gap envelope exists only on the mcp-standard channel (the sketch reports CursorExpired)",
+          );
+        }
+        webhookId = event.eventId;
+        body = mcpEnvelope(sub.subscriber_id, delivery);
+      }
     } else {
       webhookId = randomId("msg_");
       body = pushEnvelope(event.type, timestamp, event.data);

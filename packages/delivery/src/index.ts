@@ -1,4 +1,12 @@
-export { mcpEnvelope, pushEnvelope, signAttempt } from "./channels.js";
+export {
+  followsMcpRules,
+  mcpEnvelope,
+  mcpStandardEnvelope,
+  pushEnvelope,
+  signAttempt,
+  standardWebhookId,
+  verificationBody,
+} from "./channels.js";
 export {
   type CoalescingLimits,
   coalescingLimits,

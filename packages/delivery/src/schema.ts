@@ -6,9 +6,11 @@ export type SubscriptionStatus = "pending_verification" | "awaiting_approval" | 
 /**
  * Which wire profile a subscription speaks: `push` is the Isto push profile (Standard Webhooks
  * headers, 410 ends the subscription); `mcp` is the MCP Events sketch (X-MCP-* headers, 410 drops
- * one event, exhausted retries suspend delivery until the client refreshes).
+ * one event, exhausted retries suspend delivery until the client refreshes); `mcp-standard`
+ * follows every `mcp` rule but speaks SEP-3415 on the wire (Standard Webhooks headers with
+ * `webhook-id` = eventId plus `X-MCP-Subscription-Id`, SEP-3415 bodies).
  */
-export type Channel = "push" | "mcp";
+export type Channel = "push" | "mcp" | "mcp-standard";
 
 export interface SubscriptionRow {
   id: string;

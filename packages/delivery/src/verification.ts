@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { sql } from "@doorbell/store";
 import { postWebhook } from "@doorbell/webhooks";
-import { pushEnvelope, signAttempt } from "./channels.js";
+import { signAttempt, verificationBody } from "./channels.js";
 import { type EngineContext, endpointOf, secretAd } from "./context.js";
 import { randomId } from "./ids.js";
 import type { SubscriptionRow, SubscriptionStatus } from "./schema.js";
@@ -26,13 +26,7 @@ export async function sendChallenge(ctx: EngineContext, sub: SubscriptionRow): P
   const secret = pending
     ? ctx.sealer.openText(sub.pending_secret_sealed as string, secretAd(sub.id, "pending"))
     : ctx.sealer.openText(sub.secret_sealed as string, secretAd(sub.id, "current"));
-  const body =
-    sub.channel === "push"
-      ? pushEnvelope("subscription.verification", new Date(now).toISOString(), {
-          subscriptionId: sub.subscriber_id,
-          challenge,
-        })
-      : JSON.stringify({ type: "verification", id: sub.subscriber_id, challenge });
+  const body = verificationBody(sub.channel, sub.subscriber_id, challenge, new Date(now).toISOString());
   const bytes = Buffer.from(body, "utf8");
   const headers = signAttempt({
     channel: sub.channel,

@@ -9,6 +9,8 @@
  *   matches recorded          → consent.sendMatchDigest (the person's e-mail)
  *                               + push.enqueueMatches, in the same transaction (the doorbells)
  *   intent activated / ended  → push.onActivated / push.onIntentEnded (approvals, subscriptions)
+ *   matches recorded, intent activated / changed / ended
+ *                             → changes (MCP Events: wakes that intent's subscriptions)
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -35,6 +37,13 @@ import { createDemandService } from "./demand.js";
 import { createConsentService, type HolderConsentService } from "./domain/consent.js";
 import { createIntentService, type IntentHooks } from "./domain/intents.js";
 import type { DemandService, IntentService, OfferService } from "./domain/services.js";
+import {
+  createHolderEvents,
+  createIntentChangeFeed,
+  type HolderEvents,
+  type HolderEventsOptions,
+  type IntentChangeListener,
+} from "./events/index.js";
 import { createLocalMailbox, type LocalMailbox } from "./mail/local-mailbox.js";
 import type { Mailer } from "./mail/mailer.js";
 import { createSmtpMailer, type SmtpMailer } from "./mail/smtp.js";
@@ -64,14 +73,16 @@ export interface HolderServices {
  */
 export function createHolderServices(
   ctx: HolderContext,
-  options: { push?: PushOptions } = {},
+  options: { push?: PushOptions; changes?: IntentChangeListener } = {},
 ): HolderServices {
+  const changes = options.changes;
   let consent: HolderConsentService | undefined;
   const push = options.push === undefined ? undefined : createPushService(ctx, options.push);
   const matching = createMatchingService(ctx, {
     async onMatched(intentIds) {
       for (const intentId of intentIds) await consent?.sendMatchDigest(intentId);
       await push?.changed(intentIds);
+      changes?.matchesRecorded(intentIds);
     },
     ...(push === undefined ? {} : { inTransaction: (trx, recorded) => push.enqueueMatches(trx, recorded) }),
   });
@@ -79,13 +90,16 @@ export function createHolderServices(
     async onActivated(intentId) {
       await matching.onActivated(intentId);
       await push?.onActivated(intentId);
+      changes?.statusChanged(intentId);
     },
     async onEnded(intentId, reason) {
       matching.onEnded(intentId);
       await push?.onIntentEnded(intentId, reason);
+      changes?.statusChanged(intentId);
     },
     async onChanged(intentId) {
       await matching.onActivated(intentId);
+      changes?.statusChanged(intentId);
     },
   };
   const intents = createIntentService(ctx, hooks);
@@ -163,6 +177,11 @@ export interface CreateHolderOptions {
   env?: Record<string, string | undefined>;
   /** How often drafts and intents past their end are expired (default 60 s). */
   expiryIntervalMs?: number;
+  /**
+   * MCP Events on the MCP endpoint (`intent.matches.delivered`, `intent.status.changed`; on by
+   * default, webhooks under `webhookPolicy`); `false` turns it off, `tuning` sets its intervals.
+   */
+  events?: false | Pick<HolderEventsOptions, "tuning">;
   clock?: () => number;
   log?: Logger;
 }
@@ -194,6 +213,8 @@ export interface Holder {
   readonly services: HolderServices;
   /** The delivery engine that rings the agents' doorbells. */
   readonly delivery: DeliveryEngine;
+  /** The MCP Events server of the MCP endpoint, unless `events: false`. */
+  readonly events: HolderEvents | undefined;
   readonly mcp: McpHandler;
   readonly summary: HolderSummary;
 }
@@ -223,6 +244,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
   let timer: NodeJS.Timeout | undefined;
   let mcp: McpHandler | undefined;
   let worker: Worker | undefined;
+  let events: HolderEvents | undefined;
   try {
     await migrate(store, [holderMigrations, deliveryMigrations, pushMigrations]);
     const sealer = createSealer(keys.keyring);
@@ -257,10 +279,21 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       clock,
       logger: log.child({ component: "delivery" }),
     });
-    const services = createHolderServices(context, { push: { engine: delivery } });
+    const changes = createIntentChangeFeed();
+    const services = createHolderServices(context, { push: { engine: delivery }, changes });
     const push = services.push as PushService;
     const demo = options.demo ? await importDemoCatalogueOnce(context, services.offers) : undefined;
     const { activeIntents } = await services.matching.start();
+    if (options.events !== false) {
+      events = await createHolderEvents({
+        db: store.db,
+        intents: services.intents,
+        clock,
+        webhook: { policy: holderEgressPolicy(webhookPolicy, publicUrl) },
+        ...(options.events?.tuning === undefined ? {} : { tuning: options.events.tuning }),
+      });
+      changes.listen(events);
+    }
 
     mcp = createMcpHandler(
       {
@@ -270,7 +303,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
         demand: services.demand,
         push,
       },
-      { ...options.mcp, publicUrl, clock, log },
+      { ...options.mcp, publicUrl, clock, log, ...(events === undefined ? {} : { events }) },
     );
     const app = createHolderApp({
       config,
@@ -346,6 +379,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
         closing ??= (async () => {
           clearInterval(timer);
           await handler.close();
+          await events?.close();
           await worker?.stop();
           await servers.close();
           smtp?.close();
@@ -356,6 +390,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       context,
       services,
       delivery,
+      events,
       mcp: handler,
       summary,
     };
@@ -363,6 +398,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     clearInterval(timer);
     await worker?.stop();
     await mcp?.close();
+    await events?.close();
     smtp?.close();
     await store.close();
     throw error;

@@ -27,10 +27,14 @@ afterEach(async () => {
 
 /** Starts the example on a free port and resolves with the endpoint it prints. */
 async function startExample(dir: string): Promise<URL> {
-  child = spawn(process.execPath, ["--import", "tsx", "--conditions=@doorbell/source", SERVER, dir, "--port", "0"], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  child = spawn(
+    process.execPath,
+    ["--import", "tsx", "--conditions=@doorbell/source", SERVER, dir, "--port", "0"],
+    {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let output = "";
   return new Promise<URL>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the example did not start: ${output}`)), 20_000);

@@ -3,6 +3,7 @@
  * guard, body limit, JSON-RPC errors, bounded idle sessions, rate limits) whose sessions get the
  * holder's intent_* tools and, with the push profile, a per-session subscription resource (§8.3).
  */
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { pino } from "pino";
 import type { Principal } from "../domain/types.js";
 import { demandInput } from "./schemas.js";
@@ -35,6 +36,12 @@ export interface McpHandlerOptions extends SessionEndpointPolicy {
    * minimum 15 minutes, the profile's floor for polling one intent). Only with the push tools.
    */
   pullIntervalMs?: number;
+  /**
+   * MCP Events on every session (`intent.matches.delivered`, `intent.status.changed`; see
+   * ../events): its `attach` puts `events/*` and the capability on each new session's server.
+   * createHolder turns it on.
+   */
+  events?: { attach(server: McpServer): void };
 }
 
 /** Push profile §8.2: an agent should not poll one intent more often than every 15 minutes. */
@@ -79,6 +86,7 @@ export function createMcpHandler(services: HolderToolServices, options: McpHandl
         log,
       });
       if (push !== undefined) registerSubscriptionResource(server, push, subscriptions);
+      options.events?.attach(server);
       return subscriptions;
     },
     onClose: () => stopListening?.(),
