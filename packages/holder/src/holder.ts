@@ -35,7 +35,7 @@ import { type Logger, pino } from "pino";
 import { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
 import { createDemandService } from "./demand.js";
 import { createConsentService, type HolderConsentService } from "./domain/consent.js";
-import { createIntentService, type IntentHooks } from "./domain/intents.js";
+import { createIntentService, type IntentHooks, type IntentServiceOptions } from "./domain/intents.js";
 import type { DemandService, IntentService, OfferService } from "./domain/services.js";
 import {
   createHolderEvents,
@@ -49,6 +49,12 @@ import type { Mailer } from "./mail/mailer.js";
 import { createSmtpMailer, type SmtpMailer } from "./mail/smtp.js";
 import { createMatchingService, type MatchingService } from "./matching/service.js";
 import { createMcpHandler, type McpHandler, type McpHandlerOptions } from "./mcp/handler.js";
+import {
+  createHolderOAuth,
+  type HolderOAuth,
+  type HolderOAuthOptions,
+  oauthMigrations,
+} from "./oauth/index.js";
 import { demoCatalogue } from "./offers/demo-catalogue.js";
 import { createOfferService } from "./offers/service.js";
 import { pushMigrations } from "./push/schema.js";
@@ -73,7 +79,7 @@ export interface HolderServices {
  */
 export function createHolderServices(
   ctx: HolderContext,
-  options: { push?: PushOptions; changes?: IntentChangeListener } = {},
+  options: { push?: PushOptions; changes?: IntentChangeListener; intents?: IntentServiceOptions } = {},
 ): HolderServices {
   const changes = options.changes;
   let consent: HolderConsentService | undefined;
@@ -102,7 +108,8 @@ export function createHolderServices(
       changes?.statusChanged(intentId);
     },
   };
-  const intents = createIntentService(ctx, hooks);
+  // Issue #8: the OAuth options (who owns an intent published with a token) when OAuth is on.
+  const intents = createIntentService(ctx, hooks, options.intents);
   consent = createConsentService(ctx, hooks);
   return {
     intents,
@@ -182,6 +189,12 @@ export interface CreateHolderOptions {
    * default, webhooks under `webhookPolicy`); `false` turns it off, `tuning` sets its intervals.
    */
   events?: false | Pick<HolderEventsOptions, "tuning">;
+  /**
+   * Issue #8, the OAuth 2.1 profile of the buyer tools: `{}` for the built-in authorization server
+   * under /oauth, `{ external: { issuer } }` for an external issuer. Off unless given: the full
+   * sign-in flow is not yet tested end to end (issue #8 stays open), so nothing advertises it.
+   */
+  oauth?: false | HolderOAuthOptions;
   clock?: () => number;
   log?: Logger;
 }
@@ -246,7 +259,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
   let worker: Worker | undefined;
   let events: HolderEvents | undefined;
   try {
-    await migrate(store, [holderMigrations, deliveryMigrations, pushMigrations]);
+    await migrate(store, [holderMigrations, deliveryMigrations, pushMigrations, oauthMigrations]);
     const sealer = createSealer(keys.keyring);
     let mailer: Mailer;
     let mailbox: LocalMailbox | undefined;
@@ -280,7 +293,23 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       logger: log.child({ component: "delivery" }),
     });
     const changes = createIntentChangeFeed();
-    const services = createHolderServices(context, { push: { engine: delivery }, changes });
+    // Issue #8: the OAuth profile (authorization server or external issuer, protected resource).
+    const oauth: HolderOAuth | undefined =
+      options.oauth === undefined || options.oauth === false
+        ? undefined
+        : await createHolderOAuth(
+            { ...context, store: store as unknown as Parameters<typeof createHolderOAuth>[0]["store"] },
+            {
+              ...options.oauth,
+              resource: `${publicUrl}${MCP_PATH}`,
+              egress: holderEgressPolicy(webhookPolicy, publicUrl),
+            },
+          );
+    const services = createHolderServices(context, {
+      push: { engine: delivery },
+      changes,
+      ...(oauth === undefined ? {} : { intents: oauth.intentOptions }),
+    });
     const push = services.push as PushService;
     const demo = options.demo ? await importDemoCatalogueOnce(context, services.offers) : undefined;
     const { activeIntents } = await services.matching.start();
@@ -303,7 +332,15 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
         demand: services.demand,
         push,
       },
-      { ...options.mcp, publicUrl, clock, log, ...(events === undefined ? {} : { events }) },
+      {
+        ...options.mcp,
+        publicUrl,
+        clock,
+        log,
+        ...(events === undefined ? {} : { events }),
+        // Issue #8: the verified bearer token's AuthInfo (oauth/resource.ts).
+        ...(oauth === undefined ? {} : { authenticate: oauth.resource.authenticate }),
+      },
     );
     const app = createHolderApp({
       config,
@@ -321,6 +358,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
         await sql`select 1`.execute(store.db);
         return true;
       },
+      ...(oauth === undefined ? {} : { oauth }),
       log,
     });
 
@@ -347,7 +385,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     worker = delivery.worker();
     worker.start();
 
-    const servers = nodeServers(app.fetch);
+    const servers = nodeServers(app.fetch, oauth?.nodeRoutes ?? []);
     const handler = mcp;
     const summary: HolderSummary = {
       name: config.name,

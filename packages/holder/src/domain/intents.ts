@@ -46,15 +46,38 @@ export interface IntentHooks {
 
 export const noIntentHooks: IntentHooks = { onActivated() {}, onEnded() {} };
 
+export type OAuthPrincipal = Extract<Principal, { kind: "oauth" }>;
+
 export interface IntentServiceOptions {
   /**
-   * Whether an OAuth principal may act on an intent. OAuth sign-in arrives with a later issue (and
-   * with it the owner column); until then every OAuth principal is refused.
+   * Whether an OAuth principal may act on an intent (issue #8: the intent was published by that
+   * person through that client; see oauth/owners.ts). Without it every OAuth principal is refused.
    */
-  oauthAccess?: (
-    principal: Extract<Principal, { kind: "oauth" }>,
-    intentId: string,
-  ) => boolean | Promise<boolean>;
+  oauthAccess?: (principal: OAuthPrincipal, intentId: string) => boolean | Promise<boolean>;
+  /**
+   * Publishing for a signed-in person (issue #8): their verified address (the intent's contact)
+   * and recording who owns the new intent, in the same transaction. Without it an OAuth principal
+   * cannot publish.
+   */
+  oauthPublish?: {
+    contactOf(principal: OAuthPrincipal): Promise<{ email: string; contactHash: string } | undefined>;
+    recordOwner(trx: Transaction<HolderTables>, intentId: string, principal: OAuthPrincipal): Promise<void>;
+    /** After commit: tell the person (their manage link); failures are logged, never undo. */
+    published?(intent: Intent, email: string, manageUrl: string): Promise<void>;
+  };
+}
+
+/** The scopes of issue #8's tokens: reading, and publishing/changing/withdrawing. */
+const SCOPE_READ = "intents:read";
+const SCOPE_MANAGE = "intents:manage";
+
+function requireScope(principal: OAuthPrincipal, scope: string): void {
+  if (!(principal.scopes ?? []).includes(scope)) {
+    throw new HolderError(
+      "ERR_HOLDER_FORBIDDEN",
+      `this needs the ${scope} scope, which the person did not grant to this assistant`,
+    );
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -640,7 +663,11 @@ export function createIntentService(
   };
 
   /** The intent a principal may act on, or a refusal that says why in plain words. */
-  async function authorize(principal: Principal, id: string | undefined): Promise<string> {
+  async function authorize(
+    principal: Principal,
+    id: string | undefined,
+    scope: string = SCOPE_READ,
+  ): Promise<string> {
     if (!isRecord(principal)) throw new HolderError("ERR_HOLDER_FORBIDDEN", "no principal was given");
     if (id !== undefined && (typeof id !== "string" || id.length > 100))
       throw invalid("id must be an intent id");
@@ -658,12 +685,87 @@ export function createIntentService(
           "sign-in (OAuth) is not available on this holder yet; use the intentCode",
         );
       }
+      requireScope(principal, scope);
       if (!(await options.oauthAccess(principal, id))) {
         throw new HolderError("ERR_HOLDER_NOT_FOUND", "there is no such intent for this sign-in");
       }
       return id;
     }
     throw new HolderError("ERR_HOLDER_FORBIDDEN", "unknown kind of principal");
+  }
+
+  /**
+   * Issue #8: an intent published with a token is active at once. The person signed in by an
+   * e-mail link (a verified channel) and approved this assistant with the holder's consent text on
+   * the holder's page, which stands for the consent page and the double opt-in of consent-link.
+   * The contact is their sign-in address, sealed; the result carries no consent link. An
+   * intentCode is still made (every intent has one) and returned once, as with a draft.
+   */
+  async function publishSignedIn(
+    principal: OAuthPrincipal,
+    valid: ValidPublish,
+    now: number,
+  ): Promise<Omit<PublishResult, "consentUrl">> {
+    requireScope(principal, SCOPE_MANAGE);
+    const ownership = options.oauthPublish;
+    const contact = ownership === undefined ? undefined : await ownership.contactOf(principal);
+    if (ownership === undefined || contact === undefined) {
+      throw new HolderError(
+        "ERR_HOLDER_FORBIDDEN",
+        "this sign-in has no e-mail address verified by this holder; publish without a token to get a consent link",
+      );
+    }
+    const id = newIntentId();
+    const intentCode = newIntentCode();
+    const manageToken = newPageToken();
+    const row: IntentRecord = {
+      id,
+      code_hash: ctx.codes.hash(intentCode),
+      consent_token_hash: null,
+      confirm_token_hash: null,
+      manage_token_hash: ctx.codes.hash(manageToken),
+      status: "active",
+      statement: valid.statement,
+      criteria_json: valid.criteria === undefined ? null : JSON.stringify(valid.criteria),
+      category: valid.criteria?.category ?? null,
+      country: valid.area.country,
+      region: valid.area.region ?? null,
+      budget_amount: valid.budget?.amount ?? null,
+      budget_currency: valid.budget?.currency ?? null,
+      hidden_limit_sealed:
+        valid.hiddenLimit === undefined ? null : sealHiddenLimit(ctx, id, valid.hiddenLimit),
+      buy_by: valid.buyBy ?? null,
+      valid_until: valid.validUntil,
+      visibility: valid.visibility,
+      pseudonym: valid.visibility === "pseudonymous" ? newPseudonym() : null,
+      contact_sealed: sealContact(ctx, id, { email: contact.email, manageToken }),
+      contact_hash: contact.contactHash,
+      consent_version: ctx.config.consentVersion,
+      draft_expires_at: null,
+      confirm_expires_at: null,
+      created_at: now,
+      updated_at: now,
+      consented_at: now,
+      confirmed_at: now,
+      ended_at: null,
+    };
+    await ctx.store.transaction(async (trx) => {
+      await trx.insertInto("holder_intents").values(row).execute();
+      await ownership.recordOwner(trx, id, principal);
+    });
+    ctx.log.info(
+      { event: "intent.published", intentId: id, visibility: valid.visibility, signedIn: true },
+      "intent published",
+    );
+    const intent = intentFromRow(row, now);
+    await runHook(ctx, "onActivated", id, () => hooks.onActivated(id));
+    if (ownership.published !== undefined) {
+      const published = ownership.published;
+      await runHook(ctx, "published", id, () =>
+        published(intent, contact.email, manageUrl(ctx, manageToken)),
+      );
+    }
+    return { intent, intentCode };
   }
 
   async function load(id: string): Promise<IntentRecord> {
@@ -677,6 +779,14 @@ export function createIntentService(
   }
 
   return {
+    async publishSignedIn(principal: Principal, input: PublishInput) {
+      if (!isRecord(principal) || principal.kind !== "oauth") {
+        throw new HolderError("ERR_HOLDER_FORBIDDEN", "publishing for a person needs them signed in");
+      }
+      const now = ctx.clock();
+      return publishSignedIn(principal, validatePublish(input, now, ctx.config), now);
+    },
+
     async publish(input: PublishInput): Promise<PublishResult> {
       const now = ctx.clock();
       const valid = validatePublish(input, now, ctx.config);
@@ -755,7 +865,7 @@ export function createIntentService(
           "an intentCode can read, list matches and withdraw, but not change an intent (consent-link rule 4); withdraw it and publish a new one",
         );
       }
-      const intentId = await authorize(principal, id);
+      const intentId = await authorize(principal, id, SCOPE_MANAGE);
       if (!isRecord(changes)) throw invalid("changes must be an object of the fields to change");
       if ("validUntil" in changes) {
         throw new HolderError(
@@ -829,7 +939,7 @@ export function createIntentService(
     },
 
     async withdraw(principal: Principal, id?: string): Promise<{ status: "withdrawn" }> {
-      const intentId = await authorize(principal, id);
+      const intentId = await authorize(principal, id, SCOPE_MANAGE);
       const { row } = await withdrawIntent(ctx, hooks, intentId);
       if (row.status !== "withdrawn") {
         throw new HolderError(

@@ -18,6 +18,11 @@ import type {
 export interface IntentService {
   /** Consent-link rule 1: a draft, never matched or counted, expiring within 24 h. */
   publish(input: PublishInput): Promise<PublishResult>;
+  /**
+   * Issue #8: publishes for a signed-in person (OAuth principal with intents:manage): active at
+   * once, their verified sign-in address as the (sealed) contact, no consent link.
+   */
+  publishSignedIn?(principal: Principal, input: PublishInput): Promise<Omit<PublishResult, "consentUrl">>;
   /** The principal an intentCode stands for, or undefined (unknown, expired draft codes included). */
   principalForCode(intentCode: string): Promise<Principal | undefined>;
   /** `id` may be omitted when the principal is an intentCode (it names one intent). */

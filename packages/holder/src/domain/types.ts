@@ -109,7 +109,8 @@ export type DemandSummary =
  */
 export type Principal =
   | { kind: "intent-code"; intentId: string }
-  | { kind: "oauth"; subject: string; clientId: string };
+  /** `scopes`: what the token allows (issue #8: intents:read, intents:manage); absent = none. */
+  | { kind: "oauth"; subject: string; clientId: string; scopes?: readonly string[] };
 
 export interface PublishInput {
   statement: string;

@@ -210,7 +210,12 @@ export const offerOut = z.object({
   publishedAt: z.string(),
 });
 
-export const publishOut = z.object({ intent: intentOut, intentCode: z.string(), consentUrl: z.string() });
+// consentUrl is absent when a signed-in person (OAuth, issue #8) published: no consent is missing.
+export const publishOut = z.object({
+  intent: intentOut,
+  intentCode: z.string(),
+  consentUrl: z.string().optional(),
+});
 export const withdrawOut = z.object({ status: z.literal("withdrawn") });
 export const listMatchesOut = z.object({
   matches: z.array(z.object({ offer: offerOut, deliveredAt: z.string() })),

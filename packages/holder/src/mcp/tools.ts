@@ -92,8 +92,13 @@ const DEFAULT_SEARCH_LIMIT = 20;
 export function principalFromAuth(authInfo: AuthInfo | undefined): Principal | undefined {
   const subject = authInfo?.extra?.subject;
   if (authInfo === undefined || typeof subject !== "string" || subject === "") return undefined;
-  return { kind: "oauth", subject, clientId: authInfo.clientId };
+  // Issue #8: the token's scopes the holder knows travel with the principal; the services check them.
+  const scopes = authInfo.scopes.filter((scope) => BUYER_SCOPES.includes(scope));
+  return { kind: "oauth", subject, clientId: authInfo.clientId, ...(scopes.length === 0 ? {} : { scopes }) };
 }
+
+/** The scopes of the buyer tools (oauth/scopes.ts). */
+const BUYER_SCOPES: readonly string[] = ["intents:read", "intents:manage"];
 
 /** The one place a buyer tool learns who it acts for. */
 export async function buyerPrincipal(
@@ -159,7 +164,17 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
         openWorldHint: false,
       },
     },
-    async (args) => {
+    async (args, authInfo) => {
+      // Issue #8: with a verified token the intent is the signed-in person's at once (no consent link).
+      const signedIn = principalFromAuth(authInfo);
+      if (signedIn !== undefined && services.intents.publishSignedIn !== undefined) {
+        const published = await services.intents.publishSignedIn(signedIn, args);
+        return success(
+          { intent: intentView(published.intent), intentCode: published.intentCode },
+          "The intent is active for the signed-in person; the holder e-mailed them its manage link. " +
+            "Read it and its matches with the id while signed in, or with the intentCode.",
+        );
+      }
       const published = await services.intents.publish(args);
       return success(
         {
@@ -244,7 +259,14 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
       annotations: readOnly,
     },
     async (args, authInfo) => {
-      const principal = await buyerPrincipal(services.intents, args.intentCode, authInfo);
+      let principal = await buyerPrincipal(services.intents, args.intentCode, authInfo);
+      if (principal.kind === "oauth") {
+        // Issue #8: the matching service reads by intent only; the intent service decides first
+        // whether this signed-in client may read the intent (scope and owner), then it is read as
+        // that one intent.
+        const intent = await services.intents.get(principal, args.intent);
+        principal = { kind: "intent-code", intentId: intent.id };
+      }
       const { matches, more } = await services.matches.listMatches(principal, args.intent, args.since);
       const intentId = principal.kind === "intent-code" ? principal.intentId : args.intent;
       // A reply belongs to the intent it answers: never show one to another buyer (rule 1).

@@ -17,6 +17,7 @@ import type { HolderConfig } from "../context.js";
 import type { ConsentService, DemandService, IntentService, MatchService } from "../domain/services.js";
 import type { LocalMailbox } from "../mail/local-mailbox.js";
 import type { McpHandler } from "../mcp/handler.js";
+import { type HolderOAuth, PROTECTED_RESOURCE_PATH } from "../oauth/index.js";
 import type { PushService } from "../push/service.js";
 import { mountCheckPage } from "./pages/check-page.js";
 import { mountPages } from "./pages/index.js";
@@ -63,6 +64,11 @@ export interface HolderAppDeps {
   check?: CheckOptions;
   /** Answers when the database does (for /healthz). */
   healthy?: () => Promise<boolean>;
+  /**
+   * Issue #8, the OAuth profile: the protected resource metadata (RFC 9728), the bearer challenge
+   * on the MCP endpoint, and the sign-in and consent pages.
+   */
+  oauth?: HolderOAuth;
   log: Logger;
 }
 
@@ -102,7 +108,11 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
   const app = new Hono<{ Bindings: NodeBindings }>();
   const descriptor = JSON.stringify(holderDescriptor(deps));
 
-  app.all(MCP_PATH, (c) => {
+  app.all(MCP_PATH, async (c) => {
+    // Issue #8: a request with an Authorization header needs a good token for this resource (401
+    // with the RFC 9728 challenge otherwise); one without it goes on (consent-link, intentCode).
+    const refused = await deps.oauth?.resource.challenge(c.req.raw);
+    if (refused !== undefined) return refused;
     const clientAddress = c.env?.incoming?.socket?.remoteAddress;
     return deps.mcp(c.req.raw, clientAddress === undefined ? {} : { clientAddress });
   });
@@ -119,6 +129,13 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
     });
   app.get(DESCRIPTOR_PATH, () => publicJson(descriptor));
   app.get(JWKS_PATH, () => publicJson(JSON.stringify({ keys: [] })));
+  if (deps.oauth !== undefined) {
+    // RFC 9728 §3: the path-aware place (…/mcp) and the root one both answer.
+    const metadata = JSON.stringify(deps.oauth.resource.metadata);
+    app.get(`${PROTECTED_RESOURCE_PATH}${MCP_PATH}`, () => publicJson(metadata));
+    app.get(PROTECTED_RESOURCE_PATH, () => publicJson(metadata));
+    deps.oauth.mountPages(app);
+  }
 
   app.get("/healthz", async (c) => {
     let ok = true;

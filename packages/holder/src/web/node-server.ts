@@ -2,6 +2,7 @@
  * Serving a web-standard app on Node ports with @hono/node-server: `listen` as often as wanted,
  * `close` ends them all (open connections too).
  */
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type ServerType, serve } from "@hono/node-server";
 
@@ -18,11 +19,35 @@ export interface NodeServers {
   close(): Promise<void>;
 }
 
-export function nodeServers(fetch: FetchCallback): NodeServers {
+/**
+ * A path served by a Node handler instead of the web-standard app (issue #8: the built-in OAuth
+ * server, oidc-provider, is a Koa app; bridging Koa into `fetch` is not worth it, so `holder.fetch`
+ * answers 404 for these paths and only the Node server serves them).
+ */
+export interface NodeRoute {
+  matches(path: string): boolean;
+  handle(req: IncomingMessage, res: ServerResponse): void;
+}
+
+export function nodeServers(fetch: FetchCallback, routes: readonly NodeRoute[] = []): NodeServers {
   const servers: ServerType[] = [];
   return {
     async listen(port, host) {
       const server = serve({ fetch, port, hostname: host });
+      if (routes.length > 0) {
+        // Put the Node routes in front of the app's listener.
+        const [appListener] = server.listeners("request") as ((
+          req: IncomingMessage,
+          res: ServerResponse,
+        ) => void)[];
+        server.removeAllListeners("request");
+        server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+          const path = (req.url ?? "/").split("?")[0] ?? "/";
+          const route = routes.find((candidate) => candidate.matches(path));
+          if (route !== undefined) route.handle(req, res);
+          else appListener?.(req, res);
+        });
+      }
       servers.push(server);
       await new Promise<void>((resolve, reject) => {
         server.once("listening", resolve);

@@ -1,0 +1,121 @@
+/**
+ * The OAuth 2.1 profile of the holder's buyer tools (issue #8), put together for createHolder:
+ * the built-in authorization server (provider.ts) or an external issuer, the protected resource
+ * (resource.ts), the sign-in and consent pages, intent ownership (owners.ts) and what the
+ * holder's Node server must route to the provider.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { EgressPolicy } from "@doorbell/webhooks";
+import type { Env, Hono, Schema } from "hono";
+import type { IntentServiceOptions } from "../domain/intents.js";
+import { mountOAuthPages } from "../web/pages/oauth-pages.js";
+import { clientMetadataResolver } from "./client-metadata.js";
+import { type AssistantAccessService, assistantAccess, intentOwnership } from "./owners.js";
+import { createAuthorizationServer } from "./provider.js";
+import {
+  builtInVerifier,
+  type ExternalIssuer,
+  externalVerifier,
+  type ProtectedResource,
+  protectedResource,
+} from "./resource.js";
+import { ISSUER_PATH } from "./scopes.js";
+import type { SignInContext } from "./signin.js";
+
+export type { AssistantAccess, AssistantAccessService } from "./owners.js";
+export type { ExternalIssuer, ProtectedResource } from "./resource.js";
+export { type OAuthTables, oauthMigrations } from "./schema.js";
+export { ISSUER_PATH, PROTECTED_RESOURCE_PATH, SCOPE_MANAGE, SCOPE_READ, SIGNIN_PATH } from "./scopes.js";
+
+export interface HolderOAuthOptions {
+  /** Use this issuer's tokens (JWTs checked against its JWKS) instead of the built-in server. */
+  external?: ExternalIssuer;
+  /** Lifetimes of the built-in server, in seconds. */
+  ttl?: { accessToken?: number; refreshToken?: number; authorizationCode?: number; interaction?: number };
+}
+
+/** A path the Node server hands to a Node handler instead of the web-standard app. */
+export interface NodeRoute {
+  matches(path: string): boolean;
+  handle(req: IncomingMessage, res: ServerResponse): void;
+}
+
+export interface HolderOAuth {
+  readonly resource: ProtectedResource;
+  /** The intent service's OAuth options (ownership, publishing for the signed-in person). */
+  readonly intentOptions: IntentServiceOptions;
+  /** The built-in server's paths (none with an external issuer). */
+  readonly nodeRoutes: NodeRoute[];
+  /** The sign-in and consent pages (none with an external issuer). */
+  mountPages<E extends Env, S extends Schema, B extends string>(app: Hono<E, S, B>): void;
+  /** The manage page's list of assistants and revocation (built-in server only). */
+  readonly access?: AssistantAccessService;
+}
+
+/** RFC 8414 §3: the metadata of issuer `<origin>/oauth` is at this path. */
+const RFC8414_PATH = `/.well-known/oauth-authorization-server${ISSUER_PATH}`;
+
+export async function createHolderOAuth(
+  ctx: SignInContext,
+  options: HolderOAuthOptions & { resource: string; egress: EgressPolicy },
+): Promise<HolderOAuth> {
+  const { resource } = options;
+  const ownership = intentOwnership(ctx);
+  if (options.external !== undefined) {
+    return {
+      resource: protectedResource({
+        resource,
+        publicUrl: ctx.config.publicUrl,
+        authorizationServer: options.external.issuer,
+        verify: externalVerifier(options.external, resource),
+        name: ctx.config.name,
+      }),
+      intentOptions: ownership,
+      nodeRoutes: [],
+      mountPages() {},
+    };
+  }
+  const server = await createAuthorizationServer({
+    store: ctx.store,
+    sealer: ctx.sealer,
+    codes: ctx.codes,
+    publicUrl: ctx.config.publicUrl,
+    resource,
+    clientMetadata: clientMetadataResolver({ policy: options.egress }),
+    ...(options.ttl === undefined ? {} : { ttl: options.ttl }),
+    log: ctx.log,
+  });
+  return {
+    resource: protectedResource({
+      resource,
+      publicUrl: ctx.config.publicUrl,
+      authorizationServer: server.issuer,
+      verify: builtInVerifier(server.provider, resource),
+      name: ctx.config.name,
+    }),
+    intentOptions: ownership,
+    nodeRoutes: [
+      {
+        matches: (path) =>
+          path === ISSUER_PATH || path.startsWith(`${ISSUER_PATH}/`) || path === RFC8414_PATH,
+        handle(req, res) {
+          // The provider serves its metadata at <issuer>/.well-known/openid-configuration; RFC 8414
+          // puts it at /.well-known/oauth-authorization-server/oauth. Same document.
+          if ((req.url ?? "").split("?")[0] === RFC8414_PATH)
+            req.url = `${ISSUER_PATH}/.well-known/openid-configuration`;
+          server.handle(req, res);
+        },
+      },
+    ],
+    mountPages(app) {
+      mountOAuthPages(app, {
+        provider: server.provider,
+        signIn: ctx,
+        config: ctx.config,
+        resource,
+        log: ctx.log,
+      });
+    },
+    access: assistantAccess(ctx, server.provider, resource),
+  };
+}

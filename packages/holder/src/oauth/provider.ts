@@ -1,0 +1,138 @@
+/**
+ * The holder's built-in authorization server: oidc-provider 8 (OpenID Certified) mounted under
+ * `/oauth`, its state in `@doorbell/store` through the adapter of adapter.ts. No token code is
+ * written here; this module only configures the library:
+ *
+ *  - authorization code with PKCE, S256 only and required of every client (plain and none refused);
+ *  - resource indicators (RFC 8707): the only resource is this holder's MCP endpoint; an access
+ *    token is issued for it alone (audience = the endpoint's URL), opaque, so the holder checks it
+ *    against the store and a revoked grant stops working at once;
+ *  - refresh tokens for clients allowed the grant, rotated on every use (a used one is dead);
+ *  - revocation (RFC 7009), open dynamic client registration (RFC 7591), metadata (RFC 8414, also
+ *    served at the RFC 8414 path by the holder's Node server), client ID metadata documents;
+ *  - sign-in and consent are the holder's own pages (`interactions.url` → /signin/<uid>).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { CodeHasher, Database, Sealer } from "@doorbell/store";
+import Provider, { errors } from "oidc-provider";
+import type { Logger } from "pino";
+import { createStoreAdapter } from "./adapter.js";
+import type { ClientMetadataResolver } from "./client-metadata.js";
+import { loadProviderKeys } from "./keys.js";
+import type { OAuthTables } from "./schema.js";
+import { ISSUER_PATH, RESOURCE_SCOPES, SIGNIN_PATH } from "./scopes.js";
+
+export interface AuthorizationServerOptions {
+  store: Database<OAuthTables>;
+  sealer: Sealer;
+  codes: CodeHasher;
+  /** The holder's public origin: the issuer is `<publicUrl>/oauth`. */
+  publicUrl: string;
+  /** The protected resource (the MCP endpoint's URL). */
+  resource: string;
+  clientMetadata?: ClientMetadataResolver;
+  /** Lifetimes in seconds (defaults: access 1 h, refresh 14 days, code 60 s, sign-in 10 min). */
+  ttl?: { accessToken?: number; refreshToken?: number; authorizationCode?: number; interaction?: number };
+  log: Logger;
+}
+
+export interface AuthorizationServer {
+  readonly provider: Provider;
+  readonly issuer: string;
+  /** The Node handler for every path under `/oauth` (the prefix still on `req.url`). */
+  handle(req: IncomingMessage, res: ServerResponse): void;
+}
+
+export async function createAuthorizationServer(
+  options: AuthorizationServerOptions,
+): Promise<AuthorizationServer> {
+  const issuer = `${options.publicUrl}${ISSUER_PATH}`;
+  const keys = await loadProviderKeys(options.store, options.sealer);
+  const ttl = options.ttl ?? {};
+  const resourceScope = RESOURCE_SCOPES.join(" ");
+
+  const provider = new Provider(issuer, {
+    adapter: createStoreAdapter({
+      store: options.store,
+      sealer: options.sealer,
+      codes: options.codes,
+      ...(options.clientMetadata === undefined ? {} : { clientMetadata: options.clientMetadata }),
+    }),
+    clients: [],
+    jwks: keys.jwks,
+    cookies: { keys: keys.cookieKeys, long: { signed: true }, short: { signed: true } },
+    // The account is the holder's opaque account id; no personal data is released as a claim.
+    findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
+    claims: { openid: ["sub"] },
+    scopes: ["openid", "offline_access", ...RESOURCE_SCOPES],
+    responseTypes: ["code"],
+    pkce: { methods: ["S256"], required: () => true },
+    clientDefaults: {
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+      // The provider's one key is ES256 (keys.ts).
+      id_token_signed_response_alg: "ES256",
+    },
+    issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(type: string): boolean }) =>
+      client.grantTypeAllowed("refresh_token"),
+    rotateRefreshToken: true,
+    clientBasedCORS: () => true,
+    interactions: {
+      url: (_ctx: unknown, interaction: { uid: string }) => `${SIGNIN_PATH}/${interaction.uid}`,
+    },
+    features: {
+      devInteractions: { enabled: false },
+      registration: { enabled: true },
+      revocation: { enabled: true },
+      rpInitiatedLogout: { enabled: false },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => options.resource,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx: unknown, indicator: string) => {
+          if (indicator !== options.resource) {
+            throw new errors.InvalidTarget(
+              "this authorization server issues tokens for its holder's MCP endpoint only",
+            );
+          }
+          return {
+            scope: resourceScope,
+            audience: options.resource,
+            accessTokenFormat: "opaque",
+            accessTokenTTL: ttl.accessToken ?? 3600,
+          };
+        },
+      },
+    },
+    ttl: {
+      AccessToken: ttl.accessToken ?? 3600,
+      AuthorizationCode: ttl.authorizationCode ?? 60,
+      RefreshToken: ttl.refreshToken ?? 14 * 24 * 3600,
+      Interaction: ttl.interaction ?? 600,
+      Session: 3600,
+      Grant: 365 * 24 * 3600,
+      IdToken: 3600,
+    },
+  });
+  provider.on("server_error", (_ctx, error) => {
+    options.log.error(
+      { event: "oauth.server_error", error: (error as Error)?.name },
+      String((error as Error)?.message ?? "").slice(0, 200),
+    );
+  });
+
+  const callback = provider.callback();
+  return {
+    provider,
+    issuer,
+    handle(req, res) {
+      // Mounted like Express mounts it: the provider sees its own paths and finds its mount path
+      // from originalUrl (oidc_context.urlFor).
+      const original = req.url ?? "/";
+      (req as IncomingMessage & { originalUrl?: string }).originalUrl = original;
+      req.url = original.slice(ISSUER_PATH.length) || "/";
+      callback(req, res);
+    },
+  };
+}

@@ -1,0 +1,388 @@
+/**
+ * Sign-in and consent for assistants that sign the person in (OAuth, issue #8): the holder's own
+ * pages for oidc-provider's interactions.
+ *
+ *   GET  /signin/:uid                  e-mail form (who is signing in), or the consent page
+ *   POST /signin/:uid/email            mails a one-time sign-in link (oauth/signin.ts)
+ *   GET  /signin/:uid/link/:token      the link of the mail: a button only (GET never acts)
+ *   POST /signin/:uid/link/:token      signs in; the provider continues to consent
+ *   POST /signin/:uid/approve          grants what the assistant asked for, back to the assistant
+ *   POST /signin/:uid/deny             refuses; the assistant gets access_denied
+ *
+ * The consent page shows the assistant's name, where it will be sent back (redirect host), what
+ * each scope lets it do and the holder's consent text (the same text as the consent-link page).
+ * Forms are guarded as the other pages are (security.ts). The interaction is found through
+ * oidc-provider's own cookie, so these pages work only under the holder's Node server (as the
+ * provider itself does); without the Node bindings they answer 404.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Context, Env, Hono, Schema } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { FC } from "hono/jsx";
+import type { JSX } from "hono/jsx/jsx-runtime";
+import type { Interaction, Provider } from "oidc-provider";
+import type { Logger } from "pino";
+import type { HolderConfig } from "../../context.js";
+import { HolderError } from "../../domain/types.js";
+import { SCOPE_WORDS, SIGNIN_PATH } from "../../oauth/scopes.js";
+import { type SignInContext, sendSignInLink, useSignInLink } from "../../oauth/signin.js";
+import { CONTENT_SECURITY_POLICY, Layout } from "./layout.js";
+import { createFormGuard, isTokenShaped, MAX_FORM_BYTES, PAGE_HEADERS, readForm } from "./security.js";
+
+export interface OAuthPagesDeps {
+  provider: Provider;
+  signIn: SignInContext;
+  config: HolderConfig;
+  /** The protected resource (the MCP endpoint's URL). */
+  resource: string;
+  log?: Pick<Logger, "error">;
+}
+
+interface NodeBindings {
+  incoming?: IncomingMessage;
+  outgoing?: ServerResponse;
+}
+
+const FormToken: FC<{ value: string }> = ({ value }) => <input type="hidden" name="csrf" value={value} />;
+
+const SignInPage: FC<{
+  holderName: string;
+  clientName: string;
+  action: string;
+  csrf: string;
+  error?: string;
+}> = (props) => (
+  <Layout title="Sign in" holderName={props.holderName}>
+    <h1>Sign in to let an assistant act for you</h1>
+    <p>
+      The assistant <strong>{props.clientName}</strong> asks to act for you at {props.holderName}. Enter your
+      e-mail address: we send you a link to sign in. Nothing is given to the assistant before you approve.
+    </p>
+    <form method="post" action={props.action}>
+      <FormToken value={props.csrf} />
+      {props.error === undefined ? null : (
+        <p class="error" id="email-error">
+          {props.error}
+        </p>
+      )}
+      <label for="email">Your e-mail address</label>
+      <input
+        id="email"
+        name="email"
+        type="email"
+        autocomplete="email"
+        required
+        {...(props.error === undefined ? {} : { "aria-invalid": "true", "aria-describedby": "email-error" })}
+      />
+      <button type="submit">Send me a sign-in link</button>
+    </form>
+  </Layout>
+);
+
+const LinkPage: FC<{ holderName: string; action: string; csrf: string }> = (props) => (
+  <Layout title="Sign in" holderName={props.holderName}>
+    <h1>Sign in</h1>
+    <p>Press the button to sign in with the address this link was sent to.</p>
+    <form method="post" action={props.action}>
+      <FormToken value={props.csrf} />
+      <button type="submit">Sign in</button>
+    </form>
+  </Layout>
+);
+
+const ConsentPage: FC<{
+  holderName: string;
+  clientName: string;
+  redirectHost: string;
+  scopes: string[];
+  consentText: string;
+  consentVersion: string;
+  approve: string;
+  deny: string;
+  csrf: string;
+}> = (props) => (
+  <Layout title="Allow an assistant" holderName={props.holderName}>
+    <h1>Allow {props.clientName} to act for you?</h1>
+    <p>
+      The assistant <strong>{props.clientName}</strong> (it will be sent back to{" "}
+      <strong>{props.redirectHost}</strong>) asks to:
+    </p>
+    <ul>
+      {props.scopes.map((scope) => (
+        <li>
+          {SCOPE_WORDS[scope] ?? scope} (<code>{scope}</code>)
+        </li>
+      ))}
+    </ul>
+    <h2>What you agree to for the requests it publishes</h2>
+    <p>{props.consentText}</p>
+    <p class="muted">
+      Consent text version {props.consentVersion}. You can stop this assistant's access from the manage link
+      in any e-mail we send you.
+    </p>
+    <form method="post" action={props.approve}>
+      <FormToken value={props.csrf} />
+      <input type="hidden" name="consentVersion" value={props.consentVersion} />
+      <button type="submit">Allow</button>
+    </form>
+    <form method="post" action={props.deny}>
+      <FormToken value={props.csrf} />
+      <button type="submit" class="danger">
+        Do not allow
+      </button>
+    </form>
+  </Layout>
+);
+
+const Message: FC<{ holderName: string; title: string; text: string }> = (props) => (
+  <Layout title={props.title} holderName={props.holderName}>
+    <h1>{props.title}</h1>
+    <p>{props.text}</p>
+  </Layout>
+);
+
+/** `form-action` must allow the assistant's redirect: the approve POST ends there (303 chain). */
+function cspWithFormTarget(redirectUri: string | undefined): string {
+  let target = "";
+  try {
+    if (redirectUri !== undefined) {
+      const url = new URL(redirectUri);
+      target = url.protocol === "http:" || url.protocol === "https:" ? ` ${url.origin}` : ` ${url.protocol}`;
+    }
+  } catch {
+    target = "";
+  }
+  return CONTENT_SECURITY_POLICY.replace("form-action 'self'", `form-action 'self'${target}`);
+}
+
+const UID = /^[A-Za-z0-9_-]{8,64}$/;
+
+export function mountOAuthPages<E extends Env, S extends Schema, B extends string>(
+  app: Hono<E, S, B>,
+  deps: OAuthPagesDeps,
+): void {
+  const { provider, config } = deps;
+  const holderName = config.name;
+  const guard = createFormGuard({ publicUrl: config.publicUrl });
+
+  const render = async (c: Context, status: number, page: JSX.Element, csp?: string): Promise<Response> => {
+    const response = c.html(`<!doctype html>${await page.toString()}`, status as 200);
+    for (const [name, value] of Object.entries(PAGE_HEADERS)) response.headers.set(name, value);
+    if (csp !== undefined) response.headers.set("Content-Security-Policy", csp);
+    return response;
+  };
+  const message = (c: Context, status: number, title: string, text: string) =>
+    render(c, status, <Message holderName={holderName} title={title} text={text} />);
+
+  /** The interaction of this browser (the provider's cookie), or why not. */
+  async function interactionOf(c: Context): Promise<Interaction | Response> {
+    const uid = c.req.param("uid");
+    const env = c.env as NodeBindings | undefined;
+    if (uid === undefined || !UID.test(uid) || env?.incoming === undefined || env.outgoing === undefined) {
+      return message(c, 404, "Unknown sign-in", "This sign-in link is not known here.");
+    }
+    try {
+      const interaction = await provider.interactionDetails(env.incoming, env.outgoing);
+      if (interaction.uid !== uid) throw new Error("another sign-in");
+      return interaction;
+    } catch {
+      return message(
+        c,
+        410,
+        "This sign-in has ended",
+        "Open the link in the same browser where you started, within 10 minutes. Otherwise go back to your assistant and start again.",
+      );
+    }
+  }
+
+  async function clientOf(interaction: Interaction): Promise<{ name: string; redirectHost: string }> {
+    const clientId = String(interaction.params.client_id ?? "");
+    const client = await provider.Client.find(clientId);
+    let redirectHost = "an app on your device";
+    try {
+      const url = new URL(String(interaction.params.redirect_uri ?? ""));
+      redirectHost = url.host === "" ? url.protocol : url.host;
+    } catch {}
+    return { name: client?.clientName ?? clientId, redirectHost };
+  }
+
+  async function formOk(c: Context): Promise<Record<string, string> | Response> {
+    const form = await readForm(c);
+    if (!form.ok)
+      return message(
+        c,
+        form.reason === "content-type" ? 415 : 400,
+        "Not a form",
+        "Send the form from the page.",
+      );
+    if (guard.check(c, form.fields.csrf) !== undefined) {
+      return message(
+        c,
+        403,
+        "Refused",
+        "This form did not come from this page. Reload it and try again (cookies must be allowed).",
+      );
+    }
+    return form.fields;
+  }
+
+  async function finish(c: Context, result: Record<string, unknown>): Promise<Response> {
+    const env = c.env as NodeBindings;
+    const returnTo = await provider.interactionResult(
+      env.incoming as IncomingMessage,
+      env.outgoing as ServerResponse,
+      result,
+      {
+        mergeWithLastSubmission: true,
+      },
+    );
+    return new Response(null, { status: 303, headers: { location: returnTo, "cache-control": "no-store" } });
+  }
+
+  const limit = bodyLimit({
+    maxSize: MAX_FORM_BYTES,
+    onError: (c) => message(c, 413, "Too large", "The form was larger than this page accepts."),
+  });
+
+  app.get(`${SIGNIN_PATH}/:uid`, async (c) => {
+    const interaction = await interactionOf(c);
+    if (interaction instanceof Response) return interaction;
+    const client = await clientOf(interaction);
+    const csrf = guard.issue(c);
+    const base = `${SIGNIN_PATH}/${interaction.uid}`;
+    if (interaction.prompt.name === "login") {
+      return render(
+        c,
+        200,
+        <SignInPage holderName={holderName} clientName={client.name} action={`${base}/email`} csrf={csrf} />,
+      );
+    }
+    const missing = interaction.prompt.details.missingResourceScopes as Record<string, string[]> | undefined;
+    const scopes = missing?.[deps.resource] ?? [];
+    return render(
+      c,
+      200,
+      <ConsentPage
+        holderName={holderName}
+        clientName={client.name}
+        redirectHost={client.redirectHost}
+        scopes={scopes}
+        consentText={config.consentText}
+        consentVersion={config.consentVersion}
+        approve={`${base}/approve`}
+        deny={`${base}/deny`}
+        csrf={csrf}
+      />,
+      cspWithFormTarget(String(interaction.params.redirect_uri ?? "")),
+    );
+  });
+
+  app.post(`${SIGNIN_PATH}/:uid/email`, limit, async (c) => {
+    const interaction = await interactionOf(c);
+    if (interaction instanceof Response) return interaction;
+    const fields = await formOk(c);
+    if (fields instanceof Response) return fields;
+    const client = await clientOf(interaction);
+    try {
+      await sendSignInLink(deps.signIn, interaction.uid, fields.email ?? "", client.name);
+    } catch (error) {
+      if (!(error instanceof HolderError)) throw error;
+      const csrf = guard.issue(c);
+      return render(
+        c,
+        400,
+        <SignInPage
+          holderName={holderName}
+          clientName={client.name}
+          action={`${SIGNIN_PATH}/${interaction.uid}/email`}
+          csrf={csrf}
+          error={error.message}
+        />,
+      );
+    }
+    return message(
+      c,
+      200,
+      "Check your e-mail",
+      "We sent you a link to sign in. Open it in this browser within 15 minutes.",
+    );
+  });
+
+  app.get(`${SIGNIN_PATH}/:uid/link/:token`, async (c) => {
+    const token = c.req.param("token");
+    if (!isTokenShaped(token)) return message(c, 404, "Unknown link", "This sign-in link is not known here.");
+    const interaction = await interactionOf(c);
+    if (interaction instanceof Response) return interaction;
+    const csrf = guard.issue(c);
+    return render(
+      c,
+      200,
+      <LinkPage
+        holderName={holderName}
+        action={`${SIGNIN_PATH}/${interaction.uid}/link/${token}`}
+        csrf={csrf}
+      />,
+    );
+  });
+
+  app.post(`${SIGNIN_PATH}/:uid/link/:token`, limit, async (c) => {
+    const token = c.req.param("token");
+    if (!isTokenShaped(token)) return message(c, 404, "Unknown link", "This sign-in link is not known here.");
+    const interaction = await interactionOf(c);
+    if (interaction instanceof Response) return interaction;
+    const fields = await formOk(c);
+    if (fields instanceof Response) return fields;
+    const accountId = await useSignInLink(deps.signIn, interaction.uid, token);
+    if (accountId === undefined) {
+      return message(
+        c,
+        410,
+        "This link no longer works",
+        "A sign-in link works once, for 15 minutes. Ask for a new one.",
+      );
+    }
+    return finish(c, { login: { accountId } });
+  });
+
+  app.post(`${SIGNIN_PATH}/:uid/approve`, limit, async (c) => {
+    const interaction = await interactionOf(c);
+    if (interaction instanceof Response) return interaction;
+    const fields = await formOk(c);
+    if (fields instanceof Response) return fields;
+    const accountId = interaction.session?.accountId;
+    if (interaction.prompt.name !== "consent" || accountId === undefined) {
+      return message(c, 409, "Sign in first", "Sign in before you allow an assistant.");
+    }
+    if (fields.consentVersion !== config.consentVersion) {
+      return message(c, 409, "The consent text changed", "Reload the page and read the new text.");
+    }
+    const clientId = String(interaction.params.client_id);
+    const grant =
+      (interaction.grantId === undefined ? undefined : await provider.Grant.find(interaction.grantId)) ??
+      new provider.Grant({ accountId, clientId });
+    const details = interaction.prompt.details;
+    const oidcScopes = details.missingOIDCScope as string[] | undefined;
+    if (oidcScopes !== undefined && oidcScopes.length > 0) grant.addOIDCScope(oidcScopes.join(" "));
+    const resourceScopes = details.missingResourceScopes as Record<string, string[]> | undefined;
+    for (const [indicator, scopes] of Object.entries(resourceScopes ?? {})) {
+      if (indicator === deps.resource) grant.addResourceScope(indicator, scopes.join(" "));
+    }
+    const grantId = await grant.save();
+    return finish(c, { consent: { grantId } });
+  });
+
+  app.post(`${SIGNIN_PATH}/:uid/deny`, limit, async (c) => {
+    const interaction = await interactionOf(c);
+    if (interaction instanceof Response) return interaction;
+    const fields = await formOk(c);
+    if (fields instanceof Response) return fields;
+    const env = c.env as NodeBindings;
+    const returnTo = await provider.interactionResult(
+      env.incoming as IncomingMessage,
+      env.outgoing as ServerResponse,
+      { error: "access_denied", error_description: "the person did not allow this assistant" },
+      { mergeWithLastSubmission: false },
+    );
+    return new Response(null, { status: 303, headers: { location: returnTo, "cache-control": "no-store" } });
+  });
+}
