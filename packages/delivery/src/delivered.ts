@@ -1,7 +1,7 @@
 import type { EngineContext } from "./context.js";
-import { deleteOutboxRow, deleteRows, grouped } from "./group-commit.js";
+import { deleteRows, grouped, recordDelivery } from "./group-commit.js";
 
-/** A delivery the endpoint accepted (2xx), to be recorded: its row leaves the outbox. */
+/** A delivery the endpoint accepted (2xx), to be recorded: its row is done. */
 export interface Delivered {
   rowId: number;
   subscriptionId: string;
@@ -12,8 +12,10 @@ export interface Delivered {
 }
 
 /**
- * Records a successful delivery: its row leaves the outbox. Resolves true once recorded, false when
- * the row was already gone: `end()` removed the subscription's queue while the request was in
+ * Records a successful delivery: on SQLite the subscription's `delivery_progress` moves up to the
+ * row's seq, so the row is skipped from then on and deleted in bulk when the subscription is
+ * released; on PostgreSQL, and for a matches doorbell, the row is deleted at once. Resolves true
+ * once recorded, false when the row was already gone: `end()` removed the subscription's queue while the request was in
  * flight, so nothing prefetched behind it may be sent.
  *
  * Only the row is written. deliveryStatus (lastDeliveryAt, and clearing lastError/failedSince) is
@@ -23,10 +25,10 @@ export interface Delivered {
  * exception: it moves the coalescing window (matches_last_sent_at), which a crash must not lose,
  * so it updates the row at once, in the same transaction, as before.
  *
- * On SQLite the rows of every delivery that completes in the same event-loop turn are deleted in
- * one transaction, shared with the releases and claims of that turn (group-commit.ts): with
- * `synchronous=FULL` each commit costs an fsync, which would otherwise cap deliveries at one per
- * fsync. Nothing is weakened: the caller sends nothing more for that subscription until this
+ * On SQLite the deliveries that complete in the same event-loop turn are recorded in one
+ * transaction (one select and one upsert of the progress rows), shared with the releases and
+ * claims of that turn (group-commit.ts): with `synchronous=FULL` each commit costs an fsync, which
+ * would otherwise cap deliveries at one per fsync. Nothing is weakened: the caller sends nothing more for that subscription until this
  * resolves (so a crash before the commit redelivers this row,
  * with its webhook-id, before anything behind it). On PostgreSQL the delete is one statement of
  * its own; concurrent commits on pooled connections already share WAL flushes.
@@ -49,5 +51,5 @@ export function recordDelivered(ctx: EngineContext, delivered: Delivered): Promi
       return removed.has(delivered.rowId);
     });
   }
-  return deleteOutboxRow(ctx, delivered.rowId);
+  return recordDelivery(ctx, delivered.rowId);
 }

@@ -1,3 +1,4 @@
+import { sql } from "@doorbell/store";
 import type { Db, EngineContext } from "./context.js";
 
 /**
@@ -15,14 +16,14 @@ interface Unit {
   reject(error: unknown): void;
 }
 
-interface Deletion {
+interface Delivery {
   rowId: number;
-  resolve(removed: boolean): void;
+  resolve(recorded: boolean): void;
   reject(error: unknown): void;
 }
 
 interface Group {
-  deletions: Deletion[];
+  deliveries: Delivery[];
   units: Unit[];
   /** A flush is scheduled or running; later work waits for the next one. */
   busy: boolean;
@@ -33,7 +34,7 @@ interface Group {
 }
 
 /** Bound on the ids one statement carries (SQLite allows 32 766 variables). */
-const MAX_DELETIONS = 512;
+const MAX_DELIVERIES = 512;
 /**
  * How long a commit waits for attempts still in flight to join it. Workers send to every leased
  * subscription at once and each waits for its commit before sending again, so answers arrive in
@@ -49,7 +50,7 @@ const groups = new WeakMap<EngineContext, Group>();
 function groupOf(ctx: EngineContext): Group {
   let group = groups.get(ctx);
   if (!group) {
-    group = { deletions: [], units: [], busy: false, sending: 0, wait: undefined };
+    group = { deliveries: [], units: [], busy: false, sending: 0, wait: undefined };
     groups.set(ctx, group);
   }
   return group;
@@ -105,33 +106,38 @@ export function grouped<T>(ctx: EngineContext, work: (trx: Db) => Promise<T>): P
 }
 
 /**
- * Deletes one outbox row; resolves with whether it was still there. SQLite: one `delete … in (…)`
- * for all rows of the group. PostgreSQL: a statement of its own.
+ * Records one delivered outbox row; resolves with whether the row was still there (it is gone when
+ * the subscription ended meanwhile). SQLite: the subscription's `delivery_progress` moves up to
+ * the row's seq, for all rows of the group with one select and one upsert; the row itself is
+ * skipped from then on and deleted in bulk when the subscription is released, so a commit writes
+ * the progress page instead of the outbox table and index pages the rows are scattered over.
+ * PostgreSQL: the row is deleted by a statement of its own, as before (pooled connections already
+ * share WAL flushes, and progress there would only add a ranged delete to every release).
  */
-export function deleteOutboxRow(ctx: EngineContext, rowId: number): Promise<boolean> {
+export function recordDelivery(ctx: EngineContext, rowId: number): Promise<boolean> {
   if (ctx.store.dialect !== "sqlite") {
     return deleteRows(ctx.store.db, [rowId]).then((removed) => removed.has(rowId));
   }
   const group = groupOf(ctx);
   return new Promise<boolean>((resolve, reject) => {
-    group.deletions.push({ rowId, resolve, reject });
+    group.deliveries.push({ rowId, resolve, reject });
     schedule(ctx, group);
   });
 }
 
 async function flush(ctx: EngineContext, group: Group): Promise<void> {
-  const deletions = group.deletions.splice(0, MAX_DELETIONS);
+  const deliveries = group.deliveries.splice(0, MAX_DELIVERIES);
   const units = group.units.splice(0);
   try {
-    let removed = new Set<number>();
+    let recorded = new Set<number>();
     const results: unknown[] = [];
     try {
       await ctx.store.transaction(async (trx) => {
-        removed =
-          deletions.length > 0
-            ? await deleteRows(
+        recorded =
+          deliveries.length > 0
+            ? await progressRows(
                 trx,
-                deletions.map((d) => d.rowId),
+                deliveries.map((d) => d.rowId),
               )
             : new Set();
         results.length = 0;
@@ -139,32 +145,32 @@ async function flush(ctx: EngineContext, group: Group): Promise<void> {
       });
     } catch {
       // Rolled back: do each part alone, so a failure fails only its own caller.
-      await alone(ctx, deletions, units);
+      await alone(ctx, deliveries, units);
       return;
     }
-    for (const deletion of deletions) deletion.resolve(removed.has(deletion.rowId));
+    for (const delivery of deliveries) delivery.resolve(recorded.has(delivery.rowId));
     units.forEach((unit, index) => {
       unit.resolve(results[index]);
     });
   } finally {
-    if (group.deletions.length > 0 || group.units.length > 0) defer(() => void flush(ctx, group));
+    if (group.deliveries.length > 0 || group.units.length > 0) defer(() => void flush(ctx, group));
     else group.busy = false;
   }
 }
 
-async function alone(ctx: EngineContext, deletions: Deletion[], units: Unit[]): Promise<void> {
-  if (deletions.length > 0) {
+async function alone(ctx: EngineContext, deliveries: Delivery[], units: Unit[]): Promise<void> {
+  if (deliveries.length > 0) {
     try {
-      const removed = await ctx.store.transaction((trx) =>
-        deleteRows(
+      const recorded = await ctx.store.transaction((trx) =>
+        progressRows(
           trx,
-          deletions.map((d) => d.rowId),
+          deliveries.map((d) => d.rowId),
         ),
       );
-      for (const deletion of deletions) deletion.resolve(removed.has(deletion.rowId));
+      for (const delivery of deliveries) delivery.resolve(recorded.has(delivery.rowId));
     } catch (error) {
       // Nothing was recorded: the rows are delivered again once the leases expire.
-      for (const deletion of deletions) deletion.reject(error);
+      for (const delivery of deliveries) delivery.reject(error);
     }
   }
   for (const unit of units) {
@@ -174,6 +180,35 @@ async function alone(ctx: EngineContext, deletions: Deletion[], units: Unit[]): 
       unit.reject(error);
     }
   }
+}
+
+/**
+ * SQLite: moves each subscription's progress up to the highest of the given rows it still has;
+ * returns the ids that were still there. A commit writes the few progress rows (a page or two)
+ * instead of deleting outbox rows scattered over the table and its index.
+ */
+async function progressRows(db: Db, ids: readonly number[]): Promise<Set<number>> {
+  const rows = await db
+    .selectFrom("delivery_outbox")
+    .select(["id", "subscription_id", "seq"])
+    .where("id", "in", ids)
+    .execute();
+  if (rows.length === 0) return new Set();
+  const highest = new Map<string, number>();
+  for (const row of rows) {
+    const seq = Number(row.seq);
+    if (seq > (highest.get(row.subscription_id) ?? 0)) highest.set(row.subscription_id, seq);
+  }
+  await db
+    .insertInto("delivery_progress")
+    .values([...highest].map(([subscription_id, delivered_seq]) => ({ subscription_id, delivered_seq })))
+    .onConflict((oc) =>
+      oc.column("subscription_id").doUpdateSet({
+        delivered_seq: sql<number>`max(delivery_progress.delivered_seq, excluded.delivered_seq)`,
+      }),
+    )
+    .execute();
+  return new Set(rows.map((row) => Number(row.id)));
 }
 
 /** Deletes outbox rows by id; returns the ids that were still there. */

@@ -73,9 +73,21 @@ export interface OutboxRow {
   created_at: number;
 }
 
+/**
+ * How far a subscription's queue has been delivered: every outbox row with `seq <= delivered_seq`
+ * was delivered (or dropped) and is skipped; such rows are deleted in bulk when the subscription
+ * is released. Recording a delivery writes this one small row instead of deleting an outbox row
+ * (which touches the table and its index pages): a commit writes a page or two.
+ */
+export interface ProgressRow {
+  subscription_id: string;
+  delivered_seq: number;
+}
+
 export interface DeliveryTables {
   delivery_subscriptions: SubscriptionRow;
   delivery_outbox: OutboxRow;
+  delivery_progress: ProgressRow;
 }
 
 export const deliveryMigrations = defineMigrations("delivery", [
@@ -141,6 +153,19 @@ export const deliveryMigrations = defineMigrations("delivery", [
         .addColumn("final", types.boolean, (c) => c.notNull().defaultTo(0))
         .addColumn("created_at", types.timestamp, (c) => c.notNull())
         .addUniqueConstraint("delivery_outbox_order", ["subscription_id", "seq"])
+        .execute();
+    },
+  },
+  {
+    version: 2,
+    name: "delivery_progress",
+    async up(db, { types }) {
+      await db.schema
+        .createTable("delivery_progress")
+        .addColumn("subscription_id", "text", (c) =>
+          c.primaryKey().references("delivery_subscriptions.id").onDelete("cascade"),
+        )
+        .addColumn("delivered_seq", types.bigint, (c) => c.notNull())
         .execute();
     },
   },
