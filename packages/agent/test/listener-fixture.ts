@@ -1,8 +1,10 @@
 /** A listener on a state with one watched intent and one subscription, as a restart would find them. */
 import { generateSecret } from "@doorbell/webhooks";
+import { afterEach } from "vitest";
 import {
   type AgentState,
   createDoorbellListener,
+  createMemoryStateStore,
   type Doorbell,
   type DoorbellListener,
   emptyState,
@@ -66,5 +68,24 @@ export async function serveStateListener(store: StateStore, clock?: () => number
       await served.close();
       await box.close();
     },
+  };
+}
+
+/**
+ * For a test file whose cases each serve one listener on an in-memory state: registers the
+ * afterEach that closes what a case served, and returns the function a case serves with.
+ */
+export function listenerPerCase() {
+  const served: ServedListener[] = [];
+  afterEach(async () => {
+    await Promise.all(served.splice(0).map((l) => l.close()));
+  });
+  return async (
+    state: AgentState = stateWithSubscription(),
+    clock?: () => number,
+  ): Promise<ServedListener> => {
+    const l = await serveStateListener(createMemoryStateStore(state), clock);
+    served.push(l);
+    return l;
   };
 }

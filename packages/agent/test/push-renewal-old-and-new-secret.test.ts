@@ -2,21 +2,11 @@
 // retried for up to 24 h, rule 5) with the old one must still verify for a while; after the grace
 // time only the new secret works. Also a holder signing with both at once (§5.1) verifies.
 import { generateSecret } from "@doorbell/webhooks";
-import { afterEach, describe, expect, it } from "vitest";
-import { createMemoryStateStore } from "../src/index.js";
+import { describe, expect, it } from "vitest";
 import { doorbell, ring } from "./doorbell-sender.js";
-import {
-  type ServedListener,
-  SUBSCRIPTION_ID,
-  serveStateListener,
-  stateWithSubscription,
-} from "./listener-fixture.js";
+import { listenerPerCase, SUBSCRIPTION_ID, stateWithSubscription } from "./listener-fixture.js";
 
-let l: ServedListener | undefined;
-afterEach(async () => {
-  await l?.close();
-  l = undefined;
-});
+const serve = listenerPerCase();
 
 const body = () => doorbell("intent.status.changed", { subscriptionId: SUBSCRIPTION_ID, status: "active" });
 
@@ -28,7 +18,7 @@ describe("renewal: old and new secret", () => {
     const state = stateWithSubscription({
       secrets: [{ secret: fresh }, { secret: old, until: clock + 60_000 }],
     });
-    l = await serveStateListener(createMemoryStateStore(state), () => clock);
+    const l = await serve(state, () => clock);
     expect((await ring(l.url, { secrets: [fresh], body: body() })).status).toBe(200);
     expect((await ring(l.url, { secrets: [old], body: body() })).status).toBe(200);
     expect((await ring(l.url, { secrets: [old, fresh], body: body() })).status).toBe(200);

@@ -1,21 +1,11 @@
 // Push profile §5.3 at the agent: `data` has exactly the fields of its event type. A doorbell
 // carrying anything more (an offer URL, a code, a title) is refused with 400 and a message that
 // names the field — after its signature verified, so only the holder's own mistake gets the detail.
-import { afterEach, describe, expect, it } from "vitest";
-import { createMemoryStateStore } from "../src/index.js";
+import { describe, expect, it } from "vitest";
 import { doorbell, newWebhookId, ring } from "./doorbell-sender.js";
-import {
-  type ServedListener,
-  SUBSCRIPTION_ID,
-  serveStateListener,
-  stateWithSubscription,
-} from "./listener-fixture.js";
+import { listenerPerCase, SUBSCRIPTION_ID } from "./listener-fixture.js";
 
-let l: ServedListener | undefined;
-afterEach(async () => {
-  await l?.close();
-  l = undefined;
-});
+const serve = listenerPerCase();
 
 const delivered = {
   subscriptionId: SUBSCRIPTION_ID,
@@ -29,7 +19,7 @@ describe("push rule 5.3: a doorbell, not a letter", () => {
     ["intent.status.changed", { subscriptionId: SUBSCRIPTION_ID, status: "withdrawn" }],
     ["subscription.ended", { subscriptionId: SUBSCRIPTION_ID, reason: "delivery-failed" }],
   ])("accepts %s with exactly its fields", async (type, data) => {
-    l = await serveStateListener(createMemoryStateStore(stateWithSubscription()));
+    const l = await serve();
     const answer = await ring(l.url, { secrets: [l.secret], body: doorbell(type, data) });
     expect(answer.status).toBe(200);
     expect(l.received[0]?.doorbell).toMatchObject({ type, data });
@@ -40,7 +30,7 @@ describe("push rule 5.3: a doorbell, not a letter", () => {
     ["the intentCode", { ...delivered, intentCode: "ic_secret" }, /"intentCode"/],
     ["a title and a price", { ...delivered, title: "Octavia", price: 13_900 }, /"title", "price"/],
   ])("refuses data carrying %s with 400 naming the field", async (_what, data, named) => {
-    l = await serveStateListener(createMemoryStateStore(stateWithSubscription()));
+    const l = await serve();
     const id = newWebhookId();
     const answer = await ring(l.url, {
       secrets: [l.secret],
@@ -93,7 +83,7 @@ describe("push rule 5.3: a doorbell, not a letter", () => {
       /belongs to subscription sub_Vq8n/,
     ],
   ])("refuses %s with 400 and says what is wrong", async (_what, body, reason) => {
-    l = await serveStateListener(createMemoryStateStore(stateWithSubscription()));
+    const l = await serve();
     const answer = await ring(l.url, { secrets: [l.secret], body });
     expect(answer).toMatchObject({ status: 400, json: { error: "ERR_AGENT_DOORBELL_INVALID" } });
     expect(answer.json.message).toMatch(reason);

@@ -15,14 +15,14 @@ import {
   ServiceParameters,
   withA2AExtensions,
 } from "@a2a-js/sdk/client";
-import { migrate, openDatabase } from "@doorbell/store";
 import { AGREEMENTS_EXTENSION_URI, agreementAgentCard } from "../src/a2a/agreement-card.js";
 import { type A2AAgreements, attachA2A } from "../src/a2a/attach.js";
 import { a2aHttpHandler } from "../src/a2a/http-handler.js";
 import { AgentInbox, type Responder } from "../src/inbox/agent-inbox.js";
 import type { LimitsPolicy } from "../src/inbox/limits.js";
-import { agreementsInboxMigrations, createSqlInboxStore, type InboxStore } from "../src/inbox/store.js";
+import type { InboxStore } from "../src/inbox/store.js";
 import type { KeyResolver } from "../src/jws/resolver.js";
+import { agentIdentity, openAgentStore } from "./agent-base.js";
 import type { Party } from "./inbox-parties.js";
 
 export interface A2AAgent {
@@ -42,43 +42,25 @@ export async function startA2AAgent(setup: {
   resolveKey: KeyResolver;
   clock?: () => number;
 }): Promise<A2AAgent> {
-  const clock = setup.clock ?? Date.now;
-  const handle = await openDatabase({ url: ":memory:" });
-  await migrate(handle, [agreementsInboxMigrations]);
-  const store = createSqlInboxStore(handle);
-  await store.createInbox({
-    address: setup.party.address,
-    policy: setup.policy,
-    expiresAt: null,
-    createdAt: clock(),
-  });
+  const base = { ...setup, clock: setup.clock ?? Date.now };
+  const { handle, store } = await openAgentStore(base);
   const refused: string[] = [];
   const inbox = new AgentInbox({
-    address: setup.party.address,
-    name: `${setup.party.org} agent`,
-    party: setup.party.party,
-    actingFor: { org_name: setup.party.org, contact: `owner@${setup.party.domain}` },
-    agent: { name: `${setup.party.domain} agent`, kind: "api" },
-    store,
-    signingKey: setup.party.key,
-    jku: setup.party.jku,
-    resolveKey: setup.resolveKey,
-    respond: setup.respond,
-    clock,
+    ...agentIdentity(base, store),
     onRefused: (_message, reason) => {
       refused.push(reason);
     },
   });
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const a2a = attachA2A({
     inbox,
     store,
     card: agreementAgentCard({
       name: `${setup.party.org} agent`,
       description: "Quotes and agreements (agent-intents/1)",
-      url: `${base}/a2a/jsonrpc`,
+      url: `${origin}/a2a/jsonrpc`,
       version: "1.0.0",
     }),
     onRefused: (_thread, reason) => {
@@ -90,7 +72,7 @@ export async function startA2AAgent(setup: {
     inbox,
     store,
     a2a,
-    cardUrl: `${base}/.well-known/agent-card.json`,
+    cardUrl: `${origin}/.well-known/agent-card.json`,
     refused,
     async close() {
       server.closeAllConnections();

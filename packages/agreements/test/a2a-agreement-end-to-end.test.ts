@@ -1,28 +1,19 @@
 import { type Task, TaskState } from "@a2a-js/sdk";
-import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { fromA2AMessage, toA2AMessage } from "../src/a2a/message-part.js";
 import { WAITING_FOR_OWNER } from "../src/a2a/task-states.js";
 import { checkRecord } from "../src/check/check.js";
 import type { Responder } from "../src/inbox/agent-inbox.js";
 import type { LimitsPolicy } from "../src/inbox/limits.js";
-import type { KeyResolver } from "../src/jws/resolver.js";
 import { signMessage } from "../src/jws/sign.js";
 import type { Message } from "../src/message/types.js";
 import type { AgreementRecord } from "../src/record/types.js";
 import { type A2AAgent, rawClient, sendRaw, startA2AAgent, statusText } from "./a2a-agents.js";
-import { accept, askQuote, makeParties, type Party, resolverFor } from "./inbox-parties.js";
+import { accept, askQuote } from "./inbox-parties.js";
+import { ASK, acceptQuotes, closedAfterEach, counterQuote, quoteDesks, twoParties } from "./quote-thread.js";
 
-let seller: Party;
-let buyer: Party;
-let resolveKey: KeyResolver;
-const running: A2AAgent[] = [];
-afterEach(async () => {
-  while (running.length > 0) await running.pop()?.close();
-});
-beforeAll(async () => {
-  ({ seller, buyer } = await makeParties());
-  resolveKey = await resolverFor(seller, buyer);
-});
+const { seller, buyer, resolveKey } = await twoParties();
+const running = closedAfterEach<A2AAgent>();
 
 const sellerLimits: LimitsPolicy = { version: "s-3", types: ["quote"], maxTotal: { EUR: "500000" } };
 const buyerLimits: LimitsPolicy = {
@@ -30,28 +21,7 @@ const buyerLimits: LimitsPolicy = {
   types: ["ask_quote", "accept"],
   maxTotal: { EUR: "1000000" },
 };
-const ASK = { type: "ask_quote" as const, items: [{ description: "Oak desk, 160 cm", quantity: 4 }] };
-
-const quoteAnswer =
-  (amountEach: string): Responder =>
-  async ({ message, now }) =>
-    message.type === "ask_quote"
-      ? {
-          type: "quote",
-          items: [
-            {
-              description: "Oak desk, 160 cm",
-              quantity: 4,
-              unit_price: { amount: amountEach, currency: "EUR" },
-            },
-          ],
-          total: { amount: String(BigInt(amountEach) * 4n), currency: "EUR" },
-          delivery_by: "2027-02-01",
-          exp: now + 3600,
-        }
-      : undefined;
-const acceptQuotes: Responder = async ({ message }) =>
-  message.type === "quote" ? { type: "accept", ref: message.id } : undefined;
+const quoteAnswer = (amountEach: string) => quoteDesks(amountEach, (now) => now + 3600);
 const waitForThePerson: Responder = async () => undefined;
 
 async function pair(
@@ -95,7 +65,9 @@ async function heldQuote(b: A2AAgent, thread: string): Promise<{ message: Messag
 
 /** An accept the buyer's own inbox would refuse to send, signed with the buyer's real key. */
 async function craftedAccept(offer: { message: Message; hash: string }, iat: number, taskId: string) {
-  const signed = await signMessage(accept(buyer, seller, iat, offer), buyer.key, { jku: buyer.jku });
+  const signed = await signMessage(accept(buyer, seller, iat, offer), buyer.key, {
+    jku: buyer.jku,
+  });
   return toA2AMessage({ message: signed.parsed.message, jws: signed.jws }, { role: "user", taskId });
 }
 
@@ -186,7 +158,10 @@ describe("agent-intents/1 over A2A with @a2a-js/sdk on loopback", () => {
       [b, buyer.address],
     ] as const) {
       const record = await agent.store.record(address, thread);
-      expect(await checkRecord(record, { resolveKey })).toMatchObject({ ok: true, result: "two_signatures" });
+      expect(await checkRecord(record, { resolveKey })).toMatchObject({
+        ok: true,
+        result: "two_signatures",
+      });
     }
     const quote = JSON.parse((await s.store.thread(seller.address, thread))[1]?.canonical ?? "{}");
     expect(quote.authority).toEqual({ decided_by: "owner" });
@@ -222,15 +197,7 @@ describe("agent-intents/1 over A2A with @a2a-js/sdk on loopback", () => {
     const first = await heldQuote(b, thread);
     const held = await s.store.thread(seller.address, thread);
     const counter = await s.inbox.complete(
-      {
-        type: "quote",
-        replaces: first.message.id,
-        items: [
-          { description: "Oak desk, 160 cm", quantity: 4, unit_price: { amount: "44000", currency: "EUR" } },
-        ],
-        total: { amount: "176000", currency: "EUR" },
-        exp: Math.floor(Date.now() / 1000) + 3600,
-      },
+      counterQuote(first.message.id),
       buyer.address,
       held.find((m) => m.type === "ask_quote"),
     );
@@ -255,8 +222,14 @@ describe("agent-intents/1 over A2A with @a2a-js/sdk on loopback", () => {
     const task = await sellerTask(s, taskId);
     expect(task.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
     expect(statusText(task)).toBe("the owner's limits block agent@buyer.example");
-    expect(await s.store.threadState(seller.address, thread)).toEqual({ state: "refused", channel: "a2a" });
-    expect(await b.store.threadState(buyer.address, thread)).toEqual({ state: "refused", channel: "a2a" });
+    expect(await s.store.threadState(seller.address, thread)).toEqual({
+      state: "refused",
+      channel: "a2a",
+    });
+    expect(await b.store.threadState(buyer.address, thread)).toEqual({
+      state: "refused",
+      channel: "a2a",
+    });
   });
 
   it("a first message without a JWS the agent can trust is rejected, with the reason", async () => {

@@ -519,6 +519,40 @@ const reseal = async (record: Record<string, unknown>, key = keys.seller, jku = 
   return { ...rest, seal: await signCanonical(rest, key, { jku, typ: SEAL_JWS_TYPE }) };
 };
 const plain = (r: AgreementRecord) => JSON.parse(JSON.stringify(r)) as Record<string, unknown>;
+/** The accepted offer's record (same acceptance and chain) with the offer signed by `offerKey`. */
+const acceptedOfferSignedWith = async (offered: Message, offerKey: SigningKey, id: string) =>
+  createRecord(
+    {
+      kind: "two_signatures",
+      offer: await sign(offered, offerKey, sellerJku),
+      acceptance: acceptJws,
+      chain,
+      offerCurrent: true,
+      id,
+    },
+    sealBy,
+  );
+/**
+ * A two-signature record: `offered` signed by the seller (or `offerKey` at `offerJku`), `accepted`
+ * signed by the buyer, chained after the ask, sealed by the seller unless `sealWith` says otherwise.
+ */
+const twoSignatures = async (
+  offered: Message,
+  accepted: Message,
+  id: string,
+  options: { offerKey?: SigningKey; offerJku?: string; sealWith?: typeof sealBy } = {},
+) =>
+  createRecord(
+    {
+      kind: "two_signatures",
+      offer: await sign(offered, options.offerKey ?? keys.seller, options.offerJku ?? sellerJku),
+      acceptance: await sign(accepted, keys.buyer, buyerJku),
+      chain: [askHash, hashOf(offered), hashOf(accepted)],
+      offerCurrent: true,
+      id,
+    },
+    options.sealWith ?? sealBy,
+  );
 
 const twoSig = await createRecord(
   {
@@ -539,33 +573,27 @@ const timesAccept = accept(timesOfferHash, { ref: timesOffer.id, in_reply_to: ti
 put(
   "two signatures, times, slot 1, sealed by the buyer",
   "two-signatures-times",
-  await createRecord(
-    {
-      kind: "two_signatures",
-      offer: await sign(timesOffer, keys.seller, sellerJku),
-      acceptance: await sign(timesAccept, keys.buyer, buyerJku),
-      chain: [askHash, timesOfferHash, hashOf(timesAccept)],
-      offerCurrent: true,
-      id: "b2c3d4e5-f6a7-4b8c-9d0e-1f2a3b4c5d6e",
-    },
-    { key: keys.buyer, jku: buyerJku, now: SEALED },
-  ),
+  await twoSignatures(timesOffer, timesAccept, "b2c3d4e5-f6a7-4b8c-9d0e-1f2a3b4c5d6e", {
+    sealWith: { key: keys.buyer, jku: buyerJku, now: SEALED },
+  }),
   "two_signatures",
+);
+/** The seller's offer arrived unsigned; the buyer accepted, signed and sealed. */
+const ourSig = await createRecord(
+  {
+    kind: "our_signature",
+    offer: parseMessageValue(offer),
+    acceptance: acceptJws,
+    chain,
+    offerCurrent: true,
+    id: "c3d4e5f6-a7b8-4c9d-8e1f-2a3b4c5d6e7f",
+  },
+  { key: keys.buyer, jku: buyerJku, now: SEALED },
 );
 put(
   "one signature: the seller's offer arrived unsigned; the buyer accepted, signed and sealed",
   "our-signature",
-  await createRecord(
-    {
-      kind: "our_signature",
-      offer: parseMessageValue(offer),
-      acceptance: acceptJws,
-      chain,
-      offerCurrent: true,
-      id: "c3d4e5f6-a7b8-4c9d-8e1f-2a3b4c5d6e7f",
-    },
-    { key: keys.buyer, jku: buyerJku, now: SEALED },
-  ),
+  ourSig,
   "one_signature",
 );
 const reply = {
@@ -592,16 +620,10 @@ const revokedLaterOffer = quote({ in_reply_to: IDS.ask, prev: askHash });
 put(
   "offer signed with a key revoked two days later: checks, with a warning",
   "revoked-after-signing",
-  await createRecord(
-    {
-      kind: "two_signatures",
-      offer: await sign(revokedLaterOffer, keys["seller-revoked"], sellerJku),
-      acceptance: acceptJws,
-      chain,
-      offerCurrent: true,
-      id: "e5f6a7b8-c9d0-4e1f-8a3b-4c5d6e7f8091",
-    },
-    sealBy,
+  await acceptedOfferSignedWith(
+    revokedLaterOffer,
+    keys["seller-revoked"],
+    "e5f6a7b8-c9d0-4e1f-8a3b-4c5d6e7f8091",
   ),
   "two_signatures",
   undefined,
@@ -611,17 +633,7 @@ put(
 put(
   "offer signed with a key before it was retired: checks",
   "retired-after-signing",
-  await createRecord(
-    {
-      kind: "two_signatures",
-      offer: await sign(offer, keys["seller-retired"], sellerJku),
-      acceptance: acceptJws,
-      chain,
-      offerCurrent: true,
-      id: "f6a7b8c9-d0e1-4f2a-9b4c-5d6e7f8091a2",
-    },
-    sealBy,
-  ),
+  await acceptedOfferSignedWith(offer, keys["seller-retired"], "f6a7b8c9-d0e1-4f2a-9b4c-5d6e7f8091a2"),
   "two_signatures",
 );
 const dnsAccept = accept(offerHash, {
@@ -640,17 +652,7 @@ void dnsAccept;
 put(
   "the buyer's sending domain is not on its page but vouches for the party by DNS TXT",
   "dns-vouched",
-  await createRecord(
-    {
-      kind: "two_signatures",
-      offer: await sign(dnsOffer, keys.seller, sellerJku),
-      acceptance: await sign(dnsAccept2, keys.buyer, buyerJku),
-      chain: [askHash, dnsOfferHash, hashOf(dnsAccept2)],
-      offerCurrent: true,
-      id: "0a1b2c3d-4e5f-4061-8273-8495a6b7c8d9",
-    },
-    sealBy,
-  ),
+  await twoSignatures(dnsOffer, dnsAccept2, "0a1b2c3d-4e5f-4061-8273-8495a6b7c8d9"),
   "two_signatures",
 );
 
@@ -689,19 +691,7 @@ put(
   1,
 );
 {
-  const ours = plain(
-    await createRecord(
-      {
-        kind: "our_signature",
-        offer: parseMessageValue(offer),
-        acceptance: acceptJws,
-        chain,
-        offerCurrent: true,
-        id: "c3d4e5f6-a7b8-4c9d-8e1f-2a3b4c5d6e7f",
-      },
-      { key: keys.buyer, jku: buyerJku, now: SEALED },
-    ),
-  );
+  const ours = plain(ourSig);
   const json = JSON.stringify(JSON.parse((ours.offer as { json: string }).json), null, 1);
   put(
     "unsigned offer not in canonical form",
@@ -819,17 +809,7 @@ put(
   put(
     "the buyer's page does not list the sender",
     "sender-not-listed",
-    await createRecord(
-      {
-        kind: "two_signatures",
-        offer: await sign(strangerOffer, keys.seller, sellerJku),
-        acceptance: await sign(sa, keys.buyer, buyerJku),
-        chain: [askHash, so, hashOf(sa)],
-        offerCurrent: true,
-        id: "1b2c3d4e-5f60-4172-8384-95a6b7c8d9e0",
-      },
-      sealBy,
-    ),
+    await twoSignatures(strangerOffer, sa, "1b2c3d4e-5f60-4172-8384-95a6b7c8d9e0"),
     "does_not_check_out",
     "ERR_SENDER_NOT_LISTED",
     4,
@@ -858,44 +838,27 @@ put(
   4,
 );
 {
-  const atRevocation = quote({ in_reply_to: IDS.ask, prev: askHash, iat: T0 + 2 * DAY, exp: T0 + 9 * DAY });
-  const h = hashOf(atRevocation);
-  const acc = accept(h, { iat: T0 + 2 * DAY + 60 });
+  /** The offer signed with `offerKey` on `day` days after T0, accepted a minute later. */
+  const signedOnDay = async (day: number, offerKey: SigningKey, id: string) => {
+    const offered = quote({ in_reply_to: IDS.ask, prev: askHash, iat: T0 + day * DAY, exp: T0 + 9 * DAY });
+    const accepted = accept(hashOf(offered), { iat: T0 + day * DAY + 60 });
+    return twoSignatures(offered, accepted, id, {
+      offerKey,
+      sealWith: { ...sealBy, now: accepted.iat + 60 },
+    });
+  };
   put(
     "offer signed at the moment its key was revoked",
     "revoked-key",
-    await createRecord(
-      {
-        kind: "two_signatures",
-        offer: await sign(atRevocation, keys["seller-revoked"], sellerJku),
-        acceptance: await sign(acc, keys.buyer, buyerJku),
-        chain: [askHash, h, hashOf(acc)],
-        offerCurrent: true,
-        id: "4e5f6071-8293-44a5-b6c7-d8e9f0a1b2c3",
-      },
-      { ...sealBy, now: acc.iat + 60 },
-    ),
+    await signedOnDay(2, keys["seller-revoked"], "4e5f6071-8293-44a5-b6c7-d8e9f0a1b2c3"),
     "does_not_check_out",
     "ERR_KEY_REVOKED",
     4,
   );
-  const retiredOffer = quote({ in_reply_to: IDS.ask, prev: askHash, iat: T0 + 3 * DAY, exp: T0 + 9 * DAY });
-  const rh = hashOf(retiredOffer);
-  const racc = accept(rh, { iat: T0 + 3 * DAY + 60 });
   put(
     "offer signed after its key was retired",
     "retired-key",
-    await createRecord(
-      {
-        kind: "two_signatures",
-        offer: await sign(retiredOffer, keys["seller-retired"], sellerJku),
-        acceptance: await sign(racc, keys.buyer, buyerJku),
-        chain: [askHash, rh, hashOf(racc)],
-        offerCurrent: true,
-        id: "5f607182-93a4-45b6-87d8-e9f0a1b2c3d4",
-      },
-      { ...sealBy, now: racc.iat + 60 },
-    ),
+    await signedOnDay(3, keys["seller-retired"], "5f607182-93a4-45b6-87d8-e9f0a1b2c3d4"),
     "does_not_check_out",
     "ERR_KEY_RETIRED",
     4,
@@ -913,17 +876,10 @@ put(
   put(
     "offer signed by a party that has no key page",
     "key-page-missing",
-    await createRecord(
-      {
-        kind: "two_signatures",
-        offer: await sign(ghostOffer, keys.seller, jkuOf(ghost)),
-        acceptance: await sign(gacc, keys.buyer, buyerJku),
-        chain: [askHash, gh, hashOf(gacc)],
-        offerCurrent: true,
-        id: "2c3d4e5f-6071-4283-9495-a6b7c8d9e0f1",
-      },
-      { key: keys.buyer, jku: buyerJku, now: SEALED },
-    ),
+    await twoSignatures(ghostOffer, gacc, "2c3d4e5f-6071-4283-9495-a6b7c8d9e0f1", {
+      offerJku: jkuOf(ghost),
+      sealWith: { key: keys.buyer, jku: buyerJku, now: SEALED },
+    }),
     "does_not_check_out",
     "ERR_KEY_PAGE_UNAVAILABLE",
     4,
@@ -963,21 +919,7 @@ put(
 put(
   "one-signature record sealed by the offerer",
   "our-signature-sealed-by-offerer",
-  await reseal({
-    ...plain(
-      await createRecord(
-        {
-          kind: "our_signature",
-          offer: parseMessageValue(offer),
-          acceptance: acceptJws,
-          chain,
-          offerCurrent: true,
-          id: "c3d4e5f6-a7b8-4c9d-8e1f-2a3b4c5d6e7f",
-        },
-        { key: keys.buyer, jku: buyerJku, now: SEALED },
-      ),
-    ),
-  }),
+  await reseal(plain(ourSig)),
   "does_not_check_out",
   "ERR_RECORD_SEAL",
   4,

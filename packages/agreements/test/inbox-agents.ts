@@ -2,15 +2,13 @@
  * Two agent inboxes on loopback: each with its own SQLite store, its own SMTP server, DKIM keys in
  * an injected DNS zone, and a sender that delivers over real SMTP to the other side's server.
  */
-import { migrate, openDatabase } from "@doorbell/store";
-import { AgentInbox, type AgentInboxOptions, type Responder } from "../src/inbox/agent-inbox.js";
+import { AgentInbox, type AgentInboxOptions } from "../src/inbox/agent-inbox.js";
 import { emailOutlet } from "../src/inbox/email-outlet.js";
-import type { LimitsPolicy } from "../src/inbox/limits.js";
 import { createSmtpSender, type InboxSmtpServer, startInboxSmtpServer } from "../src/inbox/smtp.js";
-import { agreementsInboxMigrations, createSqlInboxStore, type InboxStore } from "../src/inbox/store.js";
-import type { KeyResolver } from "../src/jws/resolver.js";
+import type { InboxStore } from "../src/inbox/store.js";
 import type { Message } from "../src/message/types.js";
-import type { dnsZone, Party } from "./inbox-parties.js";
+import { type AgentBase, agentIdentity, openAgentStore } from "./agent-base.js";
+import type { dnsZone } from "./inbox-parties.js";
 
 export interface RunningAgent {
   readonly inbox: AgentInbox;
@@ -22,12 +20,7 @@ export interface RunningAgent {
   close(): Promise<void>;
 }
 
-export interface AgentSetup {
-  readonly party: Party;
-  readonly policy: LimitsPolicy;
-  readonly respond: Responder;
-  readonly resolveKey: KeyResolver;
-  readonly clock: () => number;
+export interface AgentSetup extends AgentBase {
   readonly zone: ReturnType<typeof dnsZone>;
   /** Where mail for another domain goes: its SMTP port. */
   readonly route: (domain: string) => number;
@@ -35,31 +28,13 @@ export interface AgentSetup {
 }
 
 export async function startAgent(setup: AgentSetup): Promise<RunningAgent> {
-  const handle = await openDatabase({ url: ":memory:" });
-  await migrate(handle, [agreementsInboxMigrations]);
-  const store = createSqlInboxStore(handle);
-  await store.createInbox({
-    address: setup.party.address,
-    policy: setup.policy,
-    expiresAt: null,
-    createdAt: setup.clock(),
-  });
+  const { handle, store } = await openAgentStore(setup);
   const plain: string[] = [];
   const refused: string[] = [];
   const states: string[] = [];
   const senders = new Map<number, ReturnType<typeof createSmtpSender>>();
   const inbox = new AgentInbox({
-    address: setup.party.address,
-    name: `${setup.party.org} agent`,
-    party: setup.party.party,
-    actingFor: { org_name: setup.party.org, contact: `owner@${setup.party.domain}` },
-    agent: { name: `${setup.party.domain} agent`, kind: "api" },
-    store,
-    signingKey: setup.party.key,
-    jku: setup.party.jku,
-    resolveKey: setup.resolveKey,
-    respond: setup.respond,
-    clock: setup.clock,
+    ...agentIdentity(setup, store),
     mailAuth: { resolver: setup.zone, mta: `mx.${setup.party.domain}` },
     outlets: {
       email: emailOutlet({

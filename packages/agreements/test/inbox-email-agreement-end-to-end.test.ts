@@ -1,27 +1,18 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { closeEgress, developmentPolicy, toNodeHandler } from "@doorbell/webhooks";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { checkRecord } from "../src/check/check.js";
 import type { Responder } from "../src/inbox/agent-inbox.js";
 import type { LimitsPolicy } from "../src/inbox/limits.js";
-import type { KeyResolver } from "../src/jws/resolver.js";
 import { createKeyPageFetcher, createKeyPageHandler, createKeyResolver } from "../src/keys/index.js";
 import type { AgreementRecord } from "../src/record/types.js";
 import { type RunningAgent, startAgent } from "./inbox-agents.js";
-import { dnsZone, makeParties, makeParty, type Party, resolverFor } from "./inbox-parties.js";
+import { dnsZone, makeParty, type Party } from "./inbox-parties.js";
+import { ASK, acceptQuotes, closedAfterEach, counterQuote, quoteDesks, twoParties } from "./quote-thread.js";
 
-let seller: Party;
-let buyer: Party;
-let resolveKey: KeyResolver;
-const running: RunningAgent[] = [];
-afterEach(async () => {
-  while (running.length > 0) await running.pop()?.close();
-});
-beforeAll(async () => {
-  ({ seller, buyer } = await makeParties());
-  resolveKey = await resolverFor(seller, buyer);
-});
+const { seller, buyer, resolveKey } = await twoParties();
+const running = closedAfterEach<RunningAgent>();
 
 const sellerLimits: LimitsPolicy = {
   version: "s-3",
@@ -35,27 +26,8 @@ const buyerLimits: LimitsPolicy = {
   maxTotal: { EUR: "200000" },
 };
 
-const quoteAnswer =
-  (amountEach: string): Responder =>
-  async ({ message }) =>
-    message.type === "ask_quote"
-      ? {
-          type: "quote",
-          items: [
-            {
-              description: "Oak desk, 160 cm",
-              quantity: 4,
-              unit_price: { amount: amountEach, currency: "EUR" },
-            },
-          ],
-          total: { amount: String(BigInt(amountEach) * 4n), currency: "EUR" },
-          delivery_by: "2027-02-01",
-          exp: Math.floor(Date.now() / 1000) + 3600,
-        }
-      : undefined;
-
-const acceptQuotes: Responder = async ({ message }) =>
-  message.type === "quote" ? { type: "accept", ref: message.id } : undefined;
+const quoteAnswer = (amountEach: string) =>
+  quoteDesks(amountEach, () => Math.floor(Date.now() / 1000) + 3600);
 
 async function pair(
   options: {
@@ -92,8 +64,6 @@ async function pair(
   return { s, b, zone };
 }
 
-const ASK = { type: "ask_quote" as const, items: [{ description: "Oak desk, 160 cm", quantity: 4 }] };
-
 describe("two agents agree a quote over real SMTP with DKIM", () => {
   it("each side's record checks out with two signatures, answered within the limits", async () => {
     const { s, b, zone } = await pair();
@@ -102,8 +72,14 @@ describe("two agents agree a quote over real SMTP with DKIM", () => {
     expect(thread).not.toBe("");
     expect(zone.calls).toContain(`TXT ${seller.dkim.selector}._domainkey.${seller.domain}`);
     expect(zone.calls).toContain(`TXT ${buyer.dkim.selector}._domainkey.${buyer.domain}`);
-    expect(await s.store.threadState(seller.address, thread)).toEqual({ state: "agreed", channel: "email" });
-    expect(await b.store.threadState(buyer.address, thread)).toEqual({ state: "agreed", channel: "email" });
+    expect(await s.store.threadState(seller.address, thread)).toEqual({
+      state: "agreed",
+      channel: "email",
+    });
+    expect(await b.store.threadState(buyer.address, thread)).toEqual({
+      state: "agreed",
+      channel: "email",
+    });
     for (const [side, store, address] of [
       ["seller", s.store, seller.address],
       ["buyer", b.store, buyer.address],
@@ -129,12 +105,16 @@ describe("two agents agree a quote over real SMTP with DKIM", () => {
     const { s, b } = await pair({ sellerRespond: quoteAnswer("150000") });
     const sent = await b.inbox.start(ASK, seller.address);
     const thread = sent !== undefined && "message" in sent ? sent.message.thread : "";
-    expect(await s.store.threadState(seller.address, thread)).toMatchObject({ state: "waiting_for_owner" });
+    expect(await s.store.threadState(seller.address, thread)).toMatchObject({
+      state: "waiting_for_owner",
+    });
     const [waiting] = await s.inbox.pending();
     expect(waiting?.reasons).toEqual(["the total 600000 EUR is over the limit of 500000 EUR"]);
     // The buyer's own limits stop at 2,000.00 EUR: its accept now waits for its owner.
     await s.inbox.approve(waiting?.id ?? "");
-    expect(await b.store.threadState(buyer.address, thread)).toMatchObject({ state: "waiting_for_owner" });
+    expect(await b.store.threadState(buyer.address, thread)).toMatchObject({
+      state: "waiting_for_owner",
+    });
     const [buyerWaiting] = await b.inbox.pending();
     await b.inbox.refuse(buyerWaiting?.id ?? "", "too expensive");
     expect(await s.store.threadState(seller.address, thread)).toMatchObject({ state: "declined" });
@@ -153,7 +133,9 @@ describe("two agents agree a quote over real SMTP with DKIM", () => {
     const thread = sent !== undefined && "message" in sent ? sent.message.thread : "";
     // The buyer's own lifecycle refuses to accept the expired quote: no accept leaves.
     expect(b.refused).toEqual(["the offer had expired when it was accepted"]);
-    expect(await s.store.threadState(seller.address, thread)).toMatchObject({ state: "input_required" });
+    expect(await s.store.threadState(seller.address, thread)).toMatchObject({
+      state: "input_required",
+    });
     expect(await s.store.record(seller.address, thread)).toBeUndefined();
   });
 
@@ -169,15 +151,7 @@ describe("two agents agree a quote over real SMTP with DKIM", () => {
     const held = await s.store.thread(seller.address, thread);
     const first = held.find((m) => m.type === "quote");
     const counter = await s.inbox.complete(
-      {
-        type: "quote",
-        replaces: first?.id,
-        items: [
-          { description: "Oak desk, 160 cm", quantity: 4, unit_price: { amount: "44000", currency: "EUR" } },
-        ],
-        total: { amount: "176000", currency: "EUR" },
-        exp: Math.floor(Date.now() / 1000) + 3600,
-      },
+      counterQuote(first?.id),
       buyer.address,
       held.find((m) => m.type === "ask_quote"),
     );

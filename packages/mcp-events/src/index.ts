@@ -1,3 +1,3 @@
+export * from "./client/index.js";
 export * from "./protocol/index.js";
 export * from "./server/index.js";
-export * from "./client/index.js";

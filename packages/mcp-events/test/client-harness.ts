@@ -11,6 +11,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { afterEach, expect } from "vitest";
 import type { EventsClient } from "../src/client/index.js";
 import {
   createEventsServer,
@@ -18,6 +19,7 @@ import {
   type EventsServerOptions,
   handleEventsHttpRequest,
 } from "../src/server/index.js";
+import type { Upstream } from "./client-upstream.js";
 
 export interface HttpEventsServer {
   url: URL;
@@ -133,6 +135,20 @@ export async function startReceiverServer(): Promise<{
   };
 }
 
+/**
+ * Where a client test case keeps the server it starts and the clients it opens: the clients, then
+ * the server, are closed after each case. Registers the afterEach.
+ */
+export function openedPerCase() {
+  const opened = { server: undefined as HttpEventsServer | undefined, clients: [] as EventsClient[] };
+  afterEach(async () => {
+    for (const client of opened.clients.splice(0)) await client.close();
+    await opened.server?.close();
+    opened.server = undefined;
+  });
+  return opened;
+}
+
 /** Takes `count` events from an iterator, failing after `ms`. */
 export async function take<T>(iterable: AsyncIterable<T>, count: number, ms = 10_000): Promise<T[]> {
   const out: T[] = [];
@@ -159,4 +175,21 @@ export async function until(
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * Revokes the upstream's authorization and has the server recheck it: the subscription must end
+ * with ERR_EVENTS_TERMINATED carrying the sketch's Unauthorized code, whatever the delivery mode.
+ */
+export async function expectEndsWhenRevoked(
+  upstream: Upstream,
+  server: HttpEventsServer | undefined,
+  sub: AsyncIterable<unknown>,
+): Promise<void> {
+  upstream.allowed = false;
+  await server?.events.recheckAuthorization();
+  await expect(sub[Symbol.asyncIterator]().next()).rejects.toMatchObject({
+    code: "ERR_EVENTS_TERMINATED",
+    serverCode: -32012,
+  });
 }

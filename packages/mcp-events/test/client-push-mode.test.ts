@@ -1,28 +1,29 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EventsClient, type EventsClientOptions, type SubscriptionNotice } from "../src/client/index.js";
 import type { EventsServerOptions } from "../src/server/index.js";
-import { connectHttp, type HttpEventsServer, startHttpEventsServer, take, until } from "./client-harness.js";
+import {
+  connectHttp,
+  expectEndsWhenRevoked,
+  openedPerCase,
+  startHttpEventsServer,
+  take,
+  until,
+} from "./client-harness.js";
 import { EVENT, Upstream } from "./client-upstream.js";
 
-let server: HttpEventsServer | undefined;
-const clients: EventsClient[] = [];
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close();
-  await server?.close();
-  server = undefined;
-});
+const opened = openedPerCase();
 
 async function setup(
   serverOptions: EventsServerOptions = {},
   clientOptions: Partial<EventsClientOptions> = {},
 ) {
   const upstream = new Upstream();
-  server = await startHttpEventsServer((events) => upstream.register(events), {
+  opened.server = await startHttpEventsServer((events) => upstream.register(events), {
     heartbeatMs: 100,
     pushIntervalMs: 50,
     ...serverOptions,
   });
-  const url = server.url;
+  const url = opened.server.url;
   const notices: SubscriptionNotice[] = [];
   const events = new EventsClient({
     connect: () => connectHttp(url),
@@ -30,7 +31,7 @@ async function setup(
     onNotice: (notice) => notices.push(notice),
     ...clientOptions,
   });
-  clients.push(events);
+  opened.clients.push(events);
   return { upstream, events, notices };
 }
 
@@ -62,7 +63,7 @@ describe("push mode over Streamable HTTP", () => {
     const sub = await events.subscribe(EVENT);
     upstream.append("before");
     await take(sub, 1);
-    for (const socket of server?.sockets ?? []) socket.destroy();
+    for (const socket of opened.server?.sockets ?? []) socket.destroy();
     upstream.append("while dropped");
     upstream.append("after");
     const got = await take(sub, 2);
@@ -75,7 +76,7 @@ describe("push mode over Streamable HTTP", () => {
     const sub = await events.subscribe(EVENT);
     upstream.append("before");
     await take(sub, 1);
-    await server?.restart();
+    await opened.server?.restart();
     upstream.append("after restart");
     expect((await take(sub, 1, 15_000))[0]?.data.text).toBe("after restart");
   });
@@ -97,22 +98,16 @@ describe("push mode over Streamable HTTP", () => {
 
   it("ends with ERR_EVENTS_TERMINATED when the server revokes authorization", async () => {
     const { upstream, events } = await setup();
-    const sub = await events.subscribe(EVENT);
-    upstream.allowed = false;
-    await server?.events.recheckAuthorization();
-    await expect(sub[Symbol.asyncIterator]().next()).rejects.toMatchObject({
-      code: "ERR_EVENTS_TERMINATED",
-      serverCode: -32012,
-    });
+    await expectEndsWhenRevoked(upstream, opened.server, await events.subscribe(EVENT));
   });
 
   it("hands each eventId over once, even when the server sends it twice", async () => {
     const { events } = await setup();
-    server?.events.event({ name: "emitted", description: "emit-only" });
+    opened.server?.events.event({ name: "emitted", description: "emit-only" });
     const sub = await events.subscribe("emitted");
-    server?.events.emit("emitted", { eventId: "same", data: { n: 1 } });
-    server?.events.emit("emitted", { eventId: "same", data: { n: 2 } });
-    server?.events.emit("emitted", { eventId: "other", data: { n: 3 } });
+    opened.server?.events.emit("emitted", { eventId: "same", data: { n: 1 } });
+    opened.server?.events.emit("emitted", { eventId: "same", data: { n: 2 } });
+    opened.server?.events.emit("emitted", { eventId: "other", data: { n: 3 } });
     const got = await take(sub, 2);
     expect(got.map((event) => event.eventId)).toEqual(["same", "other"]);
   });
@@ -120,16 +115,20 @@ describe("push mode over Streamable HTTP", () => {
   it("cancel closes the stream on the server", async () => {
     const { events } = await setup();
     const sub = await events.subscribe(EVENT);
-    await until(() => server?.events.liveSubscriptions === 1, 5_000, "the stream to be live");
+    await until(() => opened.server?.events.liveSubscriptions === 1, 5_000, "the stream to be live");
     await sub.cancel();
-    await until(() => server?.events.liveSubscriptions === 0, 5_000, "the stream to end on the server");
+    await until(
+      () => opened.server?.events.liveSubscriptions === 0,
+      5_000,
+      "the stream to end on the server",
+    );
   });
 });
 
 describe("delivery mode selection", () => {
   it("refuses a forced mode the server does not list, or the client cannot do, with a clear error", async () => {
     const upstream = new Upstream();
-    server = await startHttpEventsServer((events) => {
+    opened.server = await startHttpEventsServer((events) => {
       upstream.register(events);
       events.event({
         name: "poll.only",
@@ -137,9 +136,9 @@ describe("delivery mode selection", () => {
         check: () => ({ events: [], cursor: "0" }),
       });
     });
-    const url = server.url;
+    const url = opened.server.url;
     const events = new EventsClient({ connect: () => connectHttp(url) });
-    clients.push(events);
+    opened.clients.push(events);
     await expect(events.subscribe("poll.only", {}, { delivery: "push" })).rejects.toMatchObject({
       code: "ERR_EVENTS_DELIVERY_MODE_UNAVAILABLE",
       message: expect.stringContaining("offers poll.only by poll"),
@@ -154,10 +153,10 @@ describe("delivery mode selection", () => {
   });
 
   it("refuses an event type the server does not list", async () => {
-    server = await startHttpEventsServer(() => {});
-    const url = server.url;
+    opened.server = await startHttpEventsServer(() => {});
+    const url = opened.server.url;
     const events = new EventsClient({ connect: () => connectHttp(url) });
-    clients.push(events);
+    opened.clients.push(events);
     await expect(events.subscribe("no.such.event")).rejects.toMatchObject({
       code: "ERR_EVENTS_EVENT_NOT_FOUND",
     });

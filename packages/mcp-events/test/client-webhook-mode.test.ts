@@ -11,6 +11,7 @@ import {
 import type { EventsServerOptions } from "../src/server/index.js";
 import {
   connectHttp,
+  expectEndsWhenRevoked,
   type HttpEventsServer,
   startHttpEventsServer,
   startReceiverServer,
@@ -136,13 +137,7 @@ describe("webhook mode (sketch dialect)", () => {
 
   it("ends with ERR_EVENTS_TERMINATED when a signed error envelope says authorization was revoked", async () => {
     const { upstream, events } = await setup();
-    const sub = await events.subscribe(EVENT);
-    upstream.allowed = false;
-    await server?.events.recheckAuthorization();
-    await expect(sub[Symbol.asyncIterator]().next()).rejects.toMatchObject({
-      code: "ERR_EVENTS_TERMINATED",
-      serverCode: -32012,
-    });
+    await expectEndsWhenRevoked(upstream, server, await events.subscribe(EVENT));
   });
 
   it("cancel unsubscribes at once; the receiver then answers 410 on that path and 404 on unknown ones", async () => {

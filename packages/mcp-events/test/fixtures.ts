@@ -92,10 +92,17 @@ export function incidentCreated(upstream: {
   } satisfies EventDefinition<{ severity?: "P1" | "P2" | "P3" | "P4" }>;
 }
 
-export function emitEmail(events: EventsServer, eventId: string, from: string, subject = "MCP spec review") {
-  events.emit("email.received", {
+/** The email event `emitEmail` emits, as a subscriber reads it (`from` is "[redacted]" with redact_pii). */
+export function emailEvent(eventId: string, from: string, subject = "MCP spec review") {
+  return {
     eventId,
+    name: "email.received",
     timestamp: "2026-02-19T15:30:00Z",
     data: { messageId: `msg_${eventId}`, from, subject, receivedAt: "2026-02-19T15:29:58Z" },
-  });
+  };
+}
+
+export function emitEmail(events: EventsServer, eventId: string, from: string, subject = "MCP spec review") {
+  const { name: _, ...occurrence } = emailEvent(eventId, from, subject);
+  events.emit("email.received", occurrence);
 }

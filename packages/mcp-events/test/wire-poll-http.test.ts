@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createEventsServer, type EventsServer } from "../src/index.js";
-import { emailReceived, emitEmail, type Hooks, incidentCreated, newHooks } from "./fixtures.js";
+import { emailEvent, emailReceived, emitEmail, type Hooks, incidentCreated, newHooks } from "./fixtures.js";
 import { type Listening, RawSession, serveEvents } from "./harness.js";
 
 let events: EventsServer;
@@ -86,19 +86,7 @@ describe("events/poll over Streamable HTTP replays the sketch", () => {
     });
     expect(second.result).toEqual({
       id: "sub_email",
-      events: [
-        {
-          eventId: "evt_001",
-          name: "email.received",
-          timestamp: "2026-02-19T15:30:00Z",
-          data: {
-            messageId: "msg_evt_001",
-            from: "[redacted]",
-            subject: "MCP spec review",
-            receivedAt: "2026-02-19T15:29:58Z",
-          },
-        },
-      ],
+      events: [emailEvent("evt_001", "[redacted]")],
       cursor: expect.any(String),
       hasMore: false,
       nextPollSeconds: 30,

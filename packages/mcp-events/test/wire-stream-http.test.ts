@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createEventsServer, type EventsServer } from "../src/index.js";
-import { emailReceived, emitEmail, type Hooks, incidentCreated, newHooks } from "./fixtures.js";
+import { emailEvent, emailReceived, emitEmail, type Hooks, incidentCreated, newHooks } from "./fixtures.js";
 import { type Listening, next, RawSession, serveEvents, until } from "./harness.js";
 
 let events: EventsServer;
@@ -48,15 +48,7 @@ describe("events/stream over Streamable HTTP replays the sketch (SSE response of
       params: {
         requestId: 1,
         id: "sub_email",
-        eventId: "evt_001",
-        name: "email.received",
-        timestamp: "2026-02-19T15:30:00Z",
-        data: {
-          messageId: "msg_evt_001",
-          from: "[redacted]",
-          subject: "MCP spec review",
-          receivedAt: "2026-02-19T15:29:58Z",
-        },
+        ...emailEvent("evt_001", "[redacted]"),
         cursor: expect.any(String),
       },
     });

@@ -10,7 +10,7 @@ import {
 import { getRequestListener } from "@hono/node-server";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createEventsServer, type EventsServer } from "../src/index.js";
-import { emailReceived, emitEmail, type Hooks, incidentCreated, newHooks } from "./fixtures.js";
+import { emailEvent, emailReceived, emitEmail, type Hooks, incidentCreated, newHooks } from "./fixtures.js";
 import { type Json, type Listening, listen, RawSession, serveEvents, until } from "./harness.js";
 
 // SEP-3415 subscribers get SEP-3415 deliveries: Standard Webhooks headers (webhook-id = eventId,
@@ -87,15 +87,7 @@ describe("a sep-3415 subscriber's webhooks are Standard Webhooks", () => {
     expect(webhook?.headers.get(MCP_SUBSCRIPTION_ID)).toBe(result.id);
     expect(webhook?.headers.get("x-mcp-signature")).toBeNull();
     expect(webhook?.json).toEqual({
-      eventId: "evt_789",
-      name: "email.received",
-      timestamp: "2026-02-19T15:30:00Z",
-      data: {
-        messageId: "msg_evt_789",
-        from: "dsp@anthropic.com",
-        subject: "MCP spec review",
-        receivedAt: "2026-02-19T15:29:58Z",
-      },
+      ...emailEvent("evt_789", "dsp@anthropic.com"),
       cursor: expect.any(String),
     });
   });

@@ -3,7 +3,7 @@ import { createReceiver, developmentPolicy, generateSecret, type ReceivedWebhook
 import { getRequestListener } from "@hono/node-server";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createEventsServer, type EventsServer } from "../src/index.js";
-import { emailReceived, emitEmail, type Hooks, newHooks } from "./fixtures.js";
+import { emailEvent, emailReceived, emitEmail, type Hooks, newHooks } from "./fixtures.js";
 import { type Json, type Listening, listen, RawSession, serveEvents, until } from "./harness.js";
 
 let events: EventsServer;
@@ -84,15 +84,7 @@ describe("events/subscribe webhook delivery replays the sketch against a real re
     expect(delivery.headers.get("x-mcp-subscription-id")).toBe(ID);
     expect(delivery.json).toEqual({
       id: ID,
-      eventId: "evt_789",
-      name: "email.received",
-      timestamp: "2026-02-19T15:30:00Z",
-      data: {
-        messageId: "msg_evt_789",
-        from: "dsp@anthropic.com",
-        subject: "MCP spec review",
-        receivedAt: "2026-02-19T15:29:58Z",
-      },
+      ...emailEvent("evt_789", "dsp@anthropic.com"),
       cursor: expect.any(String),
     });
     expect(hooks.subscribed).toEqual([`webhook:${ID}`]);

@@ -1,6 +1,8 @@
 export { type BodyInput, toBytes } from "./bytes.js";
 export * from "./egress/index.js";
 export { isWebhookError, WebhookError, type WebhookErrorCode } from "./errors.js";
+export { type ReadPrivateFileOptions, readPrivateFile } from "./files/read-private.js";
+export { type WriteFileAtomicallyOptions, writeFileAtomically } from "./files/write-atomically.js";
 export type { HeadersLike } from "./headers.js";
 export {
   createMcpSigner,

@@ -1,59 +1,25 @@
 // getJson: the GET beside postWebhook, through the same guarded connector and policies. It
 // exists for key pages (agent-agreement/1: "do not follow redirects when fetching a key page").
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  closeEgress,
-  type EgressPolicy,
-  getJson,
-  MAX_GET_JSON_BYTES,
-  productionPolicy,
-} from "../src/egress/index.js";
+import { describe, expect, it } from "vitest";
+import { getJson, MAX_GET_JSON_BYTES, productionPolicy } from "../src/egress/index.js";
 import { isWebhookError } from "../src/errors.js";
-import {
-  type Handler,
-  scriptedResolver,
-  startHoneypot,
-  startServer,
-  TEST_CERT,
-  TEST_HOST,
-  type TestServer,
-} from "./egress-helpers.js";
+import { egressTestBed, type Handler, TEST_CERT, TEST_HOST } from "./egress-helpers.js";
 
 const LEGIT = "127.0.0.2";
-const dns = scriptedResolver();
-const started: TestServer[] = [];
-const policies: EgressPolicy[] = [];
-let honeypot: TestServer;
+const bed = egressTestBed();
+const { dns } = bed;
 
-beforeAll(async () => {
-  honeypot = await startHoneypot("127.0.0.1");
-  started.push(honeypot);
-});
-afterAll(async () => {
-  await Promise.all(started.map((s) => s.close()));
-});
-afterEach(async () => {
-  await Promise.all(policies.splice(0).map(closeEgress));
-  honeypot.reset();
-  dns.calls.length = 0;
-});
+const serve = (handler: Handler) => bed.serve({ host: LEGIT, handler });
 
-const serve = async (handler: Handler) => {
-  const server = await startServer({ host: LEGIT, handler });
-  started.push(server);
-  return server;
-};
-
-const policyFor = (server: { port: number }, allow = true) => {
-  const policy = productionPolicy({
-    port: server.port,
-    ...(allow ? { allowSubnets: [`${LEGIT}/32`] } : {}),
-    ca: TEST_CERT,
-    resolver: dns.resolver,
-  });
-  policies.push(policy);
-  return policy;
-};
+const policyFor = (server: { port: number }, allow = true) =>
+  bed.keep(
+    productionPolicy({
+      port: server.port,
+      ...(allow ? { allowSubnets: [`${LEGIT}/32`] } : {}),
+      ca: TEST_CERT,
+      resolver: dns.resolver,
+    }),
+  );
 
 const json =
   (body: string, headers: Record<string, string> = {}, status = 200): Handler =>
@@ -132,11 +98,11 @@ describe("getJson", () => {
   it("refuses a name that resolves to a non-public address before any connection", async () => {
     dns.answer(["127.0.0.1"]);
     const result = await getJson({
-      url: `https://${TEST_HOST}:${honeypot.port}/p.json`,
-      policy: policyFor(honeypot, false),
+      url: `https://${TEST_HOST}:${bed.honeypot.port}/p.json`,
+      policy: policyFor(bed.honeypot, false),
     });
     expect(result).toMatchObject({ ok: false, category: "blocked_address" });
-    expect(honeypot.connections).toBe(0);
+    expect(bed.honeypot.connections).toBe(0);
   });
 
   it("refuses a URL the policy forbids without touching the network", async () => {

@@ -4,7 +4,8 @@ import { readFileSync } from "node:fs";
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import https from "node:https";
 import net, { type AddressInfo } from "node:net";
-import type { ResolvedAddress, Resolver } from "../src/egress/index.js";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { closeEgress, type EgressPolicy, type ResolvedAddress, type Resolver } from "../src/egress/index.js";
 
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url));
 
@@ -148,3 +149,44 @@ export const scriptedResolver = () => {
 };
 
 export const bytes = (text: string) => new TextEncoder().encode(text);
+
+/**
+ * The set-up the getJson and postWebhook tests share, with its hooks registered (call it at the
+ * top of a test file): a honeypot on 127.0.0.1, a scripted resolver, servers closed after all
+ * cases, and the policies kept with `keep` closed after each case.
+ */
+export const egressTestBed = () => {
+  const dns = scriptedResolver();
+  const started: TestServer[] = [];
+  const policies: EgressPolicy[] = [];
+  const bed = {
+    dns,
+    policies,
+    /** Counts connections to 127.0.0.1; started before the first case. */
+    honeypot: undefined as unknown as TestServer,
+    /** Starts a loopback server that is closed after all cases. */
+    serve: async (options: Parameters<typeof startServer>[0]) => {
+      const server = await startServer(options);
+      started.push(server);
+      return server;
+    },
+    /** Closes the policy (its connection pool) after the case. */
+    keep: (policy: EgressPolicy) => {
+      policies.push(policy);
+      return policy;
+    },
+  };
+  beforeAll(async () => {
+    bed.honeypot = await startHoneypot("127.0.0.1");
+    started.push(bed.honeypot);
+  });
+  afterAll(async () => {
+    await Promise.all(started.map((s) => s.close()));
+  });
+  afterEach(async () => {
+    await Promise.all(policies.splice(0).map(closeEgress));
+    bed.honeypot.reset();
+    dns.calls.length = 0;
+  });
+  return bed;
+};

@@ -2,11 +2,9 @@
 // Retry-After, deadlines, the 4 KB cap, TLS, refused ports, headers sent. Loopback only; these
 // servers use ephemeral ports through the policy's test-only `port` option (see decisions.md).
 import type { ServerResponse } from "node:http";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
-  closeEgress,
   developmentPolicy,
-  type EgressPolicy,
   type ProductionPolicyOptions,
   postWebhook,
   productionPolicy,
@@ -15,10 +13,8 @@ import { isWebhookError } from "../src/errors.js";
 import {
   bytes,
   closedPort,
+  egressTestBed,
   type Handler,
-  scriptedResolver,
-  startHoneypot,
-  startServer,
   TEST_CERT,
   TEST_HOST,
   type TestServer,
@@ -26,29 +22,11 @@ import {
 
 const LEGIT = "127.0.0.2";
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
-const dns = scriptedResolver();
-const started: TestServer[] = [];
-const policies: EgressPolicy[] = [];
-let honeypot: TestServer;
+const bed = egressTestBed();
+const { dns, policies } = bed;
 
-beforeAll(async () => {
-  honeypot = await startHoneypot("127.0.0.1");
-  started.push(honeypot);
-});
-afterAll(async () => {
-  await Promise.all(started.map((s) => s.close()));
-});
-afterEach(async () => {
-  await Promise.all(policies.splice(0).map(closeEgress));
-  honeypot.reset();
-  dns.calls.length = 0;
-});
-
-const serve = async (handler?: Handler, host = LEGIT, tls = true) => {
-  const server = await startServer({ host, tls, ...(handler ? { handler } : {}) });
-  started.push(server);
-  return server;
-};
+const serve = (handler?: Handler, host = LEGIT, tls = true) =>
+  bed.serve({ host, tls, ...(handler ? { handler } : {}) });
 
 const production = (server: { port: number }, extra: ProductionPolicyOptions = {}) => {
   dns.answer([LEGIT]);
@@ -60,8 +38,7 @@ const production = (server: { port: number }, extra: ProductionPolicyOptions = {
     now: () => NOW,
     ...extra,
   });
-  policies.push(policy);
-  return policy;
+  return bed.keep(policy);
 };
 
 const post = (server: TestServer, extra: ProductionPolicyOptions = {}, headers?: Record<string, string>) =>
@@ -128,12 +105,12 @@ describe("egress: 2xx and what is sent", () => {
   it("ignores HTTPS_PROXY and HTTP_PROXY from the environment", async () => {
     const server = await serve();
     const saved = { https: process.env.HTTPS_PROXY, http: process.env.HTTP_PROXY };
-    process.env.HTTPS_PROXY = `http://127.0.0.1:${honeypot.port}`;
-    process.env.HTTP_PROXY = `http://127.0.0.1:${honeypot.port}`;
+    process.env.HTTPS_PROXY = `http://127.0.0.1:${bed.honeypot.port}`;
+    process.env.HTTP_PROXY = `http://127.0.0.1:${bed.honeypot.port}`;
     try {
       const result = await post(server);
       expect(result.ok).toBe(true);
-      expect(honeypot.connections).toBe(0);
+      expect(bed.honeypot.connections).toBe(0);
     } finally {
       for (const [name, value] of [
         ["HTTPS_PROXY", saved.https],
@@ -171,11 +148,13 @@ describe("egress: 2xx and what is sent", () => {
 
 describe("egress: failures by status, never followed, never echoed", () => {
   it.each([301, 302, 303, 307, 308])("%i is http_3xx and the Location is never visited", async (status) => {
-    const server = await serve(answer(status, { location: `http://127.0.0.1:${honeypot.port}/internal` }));
+    const server = await serve(
+      answer(status, { location: `http://127.0.0.1:${bed.honeypot.port}/internal` }),
+    );
     const result = await post(server);
     expect(result).toMatchObject({ ok: false, category: "http_3xx", status });
     expect(server.requests).toHaveLength(1);
-    expect(honeypot.connections).toBe(0);
+    expect(bed.honeypot.connections).toBe(0);
   });
 
   it("does not follow a redirect to another path on the same allowed host either", async () => {

@@ -4,9 +4,9 @@
  * A lock file beside it keeps a second process off the same state (two listeners would each
  * process a doorbell once, which is twice).
  */
-import { randomBytes } from "node:crypto";
-import { constants, promises as fs } from "node:fs";
+import { promises as fs } from "node:fs";
 import path from "node:path";
+import { readPrivateFile, writeFileAtomically } from "@doorbell/webhooks";
 import { AgentError } from "../errors.js";
 import { type AgentState, agentStateSchema, emptyState } from "./schema.js";
 import type { StateStore } from "./store.js";
@@ -20,15 +20,14 @@ export async function createFileStateStore(file: string): Promise<StateStore> {
   return {
     description: target,
     async load() {
-      let text: string;
+      let text: string | undefined;
       try {
-        text = await fs.readFile(target, "utf8");
+        // A state file others can read holds codes and secrets they should not have: set back to 0600.
+        text = await readPrivateFile(target, { mode: MODE });
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return emptyState();
         throw stateError(`cannot read the state file ${target}: ${(error as Error).message}`);
       }
-      // A state file others can read holds codes and secrets they should not have.
-      await fs.chmod(target, MODE).catch(() => {});
+      if (text === undefined) return emptyState();
       let json: unknown;
       try {
         json = JSON.parse(text);
@@ -47,22 +46,9 @@ export async function createFileStateStore(file: string): Promise<StateStore> {
       return parsed.data;
     },
     async save(state: AgentState) {
-      const temporary = `${target}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
       try {
-        const handle = await fs.open(
-          temporary,
-          constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
-          MODE,
-        );
-        try {
-          await handle.writeFile(`${JSON.stringify(state)}\n`);
-          await handle.sync();
-        } finally {
-          await handle.close();
-        }
-        await fs.rename(temporary, target);
+        await writeFileAtomically(target, `${JSON.stringify(state)}\n`, { mode: MODE });
       } catch (error) {
-        await fs.rm(temporary, { force: true }).catch(() => {});
         throw stateError(`cannot write the state file ${target}: ${(error as Error).message}`);
       }
     },

@@ -1,11 +1,9 @@
 import { performance } from "node:perf_hooks";
-import { request } from "undici";
 import { WebhookError } from "../errors.js";
-import { egressAgent } from "./agent.js";
-import { categoriseError, categoryOfStatus, type EgressCategory, REASONS } from "./outcome.js";
+import { guardedRequest } from "./guarded-request.js";
+import { type EgressCategory, REASONS } from "./outcome.js";
 import type { EgressPolicy } from "./policy.js";
 import { readCapped } from "./read-capped.js";
-import { checkUrl } from "./url-check.js";
 
 /** The default and the largest body a GET may read: a key page, a descriptor, a small document. */
 export const DEFAULT_GET_JSON_BYTES = 64 * 1024;
@@ -69,62 +67,40 @@ export const getJson = async (input: GetJsonInput): Promise<GetJsonResult> => {
     durationMs: elapsed(),
   });
 
-  const checked = checkUrl(input.url, policy);
-  if (!checked.ok) return fail("blocked_url", checked.reason);
-  if (signal?.aborted) return fail("aborted", REASONS.aborted);
-
-  const controller = new AbortController();
-  let deadlinePassed = false;
-  const timer = setTimeout(() => {
-    deadlinePassed = true;
-    controller.abort(new DOMException("the deadline passed", "TimeoutError"));
-  }, policy.timeoutMs);
-  const onCallerAbort = () => controller.abort(signal?.reason);
-  signal?.addEventListener("abort", onCallerAbort, { once: true });
-  try {
-    const response = await request(checked.url, {
-      method: "GET",
-      headers: { accept: "application/json" },
-      dispatcher: egressAgent(policy),
-      signal: controller.signal,
-    });
-    response.body.on("error", () => {});
-    const status = response.statusCode;
-    const category = categoryOfStatus(status);
-    if (category !== undefined) {
-      response.body.destroy();
-      return fail(category, REASONS[category], status);
-    }
-    const contentType = response.headers["content-type"];
-    if (typeof contentType !== "string" || !JSON_TYPE.test(contentType)) {
-      response.body.destroy();
-      return fail("not_json", "the answer is not marked as JSON (content-type)", status);
-    }
-    const { bytes, truncated } = await readCapped(response.body, maxBytes + 1);
-    if (deadlinePassed) return fail("timeout", REASONS.timeout, status);
-    if (truncated || bytes.byteLength > maxBytes) {
-      return fail("too_large", `the answer is longer than ${maxBytes} bytes or broke off`, status);
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
-    } catch {
-      return fail("not_json", "the answer is not valid JSON in UTF-8", status);
-    }
-    const cacheControl = response.headers["cache-control"];
-    return {
-      ok: true,
-      status,
-      body: bytes,
-      json,
-      ...(typeof cacheControl === "string" ? { cacheControl } : {}),
-      durationMs: elapsed(),
-    };
-  } catch (error) {
-    const outcome = categoriseError(error, { callerAborted: signal?.aborted === true, deadlinePassed });
-    return fail(outcome.category, outcome.reason);
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener("abort", onCallerAbort);
-  }
+  return guardedRequest<GetJsonResult>({
+    url: input.url,
+    policy,
+    signal,
+    method: "GET",
+    headers: { accept: "application/json" },
+    deadlineMessage: "the deadline passed",
+    onAnswer: async ({ status, headers, body, deadlinePassed }) => {
+      const contentType = headers["content-type"];
+      if (typeof contentType !== "string" || !JSON_TYPE.test(contentType)) {
+        body.destroy();
+        return fail("not_json", "the answer is not marked as JSON (content-type)", status);
+      }
+      const { bytes, truncated } = await readCapped(body, maxBytes + 1);
+      if (deadlinePassed()) return fail("timeout", REASONS.timeout, status);
+      if (truncated || bytes.byteLength > maxBytes) {
+        return fail("too_large", `the answer is longer than ${maxBytes} bytes or broke off`, status);
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+      } catch {
+        return fail("not_json", "the answer is not valid JSON in UTF-8", status);
+      }
+      const cacheControl = headers["cache-control"];
+      return {
+        ok: true,
+        status,
+        body: bytes,
+        json,
+        ...(typeof cacheControl === "string" ? { cacheControl } : {}),
+        durationMs: elapsed(),
+      };
+    },
+    onFailure: ({ category, reason, status }) => fail(category, reason, status),
+  });
 };

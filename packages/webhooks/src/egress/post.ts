@@ -1,13 +1,11 @@
 import { performance } from "node:perf_hooks";
-import { request } from "undici";
 import { WebhookError } from "../errors.js";
-import { egressAgent } from "./agent.js";
+import { guardedRequest } from "./guarded-request.js";
 import { outgoingHeaders } from "./headers.js";
-import { categoriseError, categoryOfStatus, type EgressCategory, REASONS } from "./outcome.js";
+import type { EgressCategory } from "./outcome.js";
 import type { EgressPolicy } from "./policy.js";
 import { readCapped } from "./read-capped.js";
 import { parseRetryAfter } from "./retry-after.js";
-import { checkUrl } from "./url-check.js";
 
 export interface PostWebhookInput {
   readonly url: string | URL;
@@ -70,56 +68,31 @@ export const postWebhook = async (input: PostWebhookInput): Promise<EgressResult
     durationMs: elapsed(),
   });
 
-  // Refused before any socket exists: scheme, port, userinfo, own hosts, IP literals.
-  const checked = checkUrl(input.url, policy);
-  if (!checked.ok) return fail("blocked_url", checked.reason);
-  if (signal?.aborted) return fail("aborted", REASONS.aborted);
-
-  // One deadline for everything: resolving, connecting, TLS, headers and the capped body.
-  // Our own controller, timer and listener are released in `finally`, so a long-lived caller
-  // signal does not collect a listener (or AbortSignal.any bookkeeping) per delivery.
-  const controller = new AbortController();
-  let deadlinePassed = false;
-  const timer = setTimeout(() => {
-    deadlinePassed = true;
-    controller.abort(new DOMException("the delivery deadline passed", "TimeoutError"));
-  }, policy.timeoutMs);
-  const onCallerAbort = () => controller.abort(signal?.reason);
-  signal?.addEventListener("abort", onCallerAbort, { once: true });
-  try {
-    const response = await request(checked.url, {
-      method: "POST",
-      headers,
-      body: input.body,
-      dispatcher: egressAgent(policy),
-      signal: controller.signal,
-    });
-    // Stopping early raises an abort error on the stream; that is the point, not a failure.
-    response.body.on("error", () => {});
-    const status = response.statusCode;
-    const category = categoryOfStatus(status);
-    if (category === undefined) {
-      const { bytes, truncated } = await readCapped(response.body, policy.maxResponseBytes);
+  return guardedRequest<EgressResult>({
+    url: input.url,
+    policy,
+    signal,
+    method: "POST",
+    headers,
+    body: input.body,
+    deadlineMessage: "the delivery deadline passed",
+    onAnswer: async ({ status, body }) => {
+      const { bytes, truncated } = await readCapped(body, policy.maxResponseBytes);
       return { ok: true, status, body: bytes, bodyTruncated: truncated, durationMs: elapsed() };
-    }
-    // The body of a failure is never read: destroying it closes the connection.
-    response.body.destroy();
-    const retryAfterSeconds = parseRetryAfter(response.headers["retry-after"], policy.now());
-    return {
-      ok: false,
-      category,
-      reason: REASONS[category],
-      status,
-      ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
-      body: EMPTY,
-      bodyTruncated: false,
-      durationMs: elapsed(),
-    };
-  } catch (error) {
-    const outcome = categoriseError(error, { callerAborted: signal?.aborted === true, deadlinePassed });
-    return fail(outcome.category, outcome.reason);
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener("abort", onCallerAbort);
-  }
+    },
+    onFailure: ({ category, reason, status, headers: answerHeaders }) => {
+      if (status === undefined) return fail(category, reason);
+      const retryAfterSeconds = parseRetryAfter(answerHeaders?.["retry-after"], policy.now());
+      return {
+        ok: false,
+        category,
+        reason,
+        status,
+        ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
+        body: EMPTY,
+        bodyTruncated: false,
+        durationMs: elapsed(),
+      };
+    },
+  });
 };

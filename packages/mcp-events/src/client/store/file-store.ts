@@ -3,9 +3,9 @@
  * Every change writes a new file beside it, fsyncs it and renames it over the old one, so a crash
  * leaves the old records or the new ones, never half. Writes are serialised in call order.
  */
-import { randomBytes } from "node:crypto";
-import { constants, promises as fs } from "node:fs";
+import { promises as fs } from "node:fs";
 import path from "node:path";
+import { readPrivateFile, writeFileAtomically } from "@doorbell/webhooks";
 import { z } from "zod";
 import { EventsClientError } from "../errors.js";
 import type { CursorStore, SubscriptionRecord } from "./store.js";
@@ -59,14 +59,13 @@ export async function createFileCursorStore(file: string): Promise<CursorStore> 
 }
 
 async function load(target: string): Promise<Map<string, SubscriptionRecord>> {
-  let text: string;
+  let text: string | undefined;
   try {
-    text = await fs.readFile(target, "utf8");
+    text = await readPrivateFile(target, { mode: MODE });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return new Map();
     throw stateError(`cannot read the cursor file ${target}: ${(error as Error).message}`);
   }
-  await fs.chmod(target, MODE).catch(() => {});
+  if (text === undefined) return new Map();
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -84,18 +83,9 @@ async function load(target: string): Promise<Map<string, SubscriptionRecord>> {
 }
 
 async function write(target: string, text: string): Promise<void> {
-  const temporary = `${target}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
-    const handle = await fs.open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, MODE);
-    try {
-      await handle.writeFile(`${text}\n`);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await fs.rename(temporary, target);
+    await writeFileAtomically(target, `${text}\n`, { mode: MODE });
   } catch (error) {
-    await fs.rm(temporary, { force: true }).catch(() => {});
     throw stateError(`cannot write the cursor file ${target}: ${(error as Error).message}`);
   }
 }

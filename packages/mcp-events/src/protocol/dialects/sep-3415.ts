@@ -7,7 +7,6 @@ import {
   eventDescriptor,
   eventOccurrence,
   jsonObject,
-  listParams,
   nonEmpty,
   parseOrInvalid,
   requestId,
@@ -15,7 +14,15 @@ import {
 import type { EventsDialect } from "../dialect.js";
 import type { EventsErrorName } from "../errors.js";
 import { SUBSCRIPTION_ID_META } from "../methods.js";
-import type { ErrorObject, EventOccurrence, JsonObject, RequestId, WebhookBody } from "../model.js";
+import type { ErrorObject, JsonObject, RequestId, WebhookBody } from "../model.js";
+import {
+  decodeOccurrence,
+  listParamsCodec,
+  maxEvents,
+  occurrence,
+  unsubscribeDelivery,
+  webhookDelivery,
+} from "./shared.js";
 
 /**
  * SEP-3415 ("Events Extension", 2026-10-05) as far as it changes the wire: `arguments`,
@@ -87,7 +94,7 @@ const subscription = {
 const complete = { resultType: z.literal("complete").optional() };
 
 export const sepSchemas = {
-  pollParams: z.object({ ...subscription, maxEvents: z.number().int().positive().optional() }),
+  pollParams: z.object({ ...subscription, maxEvents }),
   pollResult: z.object({
     events: z.array(eventOccurrence),
     cursor: z.string().nullable(),
@@ -108,11 +115,7 @@ export const sepSchemas = {
   streamResult: z.object({ ...complete, _meta: meta.partial().optional() }),
   subscribeParams: z.object({
     ...subscription,
-    delivery: z.object({
-      mode: z.literal("webhook"),
-      url: nonEmpty,
-      secret: z.string().regex(WHSEC, "must be whsec_ followed by base64 of 24 to 64 bytes"),
-    }),
+    delivery: webhookDelivery(z.string().regex(WHSEC, "must be whsec_ followed by base64 of 24 to 64 bytes")),
     ttlMs: z.number().int().positive().nullable().optional(),
   }),
   subscribeResult: z.object({
@@ -128,7 +131,7 @@ export const sepSchemas = {
   unsubscribeParams: z.object({
     name: nonEmpty,
     arguments: jsonObject.optional(),
-    delivery: z.object({ mode: z.literal("webhook").optional(), url: nonEmpty }),
+    delivery: unsubscribeDelivery,
   }),
   listResult: z.object({ events: z.array(eventDescriptor), nextCursor: z.string().optional(), ...complete }),
   control: z.discriminatedUnion("type", [
@@ -141,15 +144,16 @@ export const sepSchemas = {
 const routeMeta = (id: RequestId) => ({ [SUBSCRIPTION_ID_META]: id });
 const routeOf = (m: z.output<typeof meta>) => m[SUBSCRIPTION_ID_META] as RequestId;
 
-function occurrence(event: EventOccurrence) {
-  return compact({
-    eventId: event.eventId,
-    name: event.name,
-    timestamp: event.timestamp,
-    data: event.data,
-    cursor: event.cursor,
-  });
-}
+/** The event, its `arguments` (the model's `params`) and where to start, as the model has them. */
+const target = (p: {
+  name: string;
+  arguments?: JsonObject | undefined;
+  cursor?: string | null | undefined;
+}) => ({
+  name: p.name,
+  params: p.arguments ?? {},
+  cursor: p.cursor ?? null,
+});
 
 function problemCodec(what: string) {
   return {
@@ -175,10 +179,7 @@ export const sep3415: EventsDialect = {
   },
   errorName: sepErrorName,
   list: {
-    params: {
-      decode: (wire) => compact({ cursor: parseOrInvalid(listParams, wire, "events/list params")?.cursor }),
-      encode: (q) => compact({ cursor: q.cursor }),
-    },
+    params: listParamsCodec,
     result: {
       decode(wire) {
         const { resultType: _, ...r } = parseOrInvalid(sepSchemas.listResult, wire, "events/list result");
@@ -191,13 +192,7 @@ export const sep3415: EventsDialect = {
     params: {
       decode(wire) {
         const p = parseOrInvalid(sepSchemas.pollParams, wire, "events/poll params");
-        return compact({
-          name: p.name,
-          params: p.arguments ?? {},
-          cursor: p.cursor ?? null,
-          maxEvents: p.maxEvents,
-          maxAgeMs: p.maxAgeMs,
-        });
+        return compact({ ...target(p), maxEvents: p.maxEvents, maxAgeMs: p.maxAgeMs });
       },
       encode: (q) =>
         compact({
@@ -212,7 +207,7 @@ export const sep3415: EventsDialect = {
       decode(wire) {
         const r = parseOrInvalid(sepSchemas.pollResult, wire, "events/poll result");
         return {
-          events: r.events.map((e) => compact({ ...e })),
+          events: r.events.map(decodeOccurrence),
           cursor: r.cursor,
           hasMore: r.hasMore,
           nextPollMs: r.nextPollMs,
@@ -233,12 +228,7 @@ export const sep3415: EventsDialect = {
     params: {
       decode(wire) {
         const p = parseOrInvalid(sepSchemas.streamParams, wire, "events/stream params");
-        return compact({
-          name: p.name,
-          params: p.arguments ?? {},
-          cursor: p.cursor ?? null,
-          maxAgeMs: p.maxAgeMs,
-        });
+        return compact({ ...target(p), maxAgeMs: p.maxAgeMs });
       },
       encode: (q) => compact({ name: q.name, arguments: q.params, cursor: q.cursor, maxAgeMs: q.maxAgeMs }),
     },
@@ -252,7 +242,7 @@ export const sep3415: EventsDialect = {
     event: {
       decode(wire) {
         const { _meta, ...event } = parseOrInvalid(sepSchemas.event, wire, "notifications/events/event");
-        return { requestId: routeOf(_meta), event: compact({ ...event }) };
+        return { requestId: routeOf(_meta), event: decodeOccurrence(event) };
       },
       encode: (n) => ({ ...occurrence(n.event), _meta: routeMeta(n.requestId) }),
     },
@@ -281,9 +271,7 @@ export const sep3415: EventsDialect = {
       decode(wire) {
         const p = parseOrInvalid(sepSchemas.subscribeParams, wire, "events/subscribe params");
         return compact({
-          name: p.name,
-          params: p.arguments ?? {},
-          cursor: p.cursor ?? null,
+          ...target(p),
           url: p.delivery.url,
           secret: p.delivery.secret,
           ttlMs: p.ttlMs,
@@ -354,7 +342,7 @@ export const sep3415: EventsDialect = {
         return { type: "error", subscriptionId, error: compact({ ...c.error }) };
       }
       const event = parseOrInvalid(eventOccurrence, object, "event delivery");
-      return { type: "event", subscriptionId, event: compact({ ...event }) };
+      return { type: "event", subscriptionId, event: decodeOccurrence(event) };
     },
   },
 };

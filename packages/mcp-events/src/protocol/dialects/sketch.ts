@@ -7,14 +7,21 @@ import {
   eventDescriptor,
   eventOccurrence,
   jsonObject,
-  listParams,
   nonEmpty,
   parseOrInvalid,
   requestId,
 } from "../common.js";
 import type { EventsDialect } from "../dialect.js";
 import { EVENTS_ERROR_CODES, eventsErrorName } from "../errors.js";
-import type { EventOccurrence, WebhookBody } from "../model.js";
+import type { JsonObject, WebhookBody } from "../model.js";
+import {
+  decodeOccurrence,
+  listParamsCodec,
+  maxEvents,
+  occurrence,
+  unsubscribeDelivery,
+  webhookDelivery,
+} from "./shared.js";
 
 /**
  * The design sketch of 2026-02-19, as written: `params`, `nextPollSeconds`, client-chosen
@@ -32,7 +39,7 @@ export const sketchSchemas = {
   pollParams: z.object({
     id: routeId,
     ...subscription,
-    maxEvents: z.number().int().positive().optional(),
+    maxEvents,
   }),
   pollResult: z.object({
     id: routeId,
@@ -50,11 +57,7 @@ export const sketchSchemas = {
   subscribeParams: z.object({
     id: nonEmpty,
     ...subscription,
-    delivery: z.object({
-      mode: z.literal("webhook"),
-      url: nonEmpty,
-      secret: nonEmpty.optional(),
-    }),
+    delivery: webhookDelivery(nonEmpty.optional()),
   }),
   subscribeResult: z.object({
     id: nonEmpty,
@@ -64,7 +67,7 @@ export const sketchSchemas = {
   }),
   unsubscribeParams: z.object({
     id: nonEmpty,
-    delivery: z.object({ mode: z.literal("webhook").optional(), url: nonEmpty }),
+    delivery: unsubscribeDelivery,
   }),
   listResult: z.object({ events: z.array(eventDescriptor), nextCursor: z.string().optional() }),
   webhookEvent: eventOccurrence.extend({ id: nonEmpty }),
@@ -72,19 +75,16 @@ export const sketchSchemas = {
   webhookVerification: z.object({ type: z.literal("verification"), id: nonEmpty, challenge: nonEmpty }),
 };
 
-function occurrence(event: EventOccurrence) {
-  return compact({
-    eventId: event.eventId,
-    name: event.name,
-    timestamp: event.timestamp,
-    data: event.data,
-    cursor: event.cursor,
-  });
-}
-
-function decodeOccurrence(wire: z.output<typeof eventOccurrence>): EventOccurrence {
-  return compact({ ...wire });
-}
+/** The event, its arguments (`params`) and where to start, as the model has them. */
+const target = (p: {
+  name: string;
+  params?: JsonObject | undefined;
+  cursor?: string | null | undefined;
+}) => ({
+  name: p.name,
+  params: p.params ?? {},
+  cursor: p.cursor ?? null,
+});
 
 export const sketch: EventsDialect = {
   name: "sketch",
@@ -97,10 +97,7 @@ export const sketch: EventsDialect = {
     },
   errorName: (error) => eventsErrorName(error.code),
   list: {
-    params: {
-      decode: (wire) => compact({ cursor: parseOrInvalid(listParams, wire, "events/list params")?.cursor }),
-      encode: (query) => compact({ cursor: query.cursor }),
-    },
+    params: listParamsCodec,
     result: {
       decode: (wire) => compact({ ...parseOrInvalid(sketchSchemas.listResult, wire, "events/list result") }),
       encode: (outcome) => compact({ events: outcome.events, nextCursor: outcome.nextCursor }),
@@ -110,13 +107,7 @@ export const sketch: EventsDialect = {
     params: {
       decode(wire) {
         const p = parseOrInvalid(sketchSchemas.pollParams, wire, "events/poll params");
-        return compact({
-          routeId: p.id,
-          name: p.name,
-          params: p.params ?? {},
-          cursor: p.cursor ?? null,
-          maxEvents: p.maxEvents,
-        });
+        return compact({ routeId: p.id, ...target(p), maxEvents: p.maxEvents });
       },
       encode: (q) =>
         compact({ id: q.routeId, name: q.name, params: q.params, cursor: q.cursor, maxEvents: q.maxEvents }),
@@ -147,7 +138,7 @@ export const sketch: EventsDialect = {
     params: {
       decode(wire) {
         const p = parseOrInvalid(sketchSchemas.streamParams, wire, "events/stream params");
-        return compact({ routeId: p.id, name: p.name, params: p.params ?? {}, cursor: p.cursor ?? null });
+        return compact({ routeId: p.id, ...target(p) });
       },
       encode: (q) => compact({ id: q.routeId, name: q.name, params: q.params, cursor: q.cursor }),
     },
@@ -188,14 +179,7 @@ export const sketch: EventsDialect = {
     params: {
       decode(wire) {
         const p = parseOrInvalid(sketchSchemas.subscribeParams, wire, "events/subscribe params");
-        return compact({
-          id: p.id,
-          name: p.name,
-          params: p.params ?? {},
-          cursor: p.cursor ?? null,
-          url: p.delivery.url,
-          secret: p.delivery.secret,
-        });
+        return compact({ id: p.id, ...target(p), url: p.delivery.url, secret: p.delivery.secret });
       },
       encode: (q) =>
         compact({
