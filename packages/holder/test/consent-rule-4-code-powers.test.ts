@@ -163,6 +163,8 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
 
 forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   const oauth: Principal = { kind: "oauth", subject: "person-1", clientId: "assistant" };
+  /** The same person with a token that allows reading and managing (issue #8's scopes). */
+  const signedIn: Principal = { ...oauth, scopes: ["intents:read", "intents:manage"] };
 
   it("refuses OAuth principals until sign-in exists", async () => {
     const h = await holderOn(engine);
@@ -186,7 +188,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     const id = flow.intent.id;
     h.calls.length = 0;
 
-    const updated = await h.intents.update(oauth, id, {
+    const updated = await h.intents.update(signedIn, id, {
       statement: "A Škoda Superb instead",
       criteria: { category: "vehicles", make: "Škoda", model: "Superb" },
       budget: { amount: 18_000, currency: "EUR" },
@@ -202,17 +204,17 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     });
     expect(h.calls).toEqual([{ hook: "onChanged", intentId: id }]);
 
-    const renew = await refusal(h.intents.update(oauth, id, { validUntil: "2027-06-01" } as never));
+    const renew = await refusal(h.intents.update(signedIn, id, { validUntil: "2027-06-01" } as never));
     expect(renew.code).toBe("ERR_HOLDER_FORBIDDEN");
     expect(renew.message).toContain("renewing validUntil needs the person's own fresh action");
 
     const currency = await refusal(
-      h.intents.update(oauth, id, { budget: { amount: 400_000, currency: "CZK" } }),
+      h.intents.update(signedIn, id, { budget: { amount: 400_000, currency: "CZK" } }),
     );
     expect(currency.message).toContain("needs a new hiddenLimit in that currency");
     expect(
       (
-        await h.intents.update(oauth, id, {
+        await h.intents.update(signedIn, id, {
           budget: { amount: 400_000, currency: "CZK" },
           hiddenLimit: 420_000,
         })
@@ -221,22 +223,30 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       amount: 400_000,
       currency: "CZK",
     });
-    expect((await h.intents.update(oauth, id, { hiddenLimit: null, buyBy: null })).hasHiddenLimit).toBe(
+    expect((await h.intents.update(signedIn, id, { hiddenLimit: null, buyBy: null })).hasHiddenLimit).toBe(
       false,
     );
-    expect((await h.intents.get(oauth, id)).buyBy).toBeUndefined();
+    expect((await h.intents.get(signedIn, id)).buyBy).toBeUndefined();
 
-    expect((await refusal(h.intents.update(oauth, id, {}))).message).toBe("no changes were given");
-    expect((await refusal(h.intents.update(oauth, id, { colour: "red" } as never))).message).toContain(
+    expect((await refusal(h.intents.update(signedIn, id, {}))).message).toBe("no changes were given");
+    expect((await refusal(h.intents.update(signedIn, id, { colour: "red" } as never))).message).toContain(
       'changes has no field "colour"',
     );
-    expect((await refusal(h.intents.update(oauth, id, { statement: "" }))).code).toBe("ERR_HOLDER_INVALID");
-    expect((await refusal(h.intents.get({ ...oauth, subject: "someone-else" }, id))).code).toBe(
+    expect((await refusal(h.intents.update(signedIn, id, { statement: "" }))).code).toBe(
+      "ERR_HOLDER_INVALID",
+    );
+    // A token without the scope is refused before anything is read or changed.
+    const unscoped = await refusal(h.intents.update(oauth, id, { statement: "x" }));
+    expect(unscoped.code).toBe("ERR_HOLDER_FORBIDDEN");
+    expect(unscoped.message).toContain("intents:manage");
+    expect((await refusal(h.intents.get({ ...signedIn, subject: "someone-else" }, id))).code).toBe(
       "ERR_HOLDER_NOT_FOUND",
     );
     expect((await refusal(h.intents.get(oauth))).message).toBe("id is required when signed in");
 
-    await h.intents.withdraw(oauth, id);
-    expect((await refusal(h.intents.update(oauth, id, { statement: "again" }))).code).toBe("ERR_HOLDER_GONE");
+    await h.intents.withdraw(signedIn, id);
+    expect((await refusal(h.intents.update(signedIn, id, { statement: "again" }))).code).toBe(
+      "ERR_HOLDER_GONE",
+    );
   });
 });

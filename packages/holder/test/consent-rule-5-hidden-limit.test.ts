@@ -81,7 +81,12 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
 
   it("a signed-in update can replace or remove the limit", async () => {
     const h = await holderOn(engine, { service: { oauthAccess: () => true } });
-    const oauth = { kind: "oauth", subject: "s", clientId: "c" } as const;
+    const oauth = {
+      kind: "oauth",
+      subject: "s",
+      clientId: "c",
+      scopes: ["intents:read", "intents:manage"],
+    } as const;
     const { intent } = await publishDraft(h, basicIntent({ hiddenLimit: LIMIT }));
     const shown = await h.intents.update(oauth, intent.id, { hiddenLimit: 51_000 });
     expect(shown.hasHiddenLimit).toBe(true);

@@ -415,6 +415,24 @@ export interface ValidPublish {
   visibility: Visibility;
 }
 
+/** The columns a published intent takes from what the agent sent, the hidden limit sealed. */
+function publishedColumns(ctx: Pick<HolderContext, "sealer">, id: string, valid: ValidPublish) {
+  return {
+    statement: valid.statement,
+    criteria_json: valid.criteria === undefined ? null : JSON.stringify(valid.criteria),
+    category: valid.criteria?.category ?? null,
+    country: valid.area.country,
+    region: valid.area.region ?? null,
+    budget_amount: valid.budget?.amount ?? null,
+    budget_currency: valid.budget?.currency ?? null,
+    hidden_limit_sealed: valid.hiddenLimit === undefined ? null : sealHiddenLimit(ctx, id, valid.hiddenLimit),
+    buy_by: valid.buyBy ?? null,
+    valid_until: valid.validUntil,
+    visibility: valid.visibility,
+    pseudonym: valid.visibility === "pseudonymous" ? newPseudonym() : null,
+  };
+}
+
 /** Consent-link rule 1: publish takes no contact field; anything undeclared is refused. */
 export function validatePublish(input: unknown, now: number, config: HolderContext["config"]): ValidPublish {
   if (!isRecord(input)) throw invalid("the intent must be an object with at least a statement and an area");
@@ -725,19 +743,7 @@ export function createIntentService(
       confirm_token_hash: null,
       manage_token_hash: ctx.codes.hash(manageToken),
       status: "active",
-      statement: valid.statement,
-      criteria_json: valid.criteria === undefined ? null : JSON.stringify(valid.criteria),
-      category: valid.criteria?.category ?? null,
-      country: valid.area.country,
-      region: valid.area.region ?? null,
-      budget_amount: valid.budget?.amount ?? null,
-      budget_currency: valid.budget?.currency ?? null,
-      hidden_limit_sealed:
-        valid.hiddenLimit === undefined ? null : sealHiddenLimit(ctx, id, valid.hiddenLimit),
-      buy_by: valid.buyBy ?? null,
-      valid_until: valid.validUntil,
-      visibility: valid.visibility,
-      pseudonym: valid.visibility === "pseudonymous" ? newPseudonym() : null,
+      ...publishedColumns(ctx, id, valid),
       contact_sealed: sealContact(ctx, id, { email: contact.email, manageToken }),
       contact_hash: contact.contactHash,
       consent_version: ctx.config.consentVersion,
@@ -800,19 +806,7 @@ export function createIntentService(
         confirm_token_hash: null,
         manage_token_hash: null,
         status: "awaiting_consent",
-        statement: valid.statement,
-        criteria_json: valid.criteria === undefined ? null : JSON.stringify(valid.criteria),
-        category: valid.criteria?.category ?? null,
-        country: valid.area.country,
-        region: valid.area.region ?? null,
-        budget_amount: valid.budget?.amount ?? null,
-        budget_currency: valid.budget?.currency ?? null,
-        hidden_limit_sealed:
-          valid.hiddenLimit === undefined ? null : sealHiddenLimit(ctx, id, valid.hiddenLimit),
-        buy_by: valid.buyBy ?? null,
-        valid_until: valid.validUntil,
-        visibility: valid.visibility,
-        pseudonym: valid.visibility === "pseudonymous" ? newPseudonym() : null,
+        ...publishedColumns(ctx, id, valid),
         contact_sealed: null,
         contact_hash: null,
         consent_version: null,
