@@ -75,6 +75,8 @@ export function createMcpHandler(services: HolderToolServices, options: McpHandl
         ...session,
         services,
         demandSchema,
+        // Issue #8: with a token verifier (OAuth on) the buyer tools also work without an intentCode.
+        ...(options.authenticate === undefined ? {} : { signedIn: true }),
         ...(push === undefined
           ? {}
           : {

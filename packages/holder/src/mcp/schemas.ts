@@ -120,6 +120,18 @@ export const listMatchesInput = strict({
     .describe("only matches delivered strictly after this instant (the last deliveredAt you saw)"),
 });
 
+/**
+ * Issue #8: with OAuth on, a signed-in assistant reads, withdraws and lists by the intent's id and
+ * its token, without an intentCode. These variants are declared only when the holder has OAuth on;
+ * without it the consent-link schemas above (intentCode required) are the ones published.
+ */
+export const getInputSignedIn = strict({ ...getInput.shape, intentCode: intentCode.optional() });
+export const withdrawInputSignedIn = strict({ ...withdrawInput.shape, intentCode: intentCode.optional() });
+export const listMatchesInputSignedIn = strict({
+  ...listMatchesInput.shape,
+  intentCode: intentCode.optional(),
+});
+
 const attributeKey = z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,39}$/);
 const attributes = z
   .record(

@@ -24,8 +24,10 @@ import {
   type demandInput,
   demandOut,
   getInput,
+  getInputSignedIn,
   intentOut,
   listMatchesInput,
+  listMatchesInputSignedIn,
   listMatchesOut,
   publishInput,
   publishOut,
@@ -38,6 +40,7 @@ import {
   unsubscribeInput,
   updateInput,
   withdrawInput,
+  withdrawInputSignedIn,
   withdrawOut,
 } from "./schemas.js";
 import { type CallExtra, registerTool, type ToolConfig, type ToolGuard } from "./tool.js";
@@ -63,6 +66,8 @@ export interface ToolContext {
   onSubscribed?: (subscriptionId: string, principal: Principal) => void;
   /** §8.2: when an agent should look again at the earliest (default 15 minutes from now). */
   nextCheckAfter?: () => string;
+  /** Issue #8: OAuth is on, so the buyer tools also take a token instead of the intentCode. */
+  signedIn?: boolean;
   log: Logger;
 }
 
@@ -120,7 +125,7 @@ export async function buyerPrincipal(
   if (oauth !== undefined) return oauth;
   throw new HolderError(
     "ERR_HOLDER_FORBIDDEN",
-    "this tool needs the intentCode that intent_publish_intent returned (this holder offers the consent-link profile; OAuth sign-in is not available yet)",
+    "this tool needs the intentCode that intent_publish_intent returned, or the person signed in with OAuth where this holder offers it (its /.well-known/oauth-protected-resource says so)",
   );
 }
 
@@ -194,7 +199,7 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
       title: "Read an intent",
       description:
         "Reads an intent with its intentCode: statement, criteria, area, budget, status and whether a hidden limit is set (never its value, never the person's contact).",
-      inputSchema: getInput,
+      inputSchema: context.signedIn === true ? getInputSignedIn : getInput,
       outputSchema: intentOut,
       annotations: readOnly,
     },
@@ -209,7 +214,7 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
     {
       title: "Change an intent",
       description:
-        "Changes an intent's statement, criteria, budget, hidden limit or buyBy. It needs the person signed in (OAuth), which this holder does not offer yet: " +
+        "Changes an intent's statement, criteria, budget, hidden limit or buyBy. It needs the person signed in (OAuth, where this holder offers it): " +
         "an intentCode cannot change an intent (consent-link rule 4), so withdraw it and publish a new one instead. " +
         "validUntil is not renewed by an agent: that needs the person's own fresh action.",
       inputSchema: updateInput,
@@ -234,7 +239,7 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
       title: "Withdraw an intent",
       description:
         "Withdraws an intent with its intentCode. It takes effect immediately: nothing more is matched or delivered for it.",
-      inputSchema: withdrawInput,
+      inputSchema: context.signedIn === true ? withdrawInputSignedIn : withdrawInput,
       outputSchema: withdrawOut,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
@@ -254,7 +259,7 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
         "Pass since (the last deliveredAt you saw) to get only newer ones; an empty answer is cheap, so poll with since. " +
         "One answer holds at most about 1,000 matches; more: true says to call again with since = the last deliveredAt. " +
         "Delivery to the person's own e-mail continues independently.",
-      inputSchema: listMatchesInput,
+      inputSchema: context.signedIn === true ? listMatchesInputSignedIn : listMatchesInput,
       outputSchema: listMatchesOut,
       annotations: readOnly,
     },
