@@ -50,6 +50,7 @@ import { createSmtpMailer, type SmtpMailer } from "./mail/smtp.js";
 import { createMatchingService, type MatchingService } from "./matching/service.js";
 import { createMcpHandler, type McpHandler, type McpHandlerOptions } from "./mcp/handler.js";
 import {
+  assistantsOfIntent,
   createHolderOAuth,
   type HolderOAuth,
   type HolderOAuthOptions,
@@ -359,6 +360,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
         return true;
       },
       ...(oauth === undefined ? {} : { oauth }),
+      ...(oauth?.access === undefined ? {} : { assistants: assistantsOfIntent(store, oauth.access) }),
       log,
     });
 

@@ -22,7 +22,12 @@ import {
 import { ISSUER_PATH } from "./scopes.js";
 import type { SignInContext } from "./signin.js";
 
-export type { AssistantAccess, AssistantAccessService } from "./owners.js";
+export {
+  type AssistantAccess,
+  type AssistantAccessService,
+  assistantsOfIntent,
+  type IntentAssistants,
+} from "./owners.js";
 export type { ExternalIssuer, ProtectedResource } from "./resource.js";
 export { type OAuthTables, oauthMigrations } from "./schema.js";
 export { ISSUER_PATH, PROTECTED_RESOURCE_PATH, SCOPE_MANAGE, SCOPE_READ, SIGNIN_PATH } from "./scopes.js";

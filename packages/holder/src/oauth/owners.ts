@@ -8,7 +8,7 @@
  *    gets the intent's manage link by e-mail;
  *  - the manage page's list of assistants (grants of the person) and revoking one.
  */
-import type { Transaction } from "@doorbell/store";
+import type { Database, Transaction } from "@doorbell/store";
 import type { Provider } from "oidc-provider";
 import { normaliseEmail } from "../domain/consent.js";
 import type { IntentServiceOptions, OAuthPrincipal } from "../domain/intents.js";
@@ -141,4 +141,30 @@ function hostOf(uri: string): string {
   } catch {
     return "an app on your device";
   }
+}
+
+/** The manage page's view of access: the assistants of the person behind one intent. */
+export interface IntentAssistants {
+  list(intentId: string): Promise<AssistantAccess[]>;
+  /** Revokes one of that person's grants at once. False: not theirs (or already gone). */
+  revoke(intentId: string, grantId: string): Promise<boolean>;
+}
+
+/** The person is found by the intent's verified contact (its keyed hash), never by anything the page sends. */
+export function assistantsOfIntent(
+  store: Database<HolderTables>,
+  access: AssistantAccessService,
+): IntentAssistants {
+  const contactHashOf = async (intentId: string): Promise<string | null> =>
+    (
+      await store.db
+        .selectFrom("holder_intents")
+        .select("contact_hash")
+        .where("id", "=", intentId)
+        .executeTakeFirst()
+    )?.contact_hash ?? null;
+  return {
+    list: async (intentId) => access.listFor(await contactHashOf(intentId)),
+    revoke: async (intentId, grantId) => access.revoke(await contactHashOf(intentId), grantId),
+  };
 }

@@ -17,7 +17,7 @@ import type { HolderConfig } from "../context.js";
 import type { ConsentService, DemandService, IntentService, MatchService } from "../domain/services.js";
 import type { LocalMailbox } from "../mail/local-mailbox.js";
 import type { McpHandler } from "../mcp/handler.js";
-import { type HolderOAuth, PROTECTED_RESOURCE_PATH } from "../oauth/index.js";
+import { type HolderOAuth, type IntentAssistants, PROTECTED_RESOURCE_PATH } from "../oauth/index.js";
 import type { PushService } from "../push/service.js";
 import { mountCheckPage } from "./pages/check-page.js";
 import { mountPages } from "./pages/index.js";
@@ -69,6 +69,8 @@ export interface HolderAppDeps {
    * on the MCP endpoint, and the sign-in and consent pages.
    */
   oauth?: HolderOAuth;
+  /** OAuth: the manage page's list of the person's assistants and revocation. */
+  assistants?: IntentAssistants;
   log: Logger;
 }
 
@@ -176,6 +178,7 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
     intents: deps.services.intents,
     matches: deps.services.matches,
     ...(deps.services.push === undefined ? {} : { push: deps.services.push }),
+    ...(deps.assistants === undefined ? {} : { assistants: deps.assistants }),
     config: deps.config,
     ...(deps.mailbox === undefined ? {} : { mailbox: deps.mailbox }),
     log: deps.log,

@@ -25,6 +25,7 @@ import { normaliseEmail } from "../../domain/consent.js";
 import type { ConsentService, IntentService, MatchService } from "../../domain/services.js";
 import { HolderError, type HolderErrorCode } from "../../domain/types.js";
 import type { LocalMailbox } from "../../mail/local-mailbox.js";
+import type { IntentAssistants } from "../../oauth/owners.js";
 import type { PushService } from "../../push/service.js";
 import { consentChoiceField, NotificationApprovalPage } from "./notification-views.js";
 import { createFormGuard, isTokenShaped, MAX_FORM_BYTES, pageHeaders, readForm } from "./security.js";
@@ -50,6 +51,8 @@ export interface PagesDeps {
   config: HolderConfig;
   /** The push profile's pages (choices, approval, receipts), when the holder offers it. */
   push?: PushService;
+  /** OAuth (issue #8): the manage page lists the person's assistants and revokes one. */
+  assistants?: IntentAssistants;
   /**
    * The local mailbox; `/dev/mailbox` exists only when it is given. Pass
    * `isLocalMailbox(ctx.mailer) ? ctx.mailer : undefined`.
@@ -69,6 +72,8 @@ const PAGE_PATHS = [
   "/dev/mailbox",
   "/dev/mailbox/*",
 ] as const;
+/** An OAuth grant id (oidc-provider's, URL-safe) in a page URL. */
+const GRANT_ID = /^[A-Za-z0-9_-]{10,64}$/;
 /** A subscription id in a page URL. */
 const SUBSCRIPTION_ID = /^sub_[A-Za-z0-9]{16,64}$/;
 
@@ -94,7 +99,7 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
   app: Hono<E, S, B>,
   deps: PagesDeps,
 ): void {
-  const { consent, config, push } = deps;
+  const { consent, config, push, assistants } = deps;
   const holderName = config.name;
   const guard = createFormGuard({
     publicUrl: config.publicUrl,
@@ -392,6 +397,7 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
     try {
       const { intent, matches } = await consent.manageView(token);
       const notifications = push === undefined ? [] : await push.receipts(intent.id);
+      const signedIn = assistants === undefined ? [] : await assistants.list(intent.id);
       return await render(
         c,
         200,
@@ -407,6 +413,12 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
             : {
                 notificationAction: (receipt, action) =>
                   `/manage/${token}/notifications/${receipt.id}/${action}`,
+              })}
+          {...(assistants === undefined
+            ? {}
+            : {
+                assistants: signedIn,
+                assistantAction: (assistant) => `/manage/${token}/assistants/${assistant.grantId}/revoke`,
               })}
         />,
       );
@@ -435,6 +447,26 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
   });
 
   app.all("/manage/:token/withdraw", methodNotAllowed("POST"));
+
+  // ---- assistants: OAuth access the person gave, revoked in one action (issue #8) ---------------
+
+  if (assistants !== undefined) {
+    app.post("/manage/:token/assistants/:grant/revoke", tooLarge, async (c) => {
+      const token = tokenOf(c);
+      const grant = c.req.param("grant") ?? "";
+      if (token === undefined || !GRANT_ID.test(grant)) return unknownLink(c);
+      try {
+        const fields = await postedForm(c);
+        if (fields instanceof Response) return fields;
+        const { intent } = await consent.manageView(token);
+        if (!(await assistants.revoke(intent.id, grant))) return unknownLink(c);
+        return c.redirect(`/manage/${token}#assistants`, 303);
+      } catch (error) {
+        return fail(c, error, manageGone);
+      }
+    });
+    app.all("/manage/:token/assistants/:grant/revoke", methodNotAllowed("POST"));
+  }
 
   // ---- notifications: the push profile's approval and revocation (§6 rule 3) -------------------
 

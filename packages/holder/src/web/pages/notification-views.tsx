@@ -6,6 +6,7 @@
  */
 import type { FC } from "hono/jsx";
 import { NOTIFICATION_PROMISE } from "../../mail/templates.js";
+import type { AssistantAccess } from "../../oauth/owners.js";
 import type { NotificationReceipt } from "../../push/service.js";
 import { formatDateTime, isoDateTime } from "./format.js";
 import { Layout } from "./layout.js";
@@ -171,3 +172,36 @@ export const NotificationApprovalPage: FC<{
     </Layout>
   );
 };
+
+const SCOPE_WORDS: Readonly<Record<string, string>> = {
+  "intents:read": "read your requests and their offers",
+  "intents:manage": "publish, change and withdraw your requests",
+};
+
+/** Manage page (OAuth, issue #8): the assistants this person let in, each revoked in one action. */
+export const AssistantsWithAccess: FC<{
+  assistants: readonly AssistantAccess[];
+  actionFor: (assistant: AssistantAccess) => string;
+  csrf: string;
+}> = ({ assistants, actionFor, csrf }) =>
+  assistants.length === 0 ? null : (
+    <>
+      <h2 id="assistants">Assistants you signed in to</h2>
+      <ul aria-labelledby="assistants">
+        {assistants.map((assistant) => (
+          <li>
+            <p>
+              <strong>{assistant.clientName}</strong> (signs in at {assistant.redirectHosts.join(", ")}) may{" "}
+              {assistant.scopes.map((scope) => SCOPE_WORDS[scope] ?? scope).join(" and ")}.
+            </p>
+            <form method="post" action={actionFor(assistant)}>
+              <input type="hidden" name="csrf" value={csrf} />
+              <button type="submit" class="danger">
+                Revoke this assistant's access
+              </button>
+            </form>
+          </li>
+        ))}
+      </ul>
+    </>
+  );

@@ -5,6 +5,7 @@
 import type { Child, FC } from "hono/jsx";
 import type { Intent, Match } from "../../domain/types.js";
 import type { MailboxEntry } from "../../mail/local-mailbox.js";
+import type { AssistantAccess } from "../../oauth/owners.js";
 import type { NotificationReceipt } from "../../push/service.js";
 import {
   criteriaLines,
@@ -18,7 +19,7 @@ import {
   VISIBILITY_WORDS,
 } from "./format.js";
 import { Layout } from "./layout.js";
-import { NotificationChoices, NotificationReceipts } from "./notification-views.js";
+import { AssistantsWithAccess, NotificationChoices, NotificationReceipts } from "./notification-views.js";
 
 const When: FC<{ value: string | number }> = ({ value }) => (
   <time datetime={isoDateTime(value)}>{formatDateTime(value)}</time>
@@ -276,6 +277,9 @@ export interface ManageProps {
   /** The push subscriptions of the request, with their receipts. */
   notifications?: readonly NotificationReceipt[];
   notificationAction?: (receipt: NotificationReceipt, action: "allow" | "stop") => string;
+  /** OAuth (issue #8): the assistants the person signed in to, and where revoking one posts. */
+  assistants?: readonly AssistantAccess[];
+  assistantAction?: (assistant: AssistantAccess) => string;
 }
 
 export const ManagePage: FC<ManageProps> = (props) => {
@@ -303,6 +307,13 @@ export const ManagePage: FC<ManageProps> = (props) => {
         <NotificationReceipts
           receipts={props.notifications ?? []}
           actionFor={props.notificationAction}
+          csrf={csrf}
+        />
+      )}
+      {props.assistantAction !== undefined && (
+        <AssistantsWithAccess
+          assistants={props.assistants ?? []}
+          actionFor={props.assistantAction}
           csrf={csrf}
         />
       )}
