@@ -191,9 +191,9 @@ export interface CreateHolderOptions {
    */
   events?: false | Pick<HolderEventsOptions, "tuning">;
   /**
-   * Issue #8, the OAuth 2.1 profile of the buyer tools: `{}` for the built-in authorization server
-   * under /oauth, `{ external: { issuer } }` for an external issuer. Off unless given: the full
-   * sign-in flow is not yet tested end to end (issue #8 stays open), so nothing advertises it.
+   * Issue #8, the OAuth 2.1 profile of the buyer tools: the built-in authorization server under
+   * /oauth (default, or `{ ttl }`), `{ external: { issuer } }` for an external issuer, or `false`
+   * for none (consent-link only).
    */
   oauth?: false | HolderOAuthOptions;
   clock?: () => number;
@@ -214,6 +214,8 @@ export interface HolderSummary {
   activeIntents: number;
   /** Where doorbells may go (see `CreateHolderOptions.webhookPolicy`). */
   webhookPolicy: "production" | "development";
+  /** Signed-in buyers (issue #8): the built-in authorization server, an external issuer, or none. */
+  oauth: "built-in" | "external" | "off";
 }
 
 export interface Holder {
@@ -296,12 +298,12 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     const changes = createIntentChangeFeed();
     // Issue #8: the OAuth profile (authorization server or external issuer, protected resource).
     const oauth: HolderOAuth | undefined =
-      options.oauth === undefined || options.oauth === false
+      options.oauth === false
         ? undefined
         : await createHolderOAuth(
             { ...context, store: store as unknown as Parameters<typeof createHolderOAuth>[0]["store"] },
             {
-              ...options.oauth,
+              ...(options.oauth ?? {}),
               resource: `${publicUrl}${MCP_PATH}`,
               egress: holderEgressPolicy(webhookPolicy, publicUrl),
             },
@@ -402,6 +404,8 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       demo,
       activeIntents,
       webhookPolicy,
+      oauth:
+        options.oauth === false ? "off" : options.oauth?.external === undefined ? "built-in" : "external",
     };
     let closing: Promise<void> | undefined;
     return {

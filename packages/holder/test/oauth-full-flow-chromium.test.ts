@@ -18,25 +18,24 @@
  * skipped with a notice, except under CI, where it fails.
  */
 import fs from "node:fs";
-import http from "node:http";
-import net from "node:net";
-import os from "node:os";
-import path from "node:path";
 import { forEachEngine } from "@doorbell/store/testing";
-import { auth, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { pino } from "pino";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHolder, type Holder } from "../src/holder.js";
 import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
+import {
+  closeHolders,
+  EMAIL,
+  holderOn,
+  MemoryProvider,
+  mcpInitialize,
+  redirectServer,
+  tokenRequest as tokenRequestAt,
+  tool,
+} from "./oauth-harness.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const CHROMIUM_ARGS = [
@@ -51,110 +50,6 @@ const isCi = (() => {
   return value !== undefined && value !== "" && value !== "0" && value !== "false";
 })();
 const haveChromium = fs.existsSync(CHROMIUM);
-const EMAIL = "jana.novakova@example.sk";
-const SCOPE = "intents:read intents:manage";
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-async function holderOn(database: string): Promise<{ holder: Holder; origin: string; dir: string }> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "doorbell-oauth-flow-"));
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  const holder = await createHolder({
-    dataDir: dir,
-    database,
-    publicUrl: origin,
-    env: {},
-    log: pino({ level: "silent" }),
-    events: false,
-    config: { name: "Doorbell demo holder" },
-    oauth: {},
-  });
-  await holder.listen(port, "127.0.0.1");
-  return { holder, origin, dir };
-}
-
-/** The assistant's loopback redirect URI: captures `code` and `state` of each arrival. */
-async function redirectServer(): Promise<{
-  url: string;
-  arrivals: URLSearchParams[];
-  close(): Promise<void>;
-}> {
-  const arrivals: URLSearchParams[] = [];
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    if (url.pathname === "/callback") arrivals.push(url.searchParams);
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-    res.end('<!doctype html><html lang="en"><title>Done</title><h1>You can close this window</h1></html>');
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/callback`,
-    arrivals,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-/** An `OAuthClientProvider` kept in memory, as an assistant would keep it. */
-class MemoryProvider implements OAuthClientProvider {
-  info: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = "";
-  authorizationUrl: URL | undefined;
-  readonly expectedState = `state-${Math.random().toString(36).slice(2)}`;
-  constructor(private readonly redirect: string) {}
-  get redirectUrl(): string {
-    return this.redirect;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: "Test assistant",
-      redirect_uris: [this.redirect],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-      scope: SCOPE,
-    };
-  }
-  state(): string {
-    return this.expectedState;
-  }
-  clientInformation(): OAuthClientInformationMixed | undefined {
-    return this.info;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed): void {
-    this.info = info;
-  }
-  tokens(): OAuthTokens | undefined {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens): void {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL): void {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string): void {
-    this.verifier = verifier;
-  }
-  codeVerifier(): string {
-    return this.verifier;
-  }
-}
-
-async function tool<T>(client: Client, name: string, args: Record<string, unknown>): Promise<T> {
-  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  if (result.isError) throw new Error(`${name} was refused: ${JSON.stringify(result.content)}`);
-  return result.structuredContent as T;
-}
-
 const h1 = async (page: Page) => (await page.locator("h1").textContent())?.trim();
 
 async function navigates(page: Page, action: () => Promise<void>): Promise<void> {
@@ -163,22 +58,6 @@ async function navigates(page: Page, action: () => Promise<void>): Promise<void>
   await navigated;
   await page.waitForLoadState("load");
 }
-
-const mcpInitialize = (origin: string, token: string) =>
-  fetch(`${origin}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      authorization: `Bearer ${token}`,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-    }),
-  });
 
 if (!haveChromium && !isCi) {
   console.warn(
@@ -213,9 +92,7 @@ describe.runIf(haveChromium || isCi)("the OAuth flow with the SDK's client and h
     afterAll(async () => {
       await signedIn?.close();
       await redirect?.close();
-      await a?.holder.close();
-      await b?.holder.close();
-      for (const h of [a, b]) if (h !== undefined) fs.rmSync(h.dir, { recursive: true, force: true });
+      await closeHolders(a, b);
     });
 
     /** The SDK's `auth()` up to the redirect, the person in Chromium, back at the redirect URI: the code. */
@@ -373,12 +250,7 @@ describe.runIf(haveChromium || isCi)("the OAuth flow with the SDK's client and h
       expect(answer.headers.get("www-authenticate")).toContain('error="invalid_token"');
     });
 
-    const tokenRequest = (fields: Record<string, string>) =>
-      fetch(`${a.origin}/oauth/token`, {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams(fields),
-      });
+    const tokenRequest = (fields: Record<string, string>) => tokenRequestAt(a.origin, fields);
 
     it("refuses a replayed authorization code and stops the tokens it gave", async () => {
       const token = provider.saved?.access_token as string;

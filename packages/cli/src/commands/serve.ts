@@ -92,6 +92,12 @@ export async function serveCommand(
         ? "push profile; endpoints must be https:443 with public addresses"
         : "push profile; development policy: loopback and http endpoints allowed",
     ],
+    [
+      "Sign-in",
+      s.oauth === "off"
+        ? "none (consent-link only)"
+        : `OAuth 2.1 for assistants (${s.oauth === "built-in" ? `${s.publicUrl}/oauth` : "external issuer"}; metadata at /.well-known/oauth-protected-resource/mcp)`,
+    ],
     ["Active intents", String(s.activeIntents)],
     ["Listening on", `${address.host}:${address.port}`],
   ];

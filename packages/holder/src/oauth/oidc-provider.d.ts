@@ -64,6 +64,7 @@ declare module "oidc-provider" {
   }
   export const errors: {
     InvalidTarget: new (description?: string) => Error;
+    InvalidScope: new (description?: string, scope?: string) => Error;
   };
   export default Provider;
 }

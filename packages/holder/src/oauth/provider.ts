@@ -36,6 +36,9 @@ export interface AuthorizationServerOptions {
   log: Logger;
 }
 
+/** Every scope the provider knows: OpenID's two and the holder's resource scopes. */
+const OFFERED_SCOPES: ReadonlySet<string> = new Set(["openid", "offline_access", ...RESOURCE_SCOPES]);
+
 export interface AuthorizationServer {
   readonly provider: Provider;
   readonly issuer: string;
@@ -90,11 +93,21 @@ export async function createAuthorizationServer(
         enabled: true,
         defaultResource: () => options.resource,
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx: unknown, indicator: string) => {
+        getResourceServerInfo: (ctx: { oidc?: { params?: { scope?: unknown } } }, indicator: string) => {
           if (indicator !== options.resource) {
             throw new errors.InvalidTarget(
               "this authorization server issues tokens for its holder's MCP endpoint only",
             );
+          }
+          // The provider silently drops a scope it does not know; asking for one is refused instead
+          // (an assistant must not be shown a consent page for less than it believes it asked for).
+          const requested = ctx.oidc?.params?.scope;
+          const unknown =
+            typeof requested === "string"
+              ? requested.split(" ").find((scope) => scope !== "" && !OFFERED_SCOPES.has(scope))
+              : undefined;
+          if (unknown !== undefined) {
+            throw new errors.InvalidScope("this holder does not offer the requested scope", unknown);
           }
           return {
             scope: resourceScope,
