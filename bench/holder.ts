@@ -194,6 +194,7 @@ async function startStubbedHolderMcp(grid: DemandGrid): Promise<{ url: URL; clos
       publish: refuse,
       principalForCode: async () => ({ kind: "intent-code", intentId: "int_bench" }),
       get: refuse,
+      readableIntent: refuse,
       update: refuse,
       withdraw: refuse,
       expireDue: async () => 0,

@@ -19,12 +19,10 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chromiumSuite, launchChromium, navigates } from "../../holder/test/chromium.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const isCi = !["", "0", "false"].includes(process.env.CI?.trim().toLowerCase() ?? "");
-const haveChromium = fs.existsSync(CHROMIUM);
 const ENTRY = path.join(import.meta.dirname, "cli-entry.ts");
 
 async function freePort(): Promise<number> {
@@ -84,13 +82,6 @@ async function tool<T>(client: Client, name: string, args: Record<string, unknow
   return result.structuredContent as T;
 }
 
-async function navigates(page: Page, action: () => Promise<unknown>): Promise<void> {
-  const navigated = page.waitForEvent("framenavigated", (frame) => frame === page.mainFrame());
-  await action();
-  await navigated;
-  await page.waitForLoadState("load");
-}
-
 /** Opens the newest mail whose subject starts with `subject` in the holder's local mailbox. */
 async function openMail(page: Page, holder: string, subject: string): Promise<void> {
   await page.goto(`${holder}/dev/mailbox`);
@@ -102,13 +93,9 @@ async function openMail(page: Page, holder: string, subject: string): Promise<vo
   );
 }
 
-if (!haveChromium && !isCi) {
-  console.warn(
-    `[push-end-to-end-processes] ${CHROMIUM} not found: the end-to-end doorbell test is SKIPPED (it fails under CI). Install it with: apt-get install -y chromium`,
-  );
-}
+const withChromium = chromiumSuite("push-end-to-end-processes", "the end-to-end doorbell test");
 
-describe.runIf(haveChromium || isCi)("doorbells through holder, forwarder and agent processes", () => {
+describe.runIf(withChromium)("doorbells through holder, forwarder and agent processes", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "doorbell-e2e-"));
   const processes: ReturnType<typeof doorbell>[] = [];
   let browser: Browser;
@@ -120,7 +107,6 @@ describe.runIf(haveChromium || isCi)("doorbells through holder, forwarder and ag
   let code: string;
 
   beforeAll(async () => {
-    if (!haveChromium) throw new Error(`CI is set but ${CHROMIUM} is missing: apt-get install -y chromium`);
     const [holderPort, forwarderPort] = [await freePort(), await freePort()];
     holder = `http://127.0.0.1:${holderPort}`;
     forwarder = `http://127.0.0.1:${forwarderPort}`;
@@ -149,17 +135,7 @@ describe.runIf(haveChromium || isCi)("doorbells through holder, forwarder and ag
     await forwarderProcess.waitFor("Ctrl+C stops");
     client = new Client({ name: "e2e-assistant", version: "1" });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${forwarder}/mcp`)));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--no-first-run",
-      ],
-    });
+    browser = await launchChromium();
     page = await (await browser.newContext()).newPage();
   }, 120_000);
 

@@ -86,6 +86,8 @@ export function createHolderServices(
   let consent: HolderConsentService | undefined;
   const push = options.push === undefined ? undefined : createPushService(ctx, options.push);
   const matching = createMatchingService(ctx, {
+    // Called only after `intents` below exists: the intent service decides who reads which intent.
+    readableIntent: (principal, id) => intents.readableIntent(principal, id),
     async onMatched(intentIds) {
       for (const intentId of intentIds) await consent?.sendMatchDigest(intentId);
       await push?.changed(intentIds);

@@ -19,24 +19,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { pino } from "pino";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHolder, type Holder } from "../src/holder.js";
 import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
-
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--no-first-run",
-];
-const isCi = (() => {
-  const value = process.env.CI?.trim().toLowerCase();
-  return value !== undefined && value !== "" && value !== "0" && value !== "false";
-})();
-const haveChromium = fs.existsSync(CHROMIUM);
+import { chromiumSuite, launchChromium, navigates } from "./chromium.js";
 
 /** Where the screenshots go (made when the suite runs; kept so a person can look at them). */
 let SHOTS = "";
@@ -88,14 +75,6 @@ async function narrowFits(page: Page): Promise<boolean> {
 
 const h1 = async (page: Page) => (await page.locator("h1").textContent())?.trim();
 
-/** Runs `action` (a click) and waits until the page it leads to has loaded. */
-async function navigates(page: Page, action: () => Promise<void>): Promise<void> {
-  const navigated = page.waitForEvent("framenavigated", (frame) => frame === page.mainFrame());
-  await action();
-  await navigated;
-  await page.waitForLoadState("load");
-}
-
 /** Tabs until `selector` has focus; returns its computed outline (visible focus). */
 async function focusOutline(page: Page, selector: string): Promise<string> {
   for (let i = 0; i < 30; i += 1) {
@@ -111,18 +90,13 @@ async function focusOutline(page: Page, selector: string): Promise<string> {
   throw new Error(`${selector} never got the focus by keyboard`);
 }
 
-if (!haveChromium && !isCi) {
-  console.warn(
-    `[consent-flow-chromium] ${CHROMIUM} not found: the Chromium consent flow is SKIPPED (it fails under CI). Install it with: apt-get install -y chromium`,
-  );
-}
+const withChromium = chromiumSuite("consent-flow-chromium", "the Chromium consent flow");
 
-describe.runIf(haveChromium || isCi)("the consent flow in headless Chromium", () => {
+describe.runIf(withChromium)("the consent flow in headless Chromium", () => {
   let browser: Browser;
   beforeAll(async () => {
-    if (!haveChromium) throw new Error(`CI is set but ${CHROMIUM} is missing: apt-get install -y chromium`);
     SHOTS = fs.mkdtempSync(path.join(os.tmpdir(), "doorbell-consent-flow-"));
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -17,15 +17,15 @@
  * Chromium: Debian's `chromium` driven by playwright-core. Without /usr/bin/chromium the suite is
  * skipped with a notice, except under CI, where it fails.
  */
-import fs from "node:fs";
 import { forEachEngine } from "@doorbell/store/testing";
 import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
+import { chromiumSuite, launchChromium, navigates } from "./chromium.js";
 import {
   closeHolders,
   EMAIL,
@@ -37,39 +37,14 @@ import {
   tool,
 } from "./oauth-harness.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--no-first-run",
-];
-const isCi = (() => {
-  const value = process.env.CI?.trim().toLowerCase();
-  return value !== undefined && value !== "" && value !== "0" && value !== "false";
-})();
-const haveChromium = fs.existsSync(CHROMIUM);
 const h1 = async (page: Page) => (await page.locator("h1").textContent())?.trim();
 
-async function navigates(page: Page, action: () => Promise<void>): Promise<void> {
-  const navigated = page.waitForEvent("framenavigated", (frame) => frame === page.mainFrame());
-  await action();
-  await navigated;
-  await page.waitForLoadState("load");
-}
+const withChromium = chromiumSuite("oauth-full-flow-chromium", "the Chromium OAuth flow");
 
-if (!haveChromium && !isCi) {
-  console.warn(
-    `[oauth-full-flow-chromium] ${CHROMIUM} not found: the Chromium OAuth flow is SKIPPED (it fails under CI). Install it with: apt-get install -y chromium`,
-  );
-}
-
-describe.runIf(haveChromium || isCi)("the OAuth flow with the SDK's client and headless Chromium", () => {
+describe.runIf(withChromium)("the OAuth flow with the SDK's client and headless Chromium", () => {
   let browser: Browser;
   beforeAll(async () => {
-    if (!haveChromium) throw new Error(`CI is set but ${CHROMIUM} is missing: apt-get install -y chromium`);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -11,6 +11,7 @@ import type { HolderContext } from "../context.js";
 import type { MailMessage } from "../mail/mailer.js";
 import { withdrawnMail } from "../mail/templates.js";
 import type { HolderTables, IntentRow } from "../schema.js";
+import { SCOPE_MANAGE, SCOPE_READ } from "../oauth/scopes.js";
 import type { IntentChanges, IntentService } from "./services.js";
 import {
   type Area,
@@ -68,8 +69,6 @@ export interface IntentServiceOptions {
 }
 
 /** The scopes of issue #8's tokens: reading, and publishing/changing/withdrawing. */
-const SCOPE_READ = "intents:read";
-const SCOPE_MANAGE = "intents:manage";
 
 function requireScope(principal: OAuthPrincipal, scope: string): void {
   if (!(principal.scopes ?? []).includes(scope)) {
@@ -846,6 +845,8 @@ export function createIntentService(
       if (row.consented_at !== null) remember(key, row.id);
       return { kind: "intent-code", intentId: row.id };
     },
+
+    readableIntent: (principal, id) => authorize(principal, id),
 
     async get(principal: Principal, id?: string): Promise<Intent> {
       const intentId = await authorize(principal, id);

@@ -27,6 +27,11 @@ export interface IntentService {
   principalForCode(intentCode: string): Promise<Principal | undefined>;
   /** `id` may be omitted when the principal is an intentCode (it names one intent). */
   get(principal: Principal, id?: string): Promise<Intent>;
+  /**
+   * The id of the intent this principal may read (its code's intent, or a signed-in client's own
+   * one under intents:read), refused as `get` refuses; nothing is loaded.
+   */
+  readableIntent(principal: Principal, id?: string): Promise<string>;
   /** OAuth principals only (consent-link rule 4 grants get, list_matches and withdraw). */
   update(principal: Principal, id: string, changes: IntentChanges): Promise<Intent>;
   /** Takes effect immediately (binding: MUST). */

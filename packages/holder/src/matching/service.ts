@@ -20,6 +20,11 @@ import { fits, type IntentFilterSource, intentFilter, type MatchableOffer, offer
 
 export interface MatchingOptions {
   /**
+   * Which intent a principal may read (the intent service's rule, signed-in clients included).
+   * Without it only intentCodes read, each its own intent.
+   */
+  readableIntent?(principal: Principal, id: string | undefined): Promise<string>;
+  /**
    * Called after the matches are committed with the intents that got new ones (the e-mail
    * digest, later doorbells). Errors are logged and swallowed: the matches are recorded and
    * `mailed_at` stays null for the digest to find later.
@@ -302,7 +307,10 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
     notify,
 
     async listMatches(principal, id, since) {
-      const intentId = intentIdFor(principal, id);
+      const intentId =
+        options.readableIntent === undefined
+          ? intentIdFor(principal, id)
+          : await options.readableIntent(principal, id);
       let after = Number.NEGATIVE_INFINITY;
       if (since !== undefined) {
         const parsed =

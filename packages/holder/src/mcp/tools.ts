@@ -16,6 +16,7 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import type { DemandService, IntentService, MatchService, OfferService } from "../domain/services.js";
 import { type Category, type Country, HolderError, type Principal } from "../domain/types.js";
+import { RESOURCE_SCOPES } from "../oauth/scopes.js";
 import type { PushService } from "../push/service.js";
 import type { RateLimiter } from "./rate-limit.js";
 import { demandView, intentView, matchView, offerView, success } from "./results.js";
@@ -98,12 +99,10 @@ export function principalFromAuth(authInfo: AuthInfo | undefined): Principal | u
   const subject = authInfo?.extra?.subject;
   if (authInfo === undefined || typeof subject !== "string" || subject === "") return undefined;
   // Issue #8: the token's scopes the holder knows travel with the principal; the services check them.
-  const scopes = authInfo.scopes.filter((scope) => BUYER_SCOPES.includes(scope));
+  const scopes = authInfo.scopes.filter((scope) => (RESOURCE_SCOPES as readonly string[]).includes(scope));
   return { kind: "oauth", subject, clientId: authInfo.clientId, ...(scopes.length === 0 ? {} : { scopes }) };
 }
 
-/** The scopes of the buyer tools (oauth/scopes.ts). */
-const BUYER_SCOPES: readonly string[] = ["intents:read", "intents:manage"];
 
 /** The one place a buyer tool learns who it acts for. */
 export async function buyerPrincipal(
@@ -264,14 +263,7 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
       annotations: readOnly,
     },
     async (args, authInfo) => {
-      let principal = await buyerPrincipal(services.intents, args.intentCode, authInfo);
-      if (principal.kind === "oauth") {
-        // Issue #8: the matching service reads by intent only; the intent service decides first
-        // whether this signed-in client may read the intent (scope and owner), then it is read as
-        // that one intent.
-        const intent = await services.intents.get(principal, args.intent);
-        principal = { kind: "intent-code", intentId: intent.id };
-      }
+      const principal = await buyerPrincipal(services.intents, args.intentCode, authInfo);
       const { matches, more } = await services.matches.listMatches(principal, args.intent, args.since);
       const intentId = principal.kind === "intent-code" ? principal.intentId : args.intent;
       // A reply belongs to the intent it answers: never show one to another buyer (rule 1).
