@@ -10,8 +10,8 @@ import type { Selectable, Transaction } from "@doorbell/store";
 import type { HolderContext } from "../context.js";
 import type { MailMessage } from "../mail/mailer.js";
 import { withdrawnMail } from "../mail/templates.js";
-import type { HolderTables, IntentRow } from "../schema.js";
 import { SCOPE_MANAGE, SCOPE_READ } from "../oauth/scopes.js";
+import type { HolderTables, IntentRow } from "../schema.js";
 import type { IntentChanges, IntentService } from "./services.js";
 import {
   type Area,

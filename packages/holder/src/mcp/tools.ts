@@ -103,7 +103,6 @@ export function principalFromAuth(authInfo: AuthInfo | undefined): Principal | u
   return { kind: "oauth", subject, clientId: authInfo.clientId, ...(scopes.length === 0 ? {} : { scopes }) };
 }
 
-
 /** The one place a buyer tool learns who it acts for. */
 export async function buyerPrincipal(
   intents: IntentService,
