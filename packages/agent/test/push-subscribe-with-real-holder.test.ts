@@ -106,8 +106,9 @@ describe("push tools with a real holder", () => {
     // Not started: the agent reads when the test runs its due work after the doorbell's grant.
     h.clock.advance(60_000);
     await h.addOffers(2);
+    // Nothing is read before the due work runs, whenever the doorbell lands.
     const seen = await store.load();
-    expect(seen.watches[intent.handle]?.announcedUpTo).toBeUndefined();
+    expect(seen.watches[intent.handle]?.cursor?.offerIds ?? []).toHaveLength(0);
     await until(() => agent.holder.pacing(intentCode)?.granted === true, "the matches doorbell");
     await agent.runDue();
     const after = await store.load();

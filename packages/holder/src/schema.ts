@@ -1,4 +1,4 @@
-import { defineMigrations, type Generated, type Migration } from "@doorbell/store";
+import { defineMigrations, type Generated, type Migration, sql } from "@doorbell/store";
 import type { Category, Country, Currency, IntentStatus, Visibility } from "./domain/types.js";
 import { offerSearch } from "./offers/search-schema.js";
 
@@ -38,6 +38,16 @@ export interface IntentRow {
   consented_at: number | null;
   confirmed_at: number | null;
   ended_at: number | null;
+  /** The last offer (match_seq) that entered matching before the intent was withdrawn. */
+  ended_seq: number | null;
+  /**
+   * When the intent's current criteria and budget took effect (activation or a change of them):
+   * offers already there count as delivered at this moment. Null while the intent was never active.
+   */
+  matching_since: number | null;
+  /** The e-mail digest's watermark: the position (deliveredAt, match_seq) of the last match mailed. */
+  mailed_at: number | null;
+  mailed_seq: number | null;
 }
 
 export interface OfferRow {
@@ -58,15 +68,10 @@ export interface OfferRow {
   published_at: number;
   created_at: number;
   withdrawn_at: number | null;
-}
-
-export interface MatchRow {
-  id: Generated<number>;
-  intent_id: string;
-  offer_id: string;
-  delivered_at: number;
-  /** When the person's e-mail digest carried it; null while it waits for the next digest. */
-  mailed_at: number | null;
+  /** When the offer, new or changed, entered matching (a match's deliveredAt is never earlier). */
+  matched_at: number;
+  /** Its place in the order offers entered matching: ties of matched_at are broken by it. */
+  match_seq: number;
 }
 
 /** The local mailbox used when no SMTP server is configured: the person reads it on a dev page. */
@@ -82,7 +87,6 @@ export interface MailRow {
 export interface HolderTables {
   holder_intents: IntentRow;
   holder_offers: OfferRow;
-  holder_matches: MatchRow;
   holder_mail: MailRow;
 }
 
@@ -187,5 +191,49 @@ const core: Migration = {
   },
 };
 
+/**
+ * Migration 3: matches are derived from offers and intents when read, never written one row per
+ * (offer, intent) (docs/decisions.md, "Matches are read, not written"). Offers get their place in
+ * matching, intents the moment their criteria took effect and the digest's watermark, and
+ * holder_matches goes. Existing matches count as mailed: nothing is mailed twice after upgrading.
+ */
+const derivedMatches: Migration = {
+  version: 3,
+  name: "derived_matches",
+  async up(db, { types }) {
+    const offers = () => db.schema.alterTable("holder_offers");
+    await offers().addColumn("matched_at", types.timestamp).execute();
+    await offers().addColumn("match_seq", types.bigint).execute();
+    await sql`update holder_offers set matched_at = created_at, match_seq = n.seq
+      from (select id, row_number() over (order by created_at, id) as seq from holder_offers) as n
+      where n.id = holder_offers.id`.execute(db);
+    await db.schema
+      .createIndex("holder_offers_arrivals")
+      .on("holder_offers")
+      .columns(["category", "country", "matched_at"])
+      .execute();
+    await db.schema
+      .createIndex("holder_offers_seq")
+      .on("holder_offers")
+      .column("match_seq")
+      .unique()
+      .execute();
+
+    const intents = () => db.schema.alterTable("holder_intents");
+    await intents().addColumn("matching_since", types.timestamp).execute();
+    await intents().addColumn("mailed_at", types.timestamp).execute();
+    await intents().addColumn("mailed_seq", types.bigint).execute();
+    await intents().addColumn("ended_seq", types.bigint).execute();
+    const upgradedAt = Date.now();
+    await sql`update holder_intents set matching_since = confirmed_at,
+        mailed_at = ${upgradedAt}, mailed_seq = (select coalesce(max(match_seq), 0) from holder_offers)
+      where confirmed_at is not null`.execute(db);
+    await sql`update holder_intents set ended_seq = (select coalesce(max(o.match_seq), 0)
+        from holder_offers as o where o.matched_at <= holder_intents.ended_at)
+      where status = 'withdrawn'`.execute(db);
+    await db.schema.dropTable("holder_matches").execute();
+  },
+};
+
 /** Later versions are appended here; a released version never changes. */
-export const holderMigrations = defineMigrations("holder", [core, offerSearch]);
+export const holderMigrations = defineMigrations("holder", [core, offerSearch, derivedMatches]);

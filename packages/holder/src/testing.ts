@@ -71,7 +71,6 @@ export async function createTestHolderContext(
     await all.db.deleteFrom("holder_push").execute();
     await all.db.deleteFrom("delivery_outbox").execute();
     await all.db.deleteFrom("delivery_subscriptions").execute();
-    await store.db.deleteFrom("holder_matches").execute();
     await store.db.deleteFrom("holder_offers").execute();
     await store.db.deleteFrom("holder_intents").execute();
     await store.db.deleteFrom("holder_mail").execute();

@@ -94,13 +94,37 @@ export async function refusal(promise: Promise<unknown>): Promise<HolderError> {
   throw new Error("expected a HolderError, but the call succeeded");
 }
 
-/** Inserts a catalogue offer and a match for `intentId`, delivered at `at`. */
+/**
+ * Inserts a catalogue offer that fits `intentId` (its attributes taken from the intent's criteria)
+ * and enters matching at `at`: a match of that intent, delivered at `at` if the intent's criteria
+ * were in force by then. `region` places the offer elsewhere (then the intent must name no region).
+ */
 export async function recordMatch(
   h: Holder,
   intentId: string,
   offer: { id: string; title: string; price: number; at: number; url?: string; region?: string },
 ) {
   const db = h.ctx.store.db;
+  const intent = await db
+    .selectFrom("holder_intents")
+    .selectAll()
+    .where("id", "=", intentId)
+    .executeTakeFirstOrThrow();
+  const c = JSON.parse(intent.criteria_json ?? "{}") as Record<string, string | number | undefined>;
+  const attributes =
+    intent.category === "property"
+      ? { kind: c.kind ?? "flat", rooms: c.roomsMin ?? 3, areaM2: c.areaMinM2 ?? 70 }
+      : {
+          make: c.make ?? "Škoda",
+          model: c.model ?? "Octavia",
+          year: c.yearMin ?? 2019,
+          fuel: c.fuel ?? "diesel",
+          mileageKm: Math.min(Number(c.mileageMaxKm ?? 90_000), 90_000),
+        };
+  const last = await db
+    .selectFrom("holder_offers")
+    .select((eb) => eb.fn.max("match_seq").as("seq"))
+    .executeTakeFirst();
   await db
     .insertInto("holder_offers")
     .values({
@@ -111,20 +135,18 @@ export async function recordMatch(
       in_reply_to: null,
       title: offer.title,
       description: null,
-      category: "vehicles",
+      category: intent.category ?? "vehicles",
       price_amount: offer.price,
-      price_currency: "EUR",
-      country: "SK",
-      region: offer.region ?? "SK-BL",
+      price_currency: intent.budget_currency ?? "EUR",
+      country: intent.country,
+      region: offer.region ?? intent.region ?? "SK-BL",
       url: offer.url ?? `https://catalogue.example.sk/${offer.id}`,
-      attributes_json: JSON.stringify({ make: "Škoda", model: "Octavia", year: 2019 }),
+      attributes_json: JSON.stringify(attributes),
       published_at: offer.at - DAY,
       created_at: offer.at,
       withdrawn_at: null,
+      matched_at: offer.at,
+      match_seq: Number(last?.seq ?? 0) + 1,
     })
-    .execute();
-  await db
-    .insertInto("holder_matches")
-    .values({ intent_id: intentId, offer_id: offer.id, delivered_at: offer.at, mailed_at: null })
     .execute();
 }

@@ -4,13 +4,18 @@
  */
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { activeIntent, holderOn, recordMatch, refusal, T0 } from "./intents-harness.js";
+import { activeIntent, basicIntent, holderOn, recordMatch, refusal, T0 } from "./intents-harness.js";
 
 forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   it("shows the intent and its matches, newest first, as offers", async () => {
     const h = await holderOn(engine);
     const flow = await activeIntent(h);
-    const other = await activeIntent(h, "b@example.sk");
+    // Another person's intent for another car: its offers are not this intent's matches.
+    const other = await activeIntent(
+      h,
+      "b@example.sk",
+      basicIntent({ criteria: { category: "vehicles", make: "Kia", model: "Ceed" } }),
+    );
     await recordMatch(h, flow.intent.id, {
       id: "off_1",
       title: "Octavia 2017",
@@ -44,7 +49,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
         price: { amount: 14_500, currency: "EUR" },
         location: { country: "SK", region: "SK-BL" },
         url: "https://catalogue.example.sk/off_2",
-        attributes: { make: "Škoda", model: "Octavia", year: 2019 },
+        attributes: { make: "Škoda", model: "Octavia", year: 2019, fuel: "diesel", mileageKm: 90_000 },
         publishedAt: new Date(T0 + 3000 - 24 * 60 * 60 * 1000).toISOString(),
       },
     });

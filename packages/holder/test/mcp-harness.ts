@@ -247,7 +247,6 @@ export function octavia(more: Partial<CatalogueOfferInput> = {}): CatalogueOffer
 const TABLES = [
   "holder_intents",
   "holder_offers",
-  "holder_matches",
   "holder_mail",
   "holder_push",
   "delivery_subscriptions",

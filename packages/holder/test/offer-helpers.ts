@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { CatalogueOfferInput } from "../src/domain/services.js";
 import type { Criteria } from "../src/domain/types.js";
+import { readMatches, START } from "../src/matching/reader.js";
 import type { IntentRow } from "../src/schema.js";
 import type { TestHolderContext } from "../src/testing.js";
 
@@ -49,6 +50,11 @@ export async function insertIntent(ctx: TestHolderContext, seed: IntentSeed = {}
       consented_at: null,
       confirmed_at: null,
       ended_at: null,
+      ended_seq: null,
+      // As the intents service does: an active intent's criteria are in force from now.
+      matching_since: (columns.status ?? "active") === "active" ? now : null,
+      mailed_at: null,
+      mailed_seq: null,
       ...columns,
     })
     .execute();
@@ -60,7 +66,25 @@ export async function setIntentStatus(
   id: string,
   status: IntentRow["status"],
 ): Promise<void> {
-  await ctx.store.db.updateTable("holder_intents").set({ status }).where("id", "=", id).execute();
+  // As the intents service does: activation puts the criteria in force, ending records when.
+  const now = ctx.clock();
+  const last = await ctx.store.db
+    .selectFrom("holder_offers")
+    .select((eb) => eb.fn.max("match_seq").as("seq"))
+    .executeTakeFirst();
+  const when =
+    status === "active"
+      ? { matching_since: now, updated_at: now }
+      : status === "withdrawn"
+        ? { ended_at: now, ended_seq: Number(last?.seq ?? 0), updated_at: now }
+        : status === "expired"
+          ? { ended_at: now, updated_at: now }
+          : {};
+  await ctx.store.db
+    .updateTable("holder_intents")
+    .set({ status, ...when })
+    .where("id", "=", id)
+    .execute();
 }
 
 let refCounter = 0;
@@ -110,11 +134,8 @@ export function flatOffer(
   return offer;
 }
 
+/** What reading the intent's matches shows (offer id, deliveredAt), oldest first. */
 export async function matchesOf(ctx: TestHolderContext, intentId: string) {
-  return ctx.store.db
-    .selectFrom("holder_matches")
-    .select(["offer_id", "delivered_at", "mailed_at"])
-    .where("intent_id", "=", intentId)
-    .orderBy("id")
-    .execute();
+  const read = await readMatches(ctx.store.db, intentId, START);
+  return read.map(({ offer, deliveredAt }) => ({ offer_id: offer.id, delivered_at: deliveredAt }));
 }

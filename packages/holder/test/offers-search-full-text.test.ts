@@ -121,6 +121,8 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
         published_at: ctx.clock(),
         created_at: ctx.clock(),
         withdrawn_at: null,
+        matched_at: ctx.clock(),
+        match_seq: 1,
       })
       .execute();
     expect(titles(await offers.search("duster", 5))).toEqual(["Dacia Duster LPG"]);
@@ -170,7 +172,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
         published_at: 1,
         created_at: 1,
         withdrawn_at: null,
-      })
+      } as never) // the shape of migration 1: matched_at and match_seq came with migration 3
       .execute();
     const ctx = await createTestHolderContext(fresh.db, fakeClock().now);
     const offers = createOfferService(ctx, createMatchingService(ctx));

@@ -8,6 +8,7 @@ import { domainToASCII } from "node:url";
 import type { Selectable } from "@doorbell/store";
 import type { HolderContext } from "../context.js";
 import { confirmationMail, matchDigestMail } from "../mail/templates.js";
+import { type MatchPosition, readMatches, START } from "../matching/reader.js";
 import type { OfferRow } from "../schema.js";
 import {
   effectiveStatus,
@@ -132,14 +133,6 @@ const goneMessage = (status: "expired" | "withdrawn") =>
   status === "withdrawn"
     ? "this intent was withdrawn; ask your assistant to publish a new one if you still want it"
     : "this intent expired before it was confirmed; ask your assistant to publish it again";
-
-/** Chunks for `where id in (...)`: far below either engine's parameter limit. */
-const CHUNK = 500;
-const chunks = <T>(items: readonly T[]): T[][] => {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
-  return out;
-};
 
 export function createConsentService(
   ctx: HolderContext,
@@ -322,14 +315,14 @@ export function createConsentService(
         if (status !== "awaiting_email_confirmation") throw notValid();
         const updated = await trx
           .updateTable("holder_intents")
-          .set({ status: "active", confirmed_at: now, updated_at: now })
+          .set({ status: "active", confirmed_at: now, updated_at: now, matching_since: now })
           .where("id", "=", row.id)
           .where("status", "=", "awaiting_email_confirmation")
           .executeTakeFirst();
         if (Number(updated.numUpdatedRows) !== 1)
           throw new HolderError("ERR_HOLDER_CONFLICT", "the intent changed at the same time; try again");
         return {
-          row: { ...row, status: "active" as const, confirmed_at: now, updated_at: now },
+          row: { ...row, status: "active" as const, confirmed_at: now, updated_at: now, matching_since: now },
           activated: true,
         };
       });
@@ -343,22 +336,13 @@ export function createConsentService(
 
     async manageView(manageToken: string): Promise<{ intent: Intent; matches: Match[] }> {
       const row = await byManageToken(manageToken);
-      const rows = await ctx.store.db
-        .selectFrom("holder_matches as m")
-        .innerJoin("holder_offers as o", "o.id", "m.offer_id")
-        .selectAll("o")
-        .select("m.delivered_at")
-        .where("m.intent_id", "=", row.id)
-        .orderBy("m.delivered_at", "desc")
-        .orderBy("m.id", "desc")
-        .limit(MANAGE_MATCHES_MAX)
-        .execute();
+      const all = await readMatches(ctx.store.db, row.id, START);
       return {
         intent: intentFromRow(row, ctx.clock()),
-        matches: rows.map((match) => ({
-          offer: offerFromRow(match),
-          deliveredAt: new Date(match.delivered_at).toISOString(),
-        })),
+        matches: all
+          .slice(-MANAGE_MATCHES_MAX)
+          .reverse()
+          .map(({ offer, deliveredAt }) => ({ offer, deliveredAt: new Date(deliveredAt).toISOString() })),
       };
     },
 
@@ -384,65 +368,52 @@ export function createConsentService(
         return 0;
       }
       const contact = openContact(ctx, intentId, row.contact_sealed);
-      // Claim the unmailed matches in one transaction (rows locked on PostgreSQL, the write lock on
-      // SQLite), so two digests running at once never mail the same match twice.
-      const claimed = await ctx.store.transaction(async (trx) => {
-        let pending = trx
-          .selectFrom("holder_matches")
-          .select("id")
-          .where("intent_id", "=", intentId)
-          .where("mailed_at", "is", null)
-          .orderBy("delivered_at", "desc")
-          .orderBy("id", "desc");
-        if (ctx.store.dialect === "postgres") pending = pending.forUpdate();
-        const ids = (await pending.execute()).map((r) => Number(r.id));
-        if (ids.length === 0) return { ids, listed: [] };
-        for (const part of chunks(ids)) {
-          await trx
-            .updateTable("holder_matches")
-            .set({ mailed_at: now })
-            .where("id", "in", part)
-            .where("mailed_at", "is", null)
-            .execute();
-        }
-        const listed = await trx
-          .selectFrom("holder_matches as m")
-          .innerJoin("holder_offers as o", "o.id", "m.offer_id")
-          .select(["o.title", "o.price_amount", "o.price_currency", "o.country", "o.region", "o.url"])
-          .where("m.id", "in", ids.slice(0, DIGEST_LIST_MAX))
-          .orderBy("m.delivered_at", "desc")
-          .orderBy("m.id", "desc")
-          .execute();
-        return { ids, listed };
-      });
-      if (claimed.ids.length === 0) return 0;
+      const mailed =
+        row.mailed_at === null ? START : { at: Number(row.mailed_at), id: Number(row.mailed_seq) };
+      const pending = await readMatches(ctx.store.db, row.id, mailed);
+      const head = pending.at(-1)?.position;
+      if (head === undefined) return 0;
+      // Claim by moving the watermark from where this digest read it: of two digests running at
+      // once only one moves it, so no match is mailed twice.
+      if (!(await moveDigestWatermark(ctx, intentId, mailed, head))) return 0;
+      const listed = pending.slice(-DIGEST_LIST_MAX).reverse();
       const mail = matchDigestMail({
         holderName: ctx.config.name,
         statement: row.statement,
         manageUrl: manageUrl(ctx, contact.manageToken),
-        matches: claimed.listed.map((offer) => ({
+        matches: listed.map(({ offer }) => ({
           title: offer.title,
-          price: { amount: offer.price_amount, currency: offer.price_currency },
-          location:
-            offer.region === null
-              ? { country: offer.country }
-              : { country: offer.country, region: offer.region },
-          ...(offer.url === null ? {} : { url: offer.url }),
+          price: offer.price,
+          location: offer.location,
+          ...(offer.url === undefined ? {} : { url: offer.url }),
         })),
-        more: claimed.ids.length - claimed.listed.length,
+        more: pending.length - listed.length,
       });
       if (await sendQuietly(ctx, { to: contact.email, ...mail }, "match_digest", intentId))
-        return claimed.ids.length;
+        return pending.length;
       // The matches wait for the next digest.
-      for (const part of chunks(claimed.ids)) {
-        await ctx.store.db
-          .updateTable("holder_matches")
-          .set({ mailed_at: null })
-          .where("id", "in", part)
-          .where("mailed_at", "=", now)
-          .execute();
-      }
+      await moveDigestWatermark(ctx, intentId, head, mailed);
       return 0;
     },
   };
+}
+
+/** Moves an intent's digest watermark from `from` to `to`; false if it was not at `from`. */
+async function moveDigestWatermark(
+  ctx: HolderContext,
+  intentId: string,
+  from: MatchPosition,
+  to: MatchPosition,
+): Promise<boolean> {
+  const result = await ctx.store.db
+    .updateTable("holder_intents")
+    .set(to === START ? { mailed_at: null, mailed_seq: null } : { mailed_at: to.at, mailed_seq: to.id })
+    .where("id", "=", intentId)
+    .where((eb) =>
+      from === START
+        ? eb("mailed_at", "is", null)
+        : eb.and([eb("mailed_at", "=", from.at), eb("mailed_seq", "=", from.id)]),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }

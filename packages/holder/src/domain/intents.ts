@@ -10,6 +10,7 @@ import type { Selectable, Transaction } from "@doorbell/store";
 import type { HolderContext } from "../context.js";
 import type { MailMessage } from "../mail/mailer.js";
 import { withdrawnMail } from "../mail/templates.js";
+import { lastArrival } from "../matching/reader.js";
 import { SCOPE_MANAGE, SCOPE_READ } from "../oauth/scopes.js";
 import type { HolderTables, IntentRow } from "../schema.js";
 import type { IntentChanges, IntentService } from "./services.js";
@@ -596,9 +597,18 @@ export async function withdrawIntent(
     if (status === "withdrawn" || status === "expired") {
       return { row: { ...row, status }, changed: false, wasActive: false, contact: undefined };
     }
+    // Takes effect at once: no offer entering matching after this one reaches the intent.
+    const { seq: endedSeq } = await lastArrival(trx, ctx.store.dialect);
     const updated = await trx
       .updateTable("holder_intents")
-      .set({ status: "withdrawn", ended_at: now, updated_at: now, contact_sealed: null, contact_hash: null })
+      .set({
+        status: "withdrawn",
+        ended_at: now,
+        ended_seq: endedSeq,
+        updated_at: now,
+        contact_sealed: null,
+        contact_hash: null,
+      })
       .where("id", "=", id)
       .where("status", "=", row.status)
       .executeTakeFirst();
@@ -614,6 +624,7 @@ export async function withdrawIntent(
       ...row,
       status: "withdrawn",
       ended_at: now,
+      ended_seq: endedSeq,
       updated_at: now,
       contact_sealed: null,
       contact_hash: null,
@@ -753,6 +764,10 @@ export function createIntentService(
       consented_at: now,
       confirmed_at: now,
       ended_at: null,
+      ended_seq: null,
+      matching_since: now,
+      mailed_at: null,
+      mailed_seq: null,
     };
     await ctx.store.transaction(async (trx) => {
       await trx.insertInto("holder_intents").values(row).execute();
@@ -817,6 +832,10 @@ export function createIntentService(
         consented_at: null,
         confirmed_at: null,
         ended_at: null,
+        ended_seq: null,
+        matching_since: null,
+        mailed_at: null,
+        mailed_seq: null,
       };
       await ctx.store.db.insertInto("holder_intents").values(row).execute();
       ctx.log.info(
@@ -921,7 +940,9 @@ export function createIntentService(
             "changing the budget's currency needs a new hiddenLimit in that currency (or null to remove it)",
           );
         }
-        const next = { ...set, updated_at: now };
+        // New criteria or budget: the offers that fit now are delivered again from this moment.
+        const rematch = status === "active" && (set.criteria_json !== undefined || budget !== undefined);
+        const next = { ...set, updated_at: now, ...(rematch ? { matching_since: now } : {}) };
         await trx.updateTable("holder_intents").set(next).where("id", "=", intentId).execute();
         return { ...current, ...next } as IntentRecord;
       });

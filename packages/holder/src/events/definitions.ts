@@ -72,19 +72,14 @@ export function matchesDelivered(deps: DefinitionDeps): EventDefinition<CodePara
       const after = decodeMatchCursor(cursor);
       const { matches, more } = await matchesAfter(deps.db, intentId, after, maxEvents);
       const last = matches.at(-1)?.position ?? after;
-      const events = matches.flatMap(({ position, match }) =>
-        match === undefined
-          ? []
-          : [
-              {
-                // (intent, offer) is unique in holder_matches: the same match has the same id on every path.
-                eventId: `match_${intentId}_${match.offer.id}`,
-                timestamp: match.deliveredAt,
-                data: matchView(match) as unknown as JsonObject,
-                cursor: encodeMatchCursor(position),
-              },
-            ],
-      );
+      const events = matches.map(({ position, match }) => ({
+        // The same (intent, offer) has the same id on every path; a changed offer delivered again
+        // keeps it (clients that de-duplicate see it once, as intent_list_matches' readers do by id).
+        eventId: `match_${intentId}_${match.offer.id}`,
+        timestamp: match.deliveredAt,
+        data: matchView(match) as unknown as JsonObject,
+        cursor: encodeMatchCursor(position),
+      }));
       return { events, cursor: encodeMatchCursor(last), hasMore: more };
     },
   };

@@ -1,15 +1,13 @@
 import { EventsError } from "@doorbell/mcp-events";
 
-/**
- * A position in one intent's match log: the (deliveredAt, match id) watermark of the last match
- * seen, in the order intent_list_matches shows them (`<deliveredAt ms>-<id>`). "0-0" is the start.
- */
-export interface MatchPosition {
-  at: number;
-  id: number;
-}
+import { type MatchPosition, START } from "../matching/reader.js";
 
-export const START: MatchPosition = { at: 0, id: 0 };
+export { type MatchPosition, START };
+
+/*
+ * A cursor is a position in one intent's matches: the (deliveredAt, match_seq) of the last match
+ * seen, in the order intent_list_matches shows them (`<deliveredAt ms>-<seq>`). "0-0" is the start.
+ */
 
 export function encodeMatchCursor(position: MatchPosition): string {
   return `${position.at}-${position.id}`;

@@ -1,19 +1,16 @@
 import type { Kysely } from "@doorbell/store";
 import type { Match } from "../domain/types.js";
-import { offerFromRow } from "../offers/rows.js";
-import type { HolderTables, OfferRow } from "../schema.js";
-import type { MatchPosition } from "./match-cursor.js";
+import { type MatchPosition, readMatches, START } from "../matching/reader.js";
+import type { HolderTables } from "../schema.js";
 
 export interface LoggedMatch {
   position: MatchPosition;
-  /** Undefined for a reply to another intent: never shown, but the position moves past it. */
-  match: Match | undefined;
+  match: Match;
 }
 
 /**
  * One intent's matches strictly after `after`, oldest first, at most `limit` (plus whether more
- * wait): the holder_matches_since index answers it. A reply is shown only to the intent it
- * answers, as intent_list_matches does.
+ * wait): the same read, in the same order, as intent_list_matches.
  */
 export async function matchesAfter(
   db: Kysely<HolderTables>,
@@ -21,44 +18,16 @@ export async function matchesAfter(
   after: MatchPosition,
   limit: number,
 ): Promise<{ matches: LoggedMatch[]; more: boolean }> {
-  const rows = (await db
-    .selectFrom("holder_matches as m")
-    .innerJoin("holder_offers as o", "o.id", "m.offer_id")
-    .selectAll("o")
-    .select(["m.id as match_id", "m.delivered_at as match_delivered_at"])
-    .where("m.intent_id", "=", intentId)
-    .where((eb) =>
-      eb.or([
-        eb("m.delivered_at", ">", after.at),
-        eb.and([eb("m.delivered_at", "=", after.at), eb("m.id", ">", after.id)]),
-      ]),
-    )
-    .orderBy("m.delivered_at")
-    .orderBy("m.id")
-    .limit(limit + 1)
-    .execute()) as (OfferRow & { match_id: number; match_delivered_at: number })[];
-  const more = rows.length > limit;
-  if (more) rows.length = limit;
-  const matches: LoggedMatch[] = [];
-  for (const row of rows) {
-    const at = Number(row.match_delivered_at);
-    const offer = offerFromRow(row);
-    const position = { at, id: Number(row.match_id) };
-    const own = offer.inReplyTo === undefined || offer.inReplyTo === intentId;
-    matches.push({ position, match: own ? { offer, deliveredAt: new Date(at).toISOString() } : undefined });
-  }
-  return { matches, more };
+  const all = await readMatches(db, intentId, after);
+  const matches = all.slice(0, limit).map(({ offer, deliveredAt, position }) => ({
+    position,
+    match: { offer, deliveredAt: new Date(deliveredAt).toISOString() },
+  }));
+  return { matches, more: all.length > limit };
 }
 
-/** The newest position of an intent's log: where "start from now" starts. */
+/** The newest position of an intent's matches: where "start from now" starts. */
 export async function headOf(db: Kysely<HolderTables>, intentId: string): Promise<MatchPosition> {
-  const row = await db
-    .selectFrom("holder_matches")
-    .select(["id", "delivered_at"])
-    .where("intent_id", "=", intentId)
-    .orderBy("delivered_at", "desc")
-    .orderBy("id", "desc")
-    .limit(1)
-    .executeTakeFirst();
-  return row === undefined ? { at: 0, id: 0 } : { at: Number(row.delivered_at), id: Number(row.id) };
+  const all = await readMatches(db, intentId, START);
+  return all.at(-1)?.position ?? START;
 }

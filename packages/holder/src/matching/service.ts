@@ -1,21 +1,19 @@
-import { type Database, type DialectName, type Kysely, sql } from "@doorbell/store";
+import { type Kysely, sql } from "@doorbell/store";
 import type { HolderContext } from "../context.js";
 import type { MatchService } from "../domain/services.js";
 import { HolderError, type Match, type Offer, type Principal } from "../domain/types.js";
-import { offerFromRow } from "../offers/rows.js";
-import type { HolderTables, OfferRow } from "../schema.js";
+import type { HolderTables } from "../schema.js";
 import { IntentIndex } from "./intent-index.js";
+import { type ReadMatch, readMatches, START } from "./reader.js";
 import { fits, type IntentFilterSource, intentFilter, type MatchableOffer, offerFacts } from "./rule.js";
 
 /**
  * Matching: an in-memory index of the active intents (loaded from holder_intents at start, kept
- * current through `onActivated` / `onEnded`), used to find the intents a new offer fits; and the
- * reverse, a newly active intent against the current catalogue, in SQL. Matches are recorded in
- * holder_matches with delivered_at = now, then `onMatched` learns which intents got new ones.
- *
- * The database stays the authority: a match is only written for an intent that is active and
- * valid in holder_intents at that moment, so an index that is a little behind (another process
- * withdrew the intent) can never deliver to a withdrawn, expired or draft intent.
+ * current through `onActivated` / `onEnded`), used to find the intents a new offer fits — so that
+ * they are told (e-mail digest, doorbells, Events). Matches themselves are not stored: reading them
+ * applies the same rule to the offers in the database (reader.ts), so the database stays the
+ * authority and an index that is a little behind can only delay a notification, never deliver a
+ * match to a withdrawn, expired or draft intent.
  */
 
 export interface MatchingOptions {
@@ -25,14 +23,14 @@ export interface MatchingOptions {
    */
   readableIntent?(principal: Principal, id: string | undefined): Promise<string>;
   /**
-   * Called after the matches are committed with the intents that got new ones (the e-mail
-   * digest, later doorbells). Errors are logged and swallowed: the matches are recorded and
-   * `mailed_at` stays null for the digest to find later.
+   * Called after the offers are committed with the intents that got new matches (the e-mail
+   * digest, doorbells, Events). Errors are logged and swallowed: the matches are there to read and
+   * the digest's watermark stays where it was for the next digest.
    */
   onMatched?(intentIds: string[]): void | Promise<void>;
   /**
-   * Called inside the transaction that records matches, with the rows it inserted, so that
-   * outbox rows can be written atomically with them (DESIGN: no event without its delivery row).
+   * Called inside the transaction that commits the offers, with the matches they make, so that
+   * outbox rows are written atomically with them (DESIGN: no event without its delivery row).
    */
   inTransaction?(trx: Kysely<HolderTables>, recorded: readonly RecordedMatch[]): Promise<void>;
   /** Rows per page when loading active intents at start (default 10,000). */
@@ -42,6 +40,8 @@ export interface MatchingOptions {
 export interface RecordedMatch {
   intentId: string;
   offerId: string;
+  /** ms since the epoch, as a read of the intent's matches will show it */
+  deliveredAt: number;
 }
 
 export interface MatchingService extends MatchService {
@@ -50,9 +50,9 @@ export interface MatchingService extends MatchService {
   /** Rebuilds the index from holder_intents (e.g. after another process changed intents). */
   reload(): Promise<{ activeIntents: number }>;
   /**
-   * The intents side calls this after an intent became active (committed): the intent joins the
-   * index and is matched against the current catalogue offers. Also right for a changed active
-   * intent. A non-active intent is only removed from the index.
+   * The intents side calls this after an intent became active or its criteria changed
+   * (committed): the intent joins the index and the current catalogue offers that fit it are
+   * announced. A non-active intent is only removed from the index.
    */
   onActivated(intentId: string): Promise<{ matched: number }>;
   /** The intents side calls this when an intent is withdrawn or expires. */
@@ -60,19 +60,27 @@ export interface MatchingService extends MatchService {
   /** The ids of the indexed active intents `offer` fits now (the rule in rule.ts). Needs `start`. */
   matchOffer(offer: MatchableOffer): string[];
   /**
-   * Finds and records the matches of new or changed catalogue offers inside `trx` (one statement
-   * per 5,000 pairs). Returns what was inserted; call `notify` after the commit.
+   * The matches new or changed catalogue offers make, found in the index, inside the transaction
+   * that writes the offers with `matched_at = deliveredAt`. Call `notify` after the commit.
    */
-  recordForOffers(trx: Kysely<HolderTables>, offers: readonly Offer[]): Promise<RecordedMatch[]>;
-  /** Records a reply as a match of the one intent it answers, if it fits it; inside `trx`. */
-  recordReply(trx: Kysely<HolderTables>, offer: Offer, intentId: string): Promise<RecordedMatch[]>;
-  /** Calls `onMatched` with the distinct intents of `recorded` (after the commit). */
-  notify(recorded: readonly RecordedMatch[]): Promise<void>;
+  recordForOffers(
+    trx: Kysely<HolderTables>,
+    offers: readonly Offer[],
+    deliveredAt: number,
+  ): Promise<RecordedMatch[]>;
+  /** A reply accepted for the one intent it answers (written with `matched_at = deliveredAt`). */
+  recordReply(
+    trx: Kysely<HolderTables>,
+    offer: Offer,
+    intentId: string,
+    deliveredAt: number,
+  ): Promise<RecordedMatch[]>;
+  /** Calls `onMatched` with the intents that got new matches (after the commit). */
+  notify(intentIds: Iterable<string>): Promise<void>;
   /** How many active intents the index holds. */
   readonly activeIntents: number;
 }
 
-const PAIRS_PER_STATEMENT = 5_000;
 /** Matches returned by one listMatches call (plus any sharing the last one's deliveredAt). */
 export const LIST_MATCHES_MAX = 1_000;
 
@@ -90,55 +98,9 @@ export const FILTER_COLUMNS = [
   "valid_until",
 ] as const;
 
-/**
- * Inserts the pairs whose intent is active and valid now; returns the pairs actually inserted.
- *
- * The pairs travel as one JSON parameter per statement (compiling thousands of bound tuples costs
- * more than the insert), sorted by intent id so that consecutive rows land on neighbouring pages
- * of the two indexes that start with intent_id (about three times faster on SQLite). On SQLite the
- * CROSS JOIN keeps the planner driving from the pairs into holder_intents' primary key.
- */
-async function insertMatches(
-  dialect: DialectName,
-  trx: Kysely<HolderTables>,
-  pairs: readonly RecordedMatch[],
-  now: number,
-): Promise<RecordedMatch[]> {
-  // Stable: one intent's matches keep the order of the offers (the order listMatches shows them in).
-  const sorted = [...pairs].sort((a, b) => (a.intentId < b.intentId ? -1 : a.intentId > b.intentId ? 1 : 0));
-  const inserted: RecordedMatch[] = [];
-  for (let start = 0; start < sorted.length; start += PAIRS_PER_STATEMENT) {
-    const json = JSON.stringify(
-      sorted.slice(start, start + PAIRS_PER_STATEMENT).map((p) => [p.intentId, p.offerId]),
-    );
-    const query =
-      dialect === "sqlite"
-        ? sql<{ intent_id: string; offer_id: string }>`
-          insert into holder_matches (intent_id, offer_id, delivered_at)
-          select json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), cast(${now} as bigint)
-          from json_each(${json}) as j cross join holder_intents as i
-          where i.id = json_extract(j.value, '$[0]') and i.status = 'active' and i.valid_until > ${now}
-          on conflict (intent_id, offer_id) do nothing
-          returning intent_id, offer_id`
-        : sql<{ intent_id: string; offer_id: string }>`
-          insert into holder_matches (intent_id, offer_id, delivered_at)
-          select j.value ->> 0, j.value ->> 1, cast(${now} as bigint)
-          from jsonb_array_elements(cast(${json} as jsonb)) with ordinality as j (value, n)
-          join holder_intents as i on i.id = j.value ->> 0
-          where i.status = 'active' and i.valid_until > ${now}
-          order by j.n
-          on conflict (intent_id, offer_id) do nothing
-          returning intent_id, offer_id`;
-    const result = await query.execute(trx);
-    for (const row of result.rows) inserted.push({ intentId: row.intent_id, offerId: row.offer_id });
-  }
-  return inserted;
-}
-
 export function createMatchingService(ctx: HolderContext, options: MatchingOptions = {}): MatchingService {
   const { store, clock, log } = ctx;
   const pageSize = options.loadPageSize ?? 10_000;
-  const listQueries = compileListQueries(store.db);
   let index = new IntentIndex();
   let loading: Promise<{ activeIntents: number }> | undefined;
   let loaded = false;
@@ -193,9 +155,9 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
     return loading ?? startLoad();
   }
 
-  async function notify(recorded: readonly RecordedMatch[]): Promise<void> {
-    if (recorded.length === 0 || !options.onMatched) return;
-    const ids = [...new Set(recorded.map((match) => match.intentId))];
+  async function notify(intentIds: Iterable<string>): Promise<void> {
+    const ids = [...new Set(intentIds)];
+    if (ids.length === 0 || !options.onMatched) return;
     try {
       await options.onMatched(ids);
     } catch (error) {
@@ -207,14 +169,10 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
     }
   }
 
-  async function record(
-    trx: Kysely<HolderTables>,
-    pairs: readonly RecordedMatch[],
-  ): Promise<RecordedMatch[]> {
-    if (pairs.length === 0) return [];
-    const inserted = await insertMatches(store.dialect, trx, pairs, clock());
-    if (inserted.length > 0 && options.inTransaction) await options.inTransaction(trx, inserted);
-    return inserted;
+  /** Hands the matches to `inTransaction` (doorbells queued atomically with the offers). */
+  async function found(trx: Kysely<HolderTables>, matches: RecordedMatch[]): Promise<RecordedMatch[]> {
+    if (matches.length > 0 && options.inTransaction) await options.inTransaction(trx, matches);
+    return matches;
   }
 
   function matchOffer(offer: MatchableOffer): string[] {
@@ -242,7 +200,7 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
       await ready();
       const row = await store.db
         .selectFrom("holder_intents")
-        .select([...FILTER_COLUMNS, "status"])
+        .select([...FILTER_COLUMNS, "status", "matching_since", "updated_at"])
         .where("id", "=", intentId)
         .executeTakeFirst();
       index.remove(intentId);
@@ -250,29 +208,19 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
       const filter = intentFilter(row);
       if (filter === undefined) return { matched: 0 };
       index.add(filter);
-
-      let query = store.db
-        .selectFrom("holder_offers")
-        .selectAll()
-        .where("category", "=", filter.category)
-        .where("country", "=", filter.country)
-        .where("source_kind", "=", "catalogue")
-        .where("withdrawn_at", "is", null);
-      if (filter.region !== null) query = query.where("region", "=", filter.region);
-      if (filter.currency !== null) {
-        query = query
-          .where("price_currency", "=", filter.currency)
-          .where("price_amount", "<=", filter.budget);
-      }
-      const now = clock();
-      const pairs: RecordedMatch[] = [];
-      for (const offer of await query.execute()) {
-        if (fits(filter, offerFacts(offerFromRow(offer)), now)) pairs.push({ intentId, offerId: offer.id });
-      }
-      if (pairs.length === 0) return { matched: 0 };
-      const recorded = await store.transaction((trx) => record(trx, pairs));
-      await notify(recorded);
-      return { matched: recorded.length };
+      // Announced only when the criteria took effect with this change (activation, new criteria
+      // or budget), not when another field changed: what a first read shows, at matching_since.
+      if (row.matching_since === null || Number(row.matching_since) !== Number(row.updated_at))
+        return { matched: 0 };
+      const matches = (await readMatches(store.db, intentId, START)).map(({ offer, deliveredAt }) => ({
+        intentId,
+        offerId: offer.id,
+        deliveredAt,
+      }));
+      if (matches.length === 0) return { matched: 0 };
+      await store.transaction((trx) => found(trx, matches));
+      await notify([intentId]);
+      return { matched: matches.length };
     },
 
     onEnded(intentId) {
@@ -282,17 +230,17 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
 
     matchOffer,
 
-    async recordForOffers(trx, offers) {
+    async recordForOffers(trx, offers, deliveredAt) {
       await ready();
-      const pairs: RecordedMatch[] = [];
+      const matches: RecordedMatch[] = [];
       for (const offer of offers) {
         if (offer.source.kind !== "catalogue") continue;
-        for (const intentId of matchOffer(offer)) pairs.push({ intentId, offerId: offer.id });
+        for (const intentId of matchOffer(offer)) matches.push({ intentId, offerId: offer.id, deliveredAt });
       }
-      return record(trx, pairs);
+      return found(trx, matches);
     },
 
-    async recordReply(trx, offer, intentId) {
+    async recordReply(trx, offer, intentId, deliveredAt) {
       const row = await trx
         .selectFrom("holder_intents")
         .select(FILTER_COLUMNS)
@@ -301,7 +249,7 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
         .executeTakeFirst();
       const filter = row ? intentFilter(row) : undefined;
       if (filter === undefined || !fits(filter, offerFacts(offer), clock())) return [];
-      return record(trx, [{ intentId, offerId: offer.id }]);
+      return found(trx, [{ intentId, offerId: offer.id, deliveredAt }]);
     },
 
     notify,
@@ -311,7 +259,7 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
         options.readableIntent === undefined
           ? intentIdFor(principal, id)
           : await options.readableIntent(principal, id);
-      let after = Number.NEGATIVE_INFINITY;
+      let after = START;
       if (since !== undefined) {
         const parsed =
           typeof since === "string" && ISO_DATE_TIME.test(since) ? Date.parse(since) : Number.NaN;
@@ -321,9 +269,10 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
             'since must be an ISO 8601 date-time with a time zone, e.g. "2026-11-30T12:00:00.000Z" (a deliveredAt from an earlier answer)',
           );
         }
-        after = parsed;
+        // Strictly after `since`: every match delivered at that instant was in the earlier answer.
+        after = { at: parsed, id: Number.POSITIVE_INFINITY };
       }
-      return listMatchesOf(store, listQueries, intentId, after);
+      return pageOf(await readMatches(store.db, intentId, after, (query) => store.read(query)));
     },
   };
 }
@@ -342,85 +291,18 @@ function intentIdFor(principal: Principal, id: string | undefined): string {
   );
 }
 
-type MatchListRow = OfferRow & { match_id: number; match_delivered_at: number };
-
-// Placeholders the list queries are compiled with, swapped for the call's values at each call.
-const INTENT_PARAM = "\u0000intent";
-const AFTER_PARAM = -1.5;
-
 /**
- * The list query, compiled once per service (with and without `since`): building and compiling a
- * Kysely query costs more CPU than SQLite takes to answer the empty case, and the empty answer is
- * what polling agents get almost every time. Only the values change from call to call.
- */
-function compileListQueries(db: Kysely<HolderTables>) {
-  const base = () =>
-    db
-      .selectFrom("holder_matches as m")
-      .innerJoin("holder_offers as o", "o.id", "m.offer_id")
-      .selectAll("o")
-      .select(["m.id as match_id", "m.delivered_at as match_delivered_at"]);
-  const page = (query: ReturnType<typeof base>) =>
-    query
-      .where("m.intent_id", "=", INTENT_PARAM)
-      .orderBy("m.delivered_at")
-      .orderBy("m.id")
-      .limit(LIST_MATCHES_MAX + 1)
-      .compile();
-  return {
-    all: page(base()),
-    since: page(base().where("m.delivered_at", ">", AFTER_PARAM)),
-    base,
-  };
-}
-
-type ListQueries = ReturnType<typeof compileListQueries>;
-
-/**
- * One indexed query (holder_matches_since) answers the usual case, the empty one included. A page
- * holds at most LIST_MATCHES_MAX matches, extended by every match sharing the last one's
+ * A page holds at most LIST_MATCHES_MAX matches, extended by every match sharing the last one's
  * deliveredAt, so that `since = last deliveredAt` never skips a match; `more` says another call
  * with that `since` has more.
  */
-async function listMatchesOf(
-  store: Database<HolderTables>,
-  queries: ListQueries,
-  intentId: string,
-  after: number,
-): Promise<{ matches: Match[]; more?: boolean }> {
-  const compiled = after === Number.NEGATIVE_INFINITY ? queries.all : queries.since;
-  const parameters = compiled.parameters.map((value) =>
-    value === INTENT_PARAM ? intentId : value === AFTER_PARAM ? after : value,
-  );
-  const rows = (await store.read({ ...compiled, parameters })) as MatchListRow[];
-  let more = false;
-  if (rows.length > LIST_MATCHES_MAX) {
-    const next = rows[LIST_MATCHES_MAX] as MatchListRow;
-    rows.length = LIST_MATCHES_MAX;
-    const last = rows.at(-1) as MatchListRow;
-    more = true;
-    if (Number(next.match_delivered_at) === Number(last.match_delivered_at)) {
-      const ties = (await queries
-        .base()
-        .where("m.intent_id", "=", intentId)
-        .where("m.delivered_at", "=", last.match_delivered_at)
-        .where("m.id", ">", last.match_id)
-        .orderBy("m.id")
-        .execute()) as MatchListRow[];
-      for (const tie of ties) rows.push(tie);
-      const beyond = await store.db
-        .selectFrom("holder_matches")
-        .select("id")
-        .where("intent_id", "=", intentId)
-        .where("delivered_at", ">", last.match_delivered_at)
-        .limit(1)
-        .executeTakeFirst();
-      more = beyond !== undefined;
-    }
-  }
-  const matches = rows.map((row) => ({
-    offer: offerFromRow(row),
-    deliveredAt: new Date(Number(row.match_delivered_at)).toISOString(),
+function pageOf(all: readonly ReadMatch[]): { matches: Match[]; more?: boolean } {
+  let end = Math.min(all.length, LIST_MATCHES_MAX);
+  const last = all[end - 1];
+  while (last !== undefined && end < all.length && all[end]?.deliveredAt === last.deliveredAt) end++;
+  const matches = all.slice(0, end).map(({ offer, deliveredAt }) => ({
+    offer,
+    deliveredAt: new Date(deliveredAt).toISOString(),
   }));
-  return more ? { matches, more } : { matches };
+  return end < all.length ? { matches, more: true } : { matches };
 }

@@ -3,6 +3,7 @@ import type { Insertable, Kysely } from "@doorbell/store";
 import type { HolderContext } from "../context.js";
 import type { CatalogueOfferInput, OfferService, ReplyOfferInput } from "../domain/services.js";
 import type { Offer } from "../domain/types.js";
+import { reserveArrivals } from "../matching/reader.js";
 import { fits, intentFilter, offerFacts } from "../matching/rule.js";
 import { FILTER_COLUMNS, type MatchingService, type RecordedMatch } from "../matching/service.js";
 import type { HolderTables, OfferRow } from "../schema.js";
@@ -76,6 +77,8 @@ export function createOfferService(
     batch: readonly CatalogueOfferInput[],
   ): Promise<{ inserted: number; updated: number; recorded: RecordedMatch[] }> {
     const now = clock();
+    const { at, firstSeq } = await reserveArrivals(trx, store.dialect, now);
+    let seq = firstSeq;
     const existing = new Map<string, OfferRow>();
     const rows = await trx
       .selectFrom("holder_offers")
@@ -103,22 +106,22 @@ export function createOfferService(
           in_reply_to: null,
           created_at: now,
           withdrawn_at: null,
+          matched_at: at,
+          match_seq: seq++,
           ...next,
         };
         inserts.push(row);
         changed.push(offerFromRow(row));
       } else if (!sameContent(old, next) || old.withdrawn_at !== null) {
-        await trx
-          .updateTable("holder_offers")
-          .set({ ...next, withdrawn_at: null })
-          .where("id", "=", old.id)
-          .execute();
+        // A changed offer enters matching again: delivered anew to every intent it fits now.
+        const again = { ...next, withdrawn_at: null, matched_at: at, match_seq: seq++ };
+        await trx.updateTable("holder_offers").set(again).where("id", "=", old.id).execute();
         updated++;
-        changed.push(offerFromRow({ ...old, ...next, withdrawn_at: null }));
+        changed.push(offerFromRow({ ...old, ...again }));
       }
     }
     if (inserts.length > 0) await trx.insertInto("holder_offers").values(inserts).execute();
-    const recorded = await matching.recordForOffers(trx, changed);
+    const recorded = await matching.recordForOffers(trx, changed, at);
     return { inserted: inserts.length, updated, recorded };
   }
 
@@ -127,18 +130,21 @@ export function createOfferService(
       const valid = validateCatalogueOffers(offers);
       let inserted = 0;
       let updated = 0;
-      const recorded: RecordedMatch[] = [];
+      let matched = 0;
+      // Intents to tell, not every match: at 1,000,000 intents an import finds millions.
+      const told = new Set<string>();
       await matching.start();
       for (let start = 0; start < valid.length; start += batchSize) {
         const batch = valid.slice(start, start + batchSize);
         const result = await store.transaction((trx) => importBatch(trx, batch));
         inserted += result.inserted;
         updated += result.updated;
-        for (const match of result.recorded) recorded.push(match);
+        matched += result.recorded.length;
+        for (const match of result.recorded) told.add(match.intentId);
       }
-      await matching.notify(recorded);
-      log.info({ inserted, updated, matched: recorded.length }, "catalogue imported");
-      return { inserted, updated, matched: recorded.length };
+      await matching.notify(told);
+      log.info({ inserted, updated, matched }, "catalogue imported");
+      return { inserted, updated, matched };
     },
 
     async submitReply(input) {
@@ -166,6 +172,7 @@ export function createOfferService(
             .executeTakeFirst();
           if (again) return [] as RecordedMatch[]; // the same reply sent twice: accepted once
         }
+        const { at, firstSeq } = await reserveArrivals(trx, store.dialect, now);
         const row: OfferRow = {
           id: newId(),
           source_kind: "reply",
@@ -173,13 +180,15 @@ export function createOfferService(
           in_reply_to: intentId,
           created_at: now,
           withdrawn_at: null,
+          matched_at: at,
+          match_seq: firstSeq,
           ...content(offer, now),
         };
         await trx.insertInto("holder_offers").values(row).execute();
-        return matching.recordReply(trx, offerFromRow(row), intentId);
+        return matching.recordReply(trx, offerFromRow(row), intentId, at);
       });
       if (recorded === undefined) return { accepted: false };
-      await matching.notify(recorded);
+      await matching.notify(recorded.map((match) => match.intentId));
       return { accepted: true };
     },
 

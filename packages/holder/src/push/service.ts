@@ -493,35 +493,22 @@ export function createPushService(ctx: HolderContext, options: PushOptions): Pus
     async enqueueMatches(trx, recorded) {
       if (recorded.length === 0) return;
       const db = trx as unknown as Db;
-      const intentIds = [...new Set(recorded.map((match) => match.intentId))];
-      for (let i = 0; i < intentIds.length; i += 500) {
-        const chunk = intentIds.slice(i, i + 500);
-        const subs = await db
-          .selectFrom("holder_push as p")
-          .innerJoin("delivery_subscriptions as d", "d.id", "p.id")
-          .select(["p.id", "p.intent_id", "p.events_json"])
-          .where("p.intent_id", "in", chunk)
-          .where("d.status", "!=", "ended")
-          .execute();
-        const wanting = subs.filter((sub) => eventsOf(sub).includes(MATCHES_EVENT));
-        if (wanting.length === 0) continue;
-        const counts = new Map<string, number>();
-        for (const match of recorded) counts.set(match.intentId, (counts.get(match.intentId) ?? 0) + 1);
-        const latest = await db
-          .selectFrom("holder_matches")
-          .select(["intent_id", (eb) => eb.fn.max("delivered_at").as("latest")])
-          .where("intent_id", "in", [...new Set(wanting.map((sub) => sub.intent_id))])
-          .groupBy("intent_id")
-          .execute();
-        const latestOf = new Map(latest.map((row) => [row.intent_id, Number(row.latest)]));
-        for (const sub of wanting) {
-          const event = checkedDoorbell(MATCHES_EVENT, iso(ctx.clock()), {
-            subscriptionId: sub.id,
-            newMatches: counts.get(sub.intent_id) ?? 1,
-            latestDeliveredAt: iso(latestOf.get(sub.intent_id) ?? ctx.clock()),
-          });
-          await engine.enqueue(d(db), sub.id, event);
-        }
+      const news = new Map<string, { count: number; latest: number }>();
+      for (const match of recorded) {
+        const seen = news.get(match.intentId) ?? { count: 0, latest: 0 };
+        seen.count += 1;
+        seen.latest = Math.max(seen.latest, match.deliveredAt);
+        news.set(match.intentId, seen);
+      }
+      for (const sub of await liveSubscriptionsOf(db, [...news.keys()])) {
+        if (!eventsOf(sub).includes(MATCHES_EVENT)) continue;
+        const seen = news.get(sub.intent_id) as { count: number; latest: number };
+        const event = checkedDoorbell(MATCHES_EVENT, iso(ctx.clock()), {
+          subscriptionId: sub.id,
+          newMatches: seen.count,
+          latestDeliveredAt: iso(seen.latest),
+        });
+        await engine.enqueue(d(db), sub.id, event);
       }
     },
 
@@ -717,4 +704,35 @@ export function createPushService(ctx: HolderContext, options: PushOptions): Pus
       emit(ids);
     },
   };
+}
+
+/** Above this many intents, one query for every live subscription beats lists of ids. */
+const MANY_INTENTS = 2_000;
+
+/**
+ * The live (not ended) push subscriptions of these intents. A large import can touch most active
+ * intents while few have subscriptions: then all live ones are read once and picked in memory.
+ */
+async function liveSubscriptionsOf(
+  db: Db,
+  intentIds: readonly string[],
+): Promise<{ id: string; intent_id: string; events_json: string }[]> {
+  const live = () =>
+    db
+      .selectFrom("holder_push as p")
+      .innerJoin("delivery_subscriptions as d", "d.id", "p.id")
+      .select(["p.id", "p.intent_id", "p.events_json"])
+      .where("d.status", "!=", "ended");
+  if (intentIds.length > MANY_INTENTS) {
+    const wanted = new Set(intentIds);
+    return (await live().execute()).filter((sub) => wanted.has(sub.intent_id));
+  }
+  const subs = [];
+  for (let i = 0; i < intentIds.length; i += 500) {
+    for (const sub of await live()
+      .where("p.intent_id", "in", intentIds.slice(i, i + 500))
+      .execute())
+      subs.push(sub);
+  }
+  return subs;
 }

@@ -1,0 +1,179 @@
+import { type Database, type DialectName, type Kysely, sql } from "@doorbell/store";
+import type { Offer } from "../domain/types.js";
+import { offerFromRow } from "../offers/rows.js";
+import type { HolderTables, IntentRow, OfferRow } from "../schema.js";
+import { fits, intentFilter, offerFacts } from "./rule.js";
+
+/**
+ * Matches are read, not written: an intent's matches are the offers that fit it by the rule in
+ * rule.ts, each delivered when it entered matching (`matched_at`) or, for offers that were already
+ * there, when the intent's current criteria took effect (`matching_since`). Seller replies are
+ * matches of the intent they answer only, delivered when accepted. Nothing is stored per
+ * (offer, intent), so recording a new offer costs the same at 1,000 intents as at 1,000,000 —
+ * the in-memory index only says whom to notify.
+ *
+ * The order is (deliveredAt, match_seq), the same on every path: intent_list_matches, the manage
+ * page, the e-mail digest and the Events log.
+ */
+
+/** A place in one intent's matches: the last (deliveredAt ms, offer match_seq) seen. */
+export interface MatchPosition {
+  at: number;
+  id: number;
+}
+
+export const START: MatchPosition = { at: 0, id: 0 };
+
+export interface ReadMatch {
+  offer: Offer;
+  /** ms since the epoch */
+  deliveredAt: number;
+  position: MatchPosition;
+}
+
+type Row = OfferRow & {
+  from_replies: number;
+  i_id: string;
+  i_category: IntentRow["category"];
+  i_country: IntentRow["country"];
+  i_region: string | null;
+  i_budget_amount: number | null;
+  i_budget_currency: IntentRow["budget_currency"];
+  i_criteria_json: string | null;
+  i_valid_until: number;
+  i_matching_since: number;
+  i_ended_seq: number | null;
+};
+
+type CompiledQuery = Parameters<Database<HolderTables>["read"]>[0];
+
+/** Runs a compiled read; the matching service passes the store's hot path (`Database.read`). */
+export type ReadCompiled = (query: CompiledQuery) => Promise<readonly unknown[]>;
+
+const INTENT_COLUMNS = sql.raw(`i.id as i_id, i.category as i_category, i.country as i_country,
+  i.region as i_region, i.budget_amount as i_budget_amount, i.budget_currency as i_budget_currency,
+  i.criteria_json as i_criteria_json, i.valid_until as i_valid_until,
+  i.matching_since as i_matching_since, i.ended_seq as i_ended_seq`);
+
+/**
+ * One statement for every read, compiled once per database handle: the candidates the database can
+ * rule out by itself (category, country, region, budget, and on the (category, country,
+ * matched_at) index, time), with the intent's columns on each row for the rest of the rule. Offers
+ * that were there before matching_since all count as delivered at it, so only a position past it
+ * narrows the range (`from`, the earliest deliveredAt wanted). An empty answer is this one indexed
+ * statement.
+ */
+const compiled = new WeakMap<Kysely<HolderTables>, CompiledQuery>();
+export function readStatement(db: Kysely<HolderTables>): CompiledQuery {
+  let query = compiled.get(db);
+  if (query === undefined) {
+    // Placeholders only: every call passes its own parameters, in order.
+    const [id, from] = [sql`${""}`, sql`cast(${0} as bigint)`];
+    query = sql`select o.*, 0 as from_replies, ${INTENT_COLUMNS}
+      from holder_intents as i
+      join holder_offers as o on o.category = i.category and o.country = i.country
+      where i.id = ${id} and i.matching_since is not null and o.source_kind = 'catalogue'
+        and o.matched_at >= (case when ${from} > i.matching_since then ${from} else 0 end)
+        and (i.region is null or o.region = i.region)
+        and (i.budget_currency is null
+          or (o.price_currency = i.budget_currency and o.price_amount <= i.budget_amount))
+      union all
+      select o.*, 1 as from_replies, ${INTENT_COLUMNS}
+      from holder_intents as i
+      join holder_offers as o on o.in_reply_to = i.id
+      where i.id = ${id} and i.matching_since is not null and o.source_kind = 'reply'
+        and o.matched_at >= ${from}`.compile(db);
+    compiled.set(db, query);
+  }
+  return query;
+}
+
+/** The matches of intent `intentId` strictly after `after`, oldest first. */
+export async function readMatches(
+  db: Kysely<HolderTables>,
+  intentId: string,
+  after: MatchPosition,
+  read: ReadCompiled = async (query) => (await db.executeQuery(query)).rows,
+): Promise<ReadMatch[]> {
+  const statement = readStatement(db);
+  // The earliest deliveredAt a match after `after` can have (ms are whole: strictly after a
+  // `since` is from the next one); then the parameters in order: id, from, from, id, from.
+  const from = after.id === Number.POSITIVE_INFINITY ? after.at + 1 : after.at;
+  const parameters = [intentId, from, from, intentId, from];
+  const rows = (await read({ ...statement, parameters })) as Row[];
+  const first = rows[0];
+  if (first === undefined) return [];
+  const intent = {
+    id: first.i_id,
+    category: first.i_category,
+    country: first.i_country,
+    region: first.i_region,
+    budget_amount: first.i_budget_amount,
+    budget_currency: first.i_budget_currency,
+    criteria_json: first.i_criteria_json,
+    valid_until: first.i_valid_until,
+  };
+  const filter = intentFilter(intent);
+  if (filter === undefined) return [];
+  const since = Number(first.i_matching_since);
+  // Nothing entered matching after a withdrawal reaches the intent (validUntil: see `fits`).
+  const lastSeq = first.i_ended_seq === null ? Number.POSITIVE_INFINITY : Number(first.i_ended_seq);
+
+  const matches: ReadMatch[] = [];
+  for (const row of rows) {
+    const fromReplies = Number(row.from_replies) === 1;
+    const matchedAt = Number(row.matched_at);
+    const deliveredAt = fromReplies ? matchedAt : Math.max(matchedAt, since);
+    const position = { at: deliveredAt, id: Number(row.match_seq) };
+    if (!isAfter(position, after) || position.id > lastSeq) continue;
+    // An offer withdrawn before it reached the intent never did; one withdrawn later stays delivered.
+    if (row.withdrawn_at !== null && Number(row.withdrawn_at) <= deliveredAt) continue;
+    const offer = offerFromRow(row);
+    if (!fromReplies && !fits(filter, offerFacts(offer), deliveredAt)) continue;
+    matches.push({ offer, deliveredAt, position });
+  }
+  return matches.sort((a, b) => a.position.at - b.position.at || a.position.id - b.position.id);
+}
+
+export function isAfter(position: MatchPosition, after: MatchPosition): boolean {
+  return position.at > after.at || (position.at === after.at && position.id > after.id);
+}
+
+/** An arbitrary constant naming the lock that orders offers entering matching on PostgreSQL. */
+const ARRIVALS_LOCK = 7_340_301;
+
+/**
+ * The last offer to enter matching, inside a writing transaction. On PostgreSQL it takes a
+ * transaction lock that writers of arrivals (and withdrawals) take in turn until commit, so no
+ * offer can commit behind a position someone has already read or recorded; SQLite's one writer
+ * gives the same for free.
+ */
+export async function lastArrival(
+  trx: Kysely<HolderTables>,
+  dialect: DialectName,
+): Promise<{ at: number; seq: number }> {
+  if (dialect === "postgres") await sql`select pg_advisory_xact_lock(${ARRIVALS_LOCK})`.execute(trx);
+  const last = await trx
+    .selectFrom("holder_offers")
+    .select(["match_seq", "matched_at"])
+    .where("match_seq", "is not", null)
+    .orderBy("match_seq", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  return last === undefined
+    ? { at: 0, seq: 0 }
+    : { at: Number(last.matched_at), seq: Number(last.match_seq) };
+}
+
+/**
+ * Places for offers entering matching now: `match_seq` values after the last one, and a
+ * `matched_at` never earlier than the last one (a clock that steps back cannot reorder matches).
+ */
+export async function reserveArrivals(
+  trx: Kysely<HolderTables>,
+  dialect: DialectName,
+  now: number,
+): Promise<{ at: number; firstSeq: number }> {
+  const last = await lastArrival(trx, dialect);
+  return { at: Math.max(now, last.at), firstSeq: last.seq + 1 };
+}
