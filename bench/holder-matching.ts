@@ -7,12 +7,12 @@ import type { Offer } from "../packages/holder/src/domain/types.js";
 import {
   createMatchingService,
   FILTER_COLUMNS,
+  type FoundMatches,
   fits,
   type IntentFilter,
   intentFilter,
   type MatchingService,
   offerFacts,
-  type RecordedMatch,
 } from "../packages/holder/src/matching/index.js";
 import { demoCatalogue, seededRandom } from "../packages/holder/src/offers/demo-catalogue.js";
 import { createOfferService } from "../packages/holder/src/offers/service.js";
@@ -166,7 +166,7 @@ function intentRow(
   ];
 }
 
-async function insertIntents(
+export async function insertIntents(
   store: Database<HolderTables>,
   count: number,
   now: number,
@@ -192,7 +192,7 @@ async function insertIntents(
 }
 
 /** New offers with refs that are not in the database yet (`tag` keeps two imports of the same offers apart). */
-function newOffers(seed: number, count: number, tag = "bench"): CatalogueOfferInput[] {
+export function newOffers(seed: number, count: number, tag = "bench"): CatalogueOfferInput[] {
   return demoCatalogue({ seed, count }).map((offer, i) => ({
     ...offer,
     source: { ...offer.source, ref: `${tag}-${seed}-${i}` },
@@ -205,12 +205,15 @@ function newOffers(seed: number, count: number, tag = "bench"): CatalogueOfferIn
  */
 function sqlPerOfferMatching(
   now: () => number,
-): Pick<MatchingService, "start" | "notify" | "recordForOffers"> {
+): Pick<MatchingService, "start" | "notify" | "recordForOffers" | "newRound"> {
+  // Returns FoundMatches, as ours does.
   return {
     start: async () => ({ activeIntents: 0 }),
     notify: async () => {},
+    newRound: () => 0,
     async recordForOffers(trx: Kysely<HolderTables>, offers: readonly Offer[]) {
-      const pairs: RecordedMatch[] = [];
+      const byOffer: { offerId: string; intentIds: string[] }[] = [];
+      let count = 0;
       for (const offer of offers) {
         const facts = offerFacts(offer);
         const rows = await trx
@@ -230,13 +233,16 @@ function sqlPerOfferMatching(
             ]),
           )
           .execute();
+        const intentIds: string[] = [];
         for (const row of rows) {
           const filter = intentFilter(row);
-          if (filter && fits(filter, facts, now()))
-            pairs.push({ intentId: row.id, offerId: offer.id, deliveredAt: now() });
+          if (filter && fits(filter, facts, now())) intentIds.push(row.id);
         }
+        byOffer.push({ offerId: offer.id, intentIds });
+        count += intentIds.length;
       }
-      return pairs;
+      const firstInRound = [...new Set(byOffer.flatMap((offer) => offer.intentIds))];
+      return { deliveredAt: now(), byOffer, count, firstInRound };
     },
   };
 }

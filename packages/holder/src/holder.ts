@@ -93,7 +93,7 @@ export function createHolderServices(
       await push?.changed(intentIds);
       changes?.matchesRecorded(intentIds);
     },
-    ...(push === undefined ? {} : { inTransaction: (trx, recorded) => push.enqueueMatches(trx, recorded) }),
+    ...(push === undefined ? {} : { inTransaction: (trx, found) => push.enqueueMatches(trx, found) }),
   });
   const hooks: IntentHooks = {
     async onActivated(intentId) {

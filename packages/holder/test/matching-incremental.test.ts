@@ -1,6 +1,6 @@
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMatchingService, type RecordedMatch } from "../src/matching/service.js";
+import { createMatchingService, type FoundMatches } from "../src/matching/service.js";
 import { createOfferService } from "../src/offers/service.js";
 import { createTestHolderContext, fakeClock, type TestHolderContext } from "../src/testing.js";
 import { carOffer, DAY_MS, flatOffer, insertIntent, matchesOf, setIntentStatus } from "./offer-helpers.js";
@@ -12,13 +12,13 @@ async function setup(engineDb: Parameters<typeof createTestHolderContext>[0]) {
   const clock = fakeClock();
   const ctx: TestHolderContext = await createTestHolderContext(engineDb, clock.now, { reset: true });
   const notified: string[][] = [];
-  const inTransaction: RecordedMatch[][] = [];
+  const inTransaction: FoundMatches[] = [];
   const matching = createMatchingService(ctx, {
     onMatched: (ids) => {
       notified.push([...ids].sort());
     },
-    inTransaction: async (_trx, recorded) => {
-      inTransaction.push([...recorded]);
+    inTransaction: async (_trx, found) => {
+      inTransaction.push(found);
     },
   });
   const offers = createOfferService(ctx, matching);
@@ -44,7 +44,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     expect(Number(rows[0]?.delivered_at)).toBe(clock.now());
     expect(await matchesOf(ctx, other)).toHaveLength(0);
     expect(notified).toEqual([[fitting]]);
-    expect(inTransaction.flat().map((m) => m.intentId)).toEqual([fitting]);
+    expect(inTransaction.flatMap((found) => found.byOffer.flatMap((m) => m.intentIds))).toEqual([fitting]);
   });
 
   it("a newly activated intent reads the fitting current catalogue offers, and only catalogue offers", async () => {

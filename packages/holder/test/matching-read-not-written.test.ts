@@ -89,6 +89,20 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     expect(read.matches.map((m) => m.offer.title)).toEqual(["before"]);
   });
 
+  it("an import tells each intent once, however many of its offers and batches fit it", async () => {
+    const { ctx, matching, notified } = await setup();
+    const a = await insertIntent(ctx, { criteria: { category: "vehicles" } });
+    const b = await insertIntent(ctx, { criteria: { category: "vehicles", make: "Škoda" } });
+    await matching.start();
+    const offers = createOfferService(ctx, matching, { batchSize: 1 });
+    const result = await offers.importCatalogue([carOffer(), carOffer(), carOffer()]);
+    expect(result.matched).toBe(6);
+    expect(notified.map((ids) => [...ids].sort())).toEqual([[a, b].sort()]);
+    // A new import is a new round: told again.
+    await offers.importCatalogue([carOffer()]);
+    expect(notified).toHaveLength(2);
+  });
+
   it("upgrading from stored matches (migration 3) mails nothing again and orders offers by arrival", async () => {
     const fresh = await engine.createDatabase();
     const before: PackageMigrations = {

@@ -10,10 +10,11 @@ export {
   offerFacts,
 } from "./rule.js";
 export {
+  countFor,
   createMatchingService,
   FILTER_COLUMNS,
+  type FoundMatches,
   LIST_MATCHES_MAX,
   type MatchingOptions,
   type MatchingService,
-  type RecordedMatch,
 } from "./service.js";

@@ -32,16 +32,42 @@ export interface MatchingOptions {
    * Called inside the transaction that commits the offers, with the matches they make, so that
    * outbox rows are written atomically with them (DESIGN: no event without its delivery row).
    */
-  inTransaction?(trx: Kysely<HolderTables>, recorded: readonly RecordedMatch[]): Promise<void>;
+  inTransaction?(trx: Kysely<HolderTables>, found: FoundMatches): Promise<void>;
   /** Rows per page when loading active intents at start (default 10,000). */
   loadPageSize?: number;
 }
 
-export interface RecordedMatch {
-  intentId: string;
-  offerId: string;
-  /** ms since the epoch, as a read of the intent's matches will show it */
-  deliveredAt: number;
+/**
+ * The matches one write makes, grouped by offer: compact, because one import at 1,000,000 intents
+ * finds millions, and an object per match cost more than finding them.
+ */
+export interface FoundMatches {
+  /** When all of them are delivered (ms since the epoch), as a read will show it. */
+  readonly deliveredAt: number;
+  /** Each offer with the intents it fits; an intent may be under several offers. */
+  readonly byOffer: readonly { readonly offerId: string; readonly intentIds: readonly string[] }[];
+  /** How many (offer, intent) matches in all. */
+  readonly count: number;
+  /** The intents among them not yet reported in the same round (see `newRound`). */
+  readonly firstInRound: readonly string[];
+}
+
+/** How many of `found` each wanted intent has (for the few intents told one by one). */
+export function countFor(found: FoundMatches, wanted: ReadonlyMap<string, unknown>): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const { intentIds } of found.byOffer) {
+    for (const id of intentIds) if (wanted.has(id)) counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+}
+
+function single(intentId: string, offerIds: readonly string[], deliveredAt: number): FoundMatches {
+  return {
+    deliveredAt,
+    byOffer: offerIds.map((offerId) => ({ offerId, intentIds: [intentId] })),
+    count: offerIds.length,
+    firstInRound: offerIds.length > 0 ? [intentId] : [],
+  };
 }
 
 export interface MatchingService extends MatchService {
@@ -67,14 +93,20 @@ export interface MatchingService extends MatchService {
     trx: Kysely<HolderTables>,
     offers: readonly Offer[],
     deliveredAt: number,
-  ): Promise<RecordedMatch[]>;
+    round?: number,
+  ): Promise<FoundMatches>;
+  /**
+   * A round for `recordForOffers` calls whose `firstInRound` together name each intent once (one
+   * import's batches). Without one, each call is its own round.
+   */
+  newRound(): number;
   /** A reply accepted for the one intent it answers (written with `matched_at = deliveredAt`). */
   recordReply(
     trx: Kysely<HolderTables>,
     offer: Offer,
     intentId: string,
     deliveredAt: number,
-  ): Promise<RecordedMatch[]>;
+  ): Promise<FoundMatches>;
   /** Calls `onMatched` with the intents that got new matches (after the commit). */
   notify(intentIds: Iterable<string>): Promise<void>;
   /** How many active intents the index holds. */
@@ -104,6 +136,8 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
   let index = new IntentIndex();
   let loading: Promise<{ activeIntents: number }> | undefined;
   let loaded = false;
+  /** Rounds of `recordForOffers`, counted here so that a reloaded index never sees one twice. */
+  let rounds = 0;
   /** Intents ended while a load was reading pages: taken out of the new index when it takes over. */
   let endedDuringLoad: Set<string> | undefined;
 
@@ -170,8 +204,8 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
   }
 
   /** Hands the matches to `inTransaction` (doorbells queued atomically with the offers). */
-  async function found(trx: Kysely<HolderTables>, matches: RecordedMatch[]): Promise<RecordedMatch[]> {
-    if (matches.length > 0 && options.inTransaction) await options.inTransaction(trx, matches);
+  async function found(trx: Kysely<HolderTables>, matches: FoundMatches): Promise<FoundMatches> {
+    if (matches.count > 0 && options.inTransaction) await options.inTransaction(trx, matches);
     return matches;
   }
 
@@ -212,15 +246,17 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
       // or budget), not when another field changed: what a first read shows, at matching_since.
       if (row.matching_since === null || Number(row.matching_since) !== Number(row.updated_at))
         return { matched: 0 };
-      const matches = (await readMatches(store.db, intentId, START)).map(({ offer, deliveredAt }) => ({
+      const read = await readMatches(store.db, intentId, START);
+      if (read.length === 0) return { matched: 0 };
+      const since = Number(row.matching_since);
+      const matches = single(
         intentId,
-        offerId: offer.id,
-        deliveredAt,
-      }));
-      if (matches.length === 0) return { matched: 0 };
+        read.map(({ offer }) => offer.id),
+        since,
+      );
       await store.transaction((trx) => found(trx, matches));
       await notify([intentId]);
-      return { matched: matches.length };
+      return { matched: matches.count };
     },
 
     onEnded(intentId) {
@@ -230,14 +266,22 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
 
     matchOffer,
 
-    async recordForOffers(trx, offers, deliveredAt) {
+    newRound: () => ++rounds,
+
+    async recordForOffers(trx, offers, deliveredAt, round = ++rounds) {
       await ready();
-      const matches: RecordedMatch[] = [];
+      const byOffer: { offerId: string; intentIds: string[] }[] = [];
+      const tally = { round, first: [] as string[] };
+      let count = 0;
+      const now = clock();
       for (const offer of offers) {
         if (offer.source.kind !== "catalogue") continue;
-        for (const intentId of matchOffer(offer)) matches.push({ intentId, offerId: offer.id, deliveredAt });
+        const intentIds = index.match(offerFacts(offer), now, tally);
+        if (intentIds.length === 0) continue;
+        byOffer.push({ offerId: offer.id, intentIds });
+        count += intentIds.length;
       }
-      return found(trx, matches);
+      return found(trx, { deliveredAt, byOffer, count, firstInRound: tally.first });
     },
 
     async recordReply(trx, offer, intentId, deliveredAt) {
@@ -248,8 +292,8 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
         .where("status", "=", "active")
         .executeTakeFirst();
       const filter = row ? intentFilter(row) : undefined;
-      if (filter === undefined || !fits(filter, offerFacts(offer), clock())) return [];
-      return found(trx, [{ intentId, offerId: offer.id, deliveredAt }]);
+      const fitting = filter !== undefined && fits(filter, offerFacts(offer), clock());
+      return found(trx, single(intentId, fitting ? [offer.id] : [], deliveredAt));
     },
 
     notify,

@@ -5,7 +5,7 @@ import type { CatalogueOfferInput, OfferService, ReplyOfferInput } from "../doma
 import type { Offer } from "../domain/types.js";
 import { reserveArrivals } from "../matching/reader.js";
 import { fits, intentFilter, offerFacts } from "../matching/rule.js";
-import { FILTER_COLUMNS, type MatchingService, type RecordedMatch } from "../matching/service.js";
+import { FILTER_COLUMNS, type FoundMatches, type MatchingService } from "../matching/service.js";
 import type { HolderTables, OfferRow } from "../schema.js";
 import { offerFromRow, replyRef, stableAttributesJson } from "./rows.js";
 import { searchOffers } from "./search.js";
@@ -75,7 +75,8 @@ export function createOfferService(
   async function importBatch(
     trx: Kysely<HolderTables>,
     batch: readonly CatalogueOfferInput[],
-  ): Promise<{ inserted: number; updated: number; recorded: RecordedMatch[] }> {
+    round: number,
+  ): Promise<{ inserted: number; updated: number; found: FoundMatches }> {
     const now = clock();
     const { at, firstSeq } = await reserveArrivals(trx, store.dialect, now);
     let seq = firstSeq;
@@ -121,8 +122,8 @@ export function createOfferService(
       }
     }
     if (inserts.length > 0) await trx.insertInto("holder_offers").values(inserts).execute();
-    const recorded = await matching.recordForOffers(trx, changed, at);
-    return { inserted: inserts.length, updated, recorded };
+    const found = await matching.recordForOffers(trx, changed, at, round);
+    return { inserted: inserts.length, updated, found };
   }
 
   return {
@@ -131,16 +132,17 @@ export function createOfferService(
       let inserted = 0;
       let updated = 0;
       let matched = 0;
-      // Intents to tell, not every match: at 1,000,000 intents an import finds millions.
-      const told = new Set<string>();
+      // Intents to tell, each once, not every match: at 1,000,000 intents an import finds millions.
+      const told: string[] = [];
       await matching.start();
+      const round = matching.newRound();
       for (let start = 0; start < valid.length; start += batchSize) {
         const batch = valid.slice(start, start + batchSize);
-        const result = await store.transaction((trx) => importBatch(trx, batch));
+        const result = await store.transaction((trx) => importBatch(trx, batch, round));
         inserted += result.inserted;
         updated += result.updated;
-        matched += result.recorded.length;
-        for (const match of result.recorded) told.add(match.intentId);
+        matched += result.found.count;
+        for (const id of result.found.firstInRound) told.push(id);
       }
       await matching.notify(told);
       log.info({ inserted, updated, matched }, "catalogue imported");
@@ -170,7 +172,7 @@ export function createOfferService(
             .where("source_kind", "=", "reply")
             .where("source_ref", "=", ref)
             .executeTakeFirst();
-          if (again) return [] as RecordedMatch[]; // the same reply sent twice: accepted once
+          if (again) return null; // the same reply sent twice: accepted once
         }
         const { at, firstSeq } = await reserveArrivals(trx, store.dialect, now);
         const row: OfferRow = {
@@ -188,7 +190,7 @@ export function createOfferService(
         return matching.recordReply(trx, offerFromRow(row), intentId, at);
       });
       if (recorded === undefined) return { accepted: false };
-      await matching.notify(recorded.map((match) => match.intentId));
+      if (recorded !== null) await matching.notify(recorded.count > 0 ? [intentId] : []);
       return { accepted: true };
     },
 

@@ -27,7 +27,7 @@ import {
 } from "../domain/intents.js";
 import { HolderError, type IntentStatus, type Principal } from "../domain/types.js";
 import { notificationApprovalMail } from "../mail/templates.js";
-import type { RecordedMatch } from "../matching/service.js";
+import { countFor, type FoundMatches } from "../matching/service.js";
 import type { HolderTables } from "../schema.js";
 import { checkedDoorbell, PUSH_EVENTS, type PushEvent } from "./doorbells.js";
 import type { Approval, PushRow, PushTables } from "./schema.js";
@@ -100,7 +100,7 @@ export interface PushService {
   /** The subscription as its intentCode holder may see it (for the MCP resource). */
   view(principal: Principal, subscriptionId: string): Promise<PushSubscriptionView>;
   /** Inside the transaction that recorded matches: one matches doorbell per subscription. */
-  enqueueMatches(trx: Kysely<HolderTables>, recorded: readonly RecordedMatch[]): Promise<void>;
+  enqueueMatches(trx: Kysely<HolderTables>, found: FoundMatches): Promise<void>;
   /** After an intent became active: settle consent-page choices, mail pending approval links. */
   onActivated(intentId: string): Promise<void>;
   /** After an intent ended: end every subscription to it (§4.2). */
@@ -490,25 +490,19 @@ export function createPushService(ctx: HolderContext, options: PushOptions): Pus
       return answer(row, sub);
     },
 
-    async enqueueMatches(trx, recorded) {
-      if (recorded.length === 0) return;
-      const db = trx as unknown as Db;
-      const news = new Map<string, { count: number; latest: number }>();
-      for (const match of recorded) {
-        const seen = news.get(match.intentId) ?? { count: 0, latest: 0 };
-        seen.count += 1;
-        seen.latest = Math.max(seen.latest, match.deliveredAt);
-        news.set(match.intentId, seen);
-      }
-      for (const sub of await liveSubscriptionsOf(db, [...news.keys()])) {
-        if (!eventsOf(sub).includes(MATCHES_EVENT)) continue;
-        const seen = news.get(sub.intent_id) as { count: number; latest: number };
+    async enqueueMatches(trx, found) {
+      if (found.count === 0) return;
+      const subs = await liveSubscriptionsOf(trx as unknown as Db, found);
+      const wanting = subs.filter((sub) => eventsOf(sub).includes(MATCHES_EVENT));
+      if (wanting.length === 0) return;
+      const counts = countFor(found, new Map(wanting.map((sub) => [sub.intent_id, sub])));
+      for (const sub of wanting) {
         const event = checkedDoorbell(MATCHES_EVENT, iso(ctx.clock()), {
           subscriptionId: sub.id,
-          newMatches: seen.count,
-          latestDeliveredAt: iso(seen.latest),
+          newMatches: counts.get(sub.intent_id) ?? 0,
+          latestDeliveredAt: iso(found.deliveredAt),
         });
-        await engine.enqueue(d(db), sub.id, event);
+        await engine.enqueue(d(trx as unknown as Db), sub.id, event);
       }
     },
 
@@ -706,16 +700,16 @@ export function createPushService(ctx: HolderContext, options: PushOptions): Pus
   };
 }
 
-/** Above this many intents, one query for every live subscription beats lists of ids. */
-const MANY_INTENTS = 2_000;
+/** Above this many matches, one query for every live subscription beats lists of ids. */
+const MANY_MATCHES = 2_000;
 
 /**
- * The live (not ended) push subscriptions of these intents. A large import can touch most active
- * intents while few have subscriptions: then all live ones are read once and picked in memory.
+ * The live (not ended) push subscriptions of the intents in `found`. A large import can touch most
+ * active intents while few have subscriptions: then all live ones are read once and picked in memory.
  */
 async function liveSubscriptionsOf(
   db: Db,
-  intentIds: readonly string[],
+  found: FoundMatches,
 ): Promise<{ id: string; intent_id: string; events_json: string }[]> {
   const live = () =>
     db
@@ -723,10 +717,12 @@ async function liveSubscriptionsOf(
       .innerJoin("delivery_subscriptions as d", "d.id", "p.id")
       .select(["p.id", "p.intent_id", "p.events_json"])
       .where("d.status", "!=", "ended");
-  if (intentIds.length > MANY_INTENTS) {
-    const wanted = new Set(intentIds);
-    return (await live().execute()).filter((sub) => wanted.has(sub.intent_id));
+  if (found.count > MANY_MATCHES) {
+    const all = await live().execute();
+    const touched = countFor(found, new Map(all.map((sub) => [sub.intent_id, sub])));
+    return all.filter((sub) => touched.has(sub.intent_id));
   }
+  const intentIds = [...new Set(found.byOffer.flatMap((offer) => offer.intentIds))];
   const subs = [];
   for (let i = 0; i < intentIds.length; i += 500) {
     for (const sub of await live()
