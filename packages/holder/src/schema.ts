@@ -48,7 +48,29 @@ export interface IntentRow {
   /** The e-mail digest's watermark: the position (deliveredAt, match_seq) of the last match mailed. */
   mailed_at: number | null;
   mailed_seq: number | null;
+  /**
+   * A read's note (matching/reader.ts): for the criteria of `scan_since`, no match after the
+   * position (scan_newest_at, scan_newest_seq) up to the arrival (scan_to_at, scan_to_seq).
+   */
+  scan_since: number | null;
+  scan_newest_at: number | null;
+  scan_newest_seq: number | null;
+  scan_to_at: number | null;
+  scan_to_seq: number | null;
 }
+
+/** The matching columns of an intent no one has read yet (its matching_since set when active). */
+export const FRESH_MATCHING_STATE = {
+  matching_since: null,
+  ended_seq: null,
+  mailed_at: null,
+  mailed_seq: null,
+  scan_since: null,
+  scan_newest_at: null,
+  scan_newest_seq: null,
+  scan_to_at: null,
+  scan_to_seq: null,
+} as const satisfies Partial<IntentRow>;
 
 export interface OfferRow {
   id: string;
@@ -213,6 +235,11 @@ const derivedMatches: Migration = {
       .columns(["category", "country", "matched_at"])
       .execute();
     await db.schema
+      .createIndex("holder_offers_region_arrivals")
+      .on("holder_offers")
+      .columns(["category", "country", "region", "matched_at"])
+      .execute();
+    await db.schema
       .createIndex("holder_offers_seq")
       .on("holder_offers")
       .column("match_seq")
@@ -224,6 +251,9 @@ const derivedMatches: Migration = {
     await intents().addColumn("mailed_at", types.timestamp).execute();
     await intents().addColumn("mailed_seq", types.bigint).execute();
     await intents().addColumn("ended_seq", types.bigint).execute();
+    for (const column of ["scan_since", "scan_newest_at", "scan_newest_seq", "scan_to_at", "scan_to_seq"]) {
+      await intents().addColumn(column, types.bigint).execute();
+    }
     const upgradedAt = Date.now();
     await sql`update holder_intents set matching_since = confirmed_at,
         mailed_at = ${upgradedAt}, mailed_seq = (select coalesce(max(match_seq), 0) from holder_offers)

@@ -107,11 +107,14 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       const plan = await ctx.store.db.executeQuery<{ detail: string }>({
         ...statement,
         sql: `explain query plan ${statement.sql}`,
-        parameters: [me.intentId, ctx.clock(), ctx.clock(), me.intentId, ctx.clock()],
+        parameters: statement.parameters.map((value) => (typeof value === "string" ? me.intentId : 1)),
       });
       const details = plan.rows.map((r) => r.detail).join("\n");
-      // The intent by its key, then offers on a range of (category, country, matched_at).
+      // The intent by its key, then offers on a range of (category, country[, region], matched_at).
       expect(details).toMatch(/holder_offers_arrivals \(category=\? AND country=\? AND matched_at>\?\)/);
+      expect(details).toMatch(
+        /holder_offers_region_arrivals \(category=\? AND country=\? AND region=\? AND matched_at>\?\)/,
+      );
       expect(details).not.toMatch(/SCAN o\b/);
     }
   });

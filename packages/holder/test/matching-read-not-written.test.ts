@@ -1,6 +1,7 @@
 import { type Database, migrate, type PackageMigrations } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readMatches } from "../src/matching/reader.js";
 import { createMatchingService } from "../src/matching/service.js";
 import { createOfferService } from "../src/offers/service.js";
 import { holderMigrations } from "../src/schema.js";
@@ -101,6 +102,41 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     // A new import is a new round: told again.
     await offers.importCatalogue([carOffer()]);
     expect(notified).toHaveLength(2);
+  });
+
+  it("a read that looked at many offers leaves a note, so the next one skips them and still finds what is new", async () => {
+    const { clock, ctx, matching, offers } = await setup();
+    const id = await insertIntent(ctx, { criteria: { category: "vehicles", make: "Kia" } });
+    await matching.start();
+    clock.advance(1);
+    await offers.importCatalogue(Array.from({ length: 100 }, () => carOffer())); // Škodas: not for it
+    const since = { at: clock.now() - 1, id: Number.POSITIVE_INFINITY };
+    let candidates = 0;
+    const counting = async (query: Parameters<typeof ctx.store.read>[0]) => {
+      const rows = await ctx.store.read(query);
+      candidates = rows.length;
+      return rows;
+    };
+    expect(await readMatches(ctx.store.db, id, since, counting)).toEqual([]);
+    expect(candidates).toBe(100);
+    expect(await readMatches(ctx.store.db, id, since, counting)).toEqual([]);
+    expect(candidates).toBe(0); // the note: nothing between `since` and the last arrival fits
+    clock.advance(1);
+    await offers.importCatalogue([
+      carOffer({ title: "Kia Ceed" }, { make: "Kia", model: "Ceed" }),
+      carOffer(),
+    ]);
+    const next = await readMatches(ctx.store.db, id, since, counting);
+    expect(next.map((m) => m.offer.title)).toEqual(["Kia Ceed"]);
+    expect(candidates).toBe(2);
+    // New criteria void the note: the Škodas are read again, and now fit.
+    clock.advance(1);
+    await ctx.store.db
+      .updateTable("holder_intents")
+      .set({ criteria_json: JSON.stringify({ category: "vehicles" }), matching_since: clock.now() })
+      .where("id", "=", id)
+      .execute();
+    expect(await readMatches(ctx.store.db, id, since, counting)).toHaveLength(102);
   });
 
   it("upgrading from stored matches (migration 3) mails nothing again and orders offers by arrival", async () => {

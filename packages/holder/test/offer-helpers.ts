@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { CatalogueOfferInput } from "../src/domain/services.js";
 import type { Criteria } from "../src/domain/types.js";
 import { readMatches, START } from "../src/matching/reader.js";
-import type { IntentRow } from "../src/schema.js";
+import { FRESH_MATCHING_STATE, type IntentRow } from "../src/schema.js";
 import type { TestHolderContext } from "../src/testing.js";
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
@@ -50,11 +50,9 @@ export async function insertIntent(ctx: TestHolderContext, seed: IntentSeed = {}
       consented_at: null,
       confirmed_at: null,
       ended_at: null,
-      ended_seq: null,
+      ...FRESH_MATCHING_STATE,
       // As the intents service does: an active intent's criteria are in force from now.
       matching_since: (columns.status ?? "active") === "active" ? now : null,
-      mailed_at: null,
-      mailed_seq: null,
       ...columns,
     })
     .execute();

@@ -12,7 +12,7 @@ import type { MailMessage } from "../mail/mailer.js";
 import { withdrawnMail } from "../mail/templates.js";
 import { lastArrival } from "../matching/reader.js";
 import { SCOPE_MANAGE, SCOPE_READ } from "../oauth/scopes.js";
-import type { HolderTables, IntentRow } from "../schema.js";
+import { FRESH_MATCHING_STATE, type HolderTables, type IntentRow } from "../schema.js";
 import type { IntentChanges, IntentService } from "./services.js";
 import {
   type Area,
@@ -764,10 +764,8 @@ export function createIntentService(
       consented_at: now,
       confirmed_at: now,
       ended_at: null,
-      ended_seq: null,
+      ...FRESH_MATCHING_STATE,
       matching_since: now,
-      mailed_at: null,
-      mailed_seq: null,
     };
     await ctx.store.transaction(async (trx) => {
       await trx.insertInto("holder_intents").values(row).execute();
@@ -832,10 +830,7 @@ export function createIntentService(
         consented_at: null,
         confirmed_at: null,
         ended_at: null,
-        ended_seq: null,
-        matching_since: null,
-        mailed_at: null,
-        mailed_seq: null,
+        ...FRESH_MATCHING_STATE,
       };
       await ctx.store.db.insertInto("holder_intents").values(row).execute();
       ctx.log.info(

@@ -43,6 +43,10 @@ type Row = OfferRow & {
   i_valid_until: number;
   i_matching_since: number;
   i_ended_seq: number | null;
+  i_scan_since: number | null;
+  i_scan_to_seq: number | null;
+  last_at: number;
+  last_seq: number;
 };
 
 type CompiledQuery = Parameters<Database<HolderTables>["read"]>[0];
@@ -53,30 +57,58 @@ export type ReadCompiled = (query: CompiledQuery) => Promise<readonly unknown[]>
 const INTENT_COLUMNS = sql.raw(`i.id as i_id, i.category as i_category, i.country as i_country,
   i.region as i_region, i.budget_amount as i_budget_amount, i.budget_currency as i_budget_currency,
   i.criteria_json as i_criteria_json, i.valid_until as i_valid_until,
-  i.matching_since as i_matching_since, i.ended_seq as i_ended_seq`);
+  i.matching_since as i_matching_since, i.ended_seq as i_ended_seq,
+  i.scan_since as i_scan_since, i.scan_to_seq as i_scan_to_seq,
+  (select max(matched_at) from holder_offers) as last_at,
+  (select max(match_seq) from holder_offers) as last_seq`);
 
 /**
  * One statement for every read, compiled once per database handle: the candidates the database can
- * rule out by itself (category, country, region, budget, and on the (category, country,
- * matched_at) index, time), with the intent's columns on each row for the rest of the rule. Offers
+ * rule out by itself (category, country, region, budget, and on the (category, country[, region],
+ * matched_at) indexes, time), with the intent's columns on each row for the rest of the rule. Offers
  * that were there before matching_since all count as delivered at it, so only a position past it
  * narrows the range (`from`, the earliest deliveredAt wanted). An empty answer is this one indexed
  * statement.
  */
 const compiled = new WeakMap<Kysely<HolderTables>, CompiledQuery>();
+const PARAMETER = { id: "\u0000intent", from: -101, afterAt: -102, afterSeq: -103 } as const;
+
+/**
+ * Reads that look at more candidate offers than this leave a note on the intent (the scan
+ * columns): "no match between the newest one read and the last arrival then". The next read after
+ * that newest match starts at that arrival instead, so an intent that rarely fits does not look at
+ * the same non-fitting offers on every poll. The note stays true whatever happens later (a changed
+ * offer enters matching anew; withdrawals only remove matches) until the criteria change, which
+ * moves matching_since and voids it.
+ */
+const NOTE_AFTER_CANDIDATES = 64;
 export function readStatement(db: Kysely<HolderTables>): CompiledQuery {
   let query = compiled.get(db);
   if (query === undefined) {
-    // Placeholders only: every call passes its own parameters, in order.
-    const [id, from] = [sql`${""}`, sql`cast(${0} as bigint)`];
-    query = sql`select o.*, 0 as from_replies, ${INTENT_COLUMNS}
+    // Placeholders, swapped for each call's values (see PARAMETER): the id, `from`, and the
+    // position read after (its deliveredAt and seq).
+    const id = sql`${PARAMETER.id}`;
+    const [from, afterAt, afterSeq] = [PARAMETER.from, PARAMETER.afterAt, PARAMETER.afterSeq].map(
+      (value) => sql`cast(${value} as bigint)`,
+    );
+    // The intent's note applies to this read (see NOTE_AFTER_CANDIDATES): never null.
+    const noted = sql`(case when i.scan_since = i.matching_since and (${afterAt} > i.scan_newest_at
+      or (${afterAt} = i.scan_newest_at and ${afterSeq} >= i.scan_newest_seq)) then 1 else 0 end) = 1`;
+    const catalogue = (region: ReturnType<typeof sql>) => sql`select o.*, 0 as from_replies, ${INTENT_COLUMNS}
       from holder_intents as i
-      join holder_offers as o on o.category = i.category and o.country = i.country
+      join holder_offers as o on o.category = i.category and o.country = i.country ${region}
       where i.id = ${id} and i.matching_since is not null and o.source_kind = 'catalogue'
-        and o.matched_at >= (case when ${from} > i.matching_since then ${from} else 0 end)
-        and (i.region is null or o.region = i.region)
+        and o.matched_at >= (case
+          when ${noted} and i.scan_to_at > ${from} then i.scan_to_at
+          when ${from} <= i.matching_since then 0
+          else ${from} end)
+        and not (${noted} and o.match_seq <= i.scan_to_seq)
         and (i.budget_currency is null
-          or (o.price_currency = i.budget_currency and o.price_amount <= i.budget_amount))
+          or (o.price_currency = i.budget_currency and o.price_amount <= i.budget_amount))`;
+    // Two branches, so that an intent naming a region reads only that region's arrivals.
+    query = sql`${catalogue(sql`and i.region is not null and o.region = i.region`)}
+      union all
+      ${catalogue(sql`and i.region is null`)}
       union all
       select o.*, 1 as from_replies, ${INTENT_COLUMNS}
       from holder_intents as i
@@ -97,9 +129,16 @@ export async function readMatches(
 ): Promise<ReadMatch[]> {
   const statement = readStatement(db);
   // The earliest deliveredAt a match after `after` can have (ms are whole: strictly after a
-  // `since` is from the next one); then the parameters in order: id, from, from, id, from.
+  // `since` is from the next one).
   const from = after.id === Number.POSITIVE_INFINITY ? after.at + 1 : after.at;
-  const parameters = [intentId, from, from, intentId, from];
+  const afterSeq = Math.min(after.id, Number.MAX_SAFE_INTEGER);
+  const values = new Map<unknown, unknown>([
+    [PARAMETER.id, intentId],
+    [PARAMETER.from, from],
+    [PARAMETER.afterAt, after.at],
+    [PARAMETER.afterSeq, afterSeq],
+  ]);
+  const parameters = statement.parameters.map((value) => values.get(value));
   const rows = (await read({ ...statement, parameters })) as Row[];
   const first = rows[0];
   if (first === undefined) return [];
@@ -132,7 +171,32 @@ export async function readMatches(
     if (!fromReplies && !fits(filter, offerFacts(offer), deliveredAt)) continue;
     matches.push({ offer, deliveredAt, position });
   }
-  return matches.sort((a, b) => a.position.at - b.position.at || a.position.id - b.position.id);
+  matches.sort((a, b) => a.position.at - b.position.at || a.position.id - b.position.id);
+  if (rows.length > NOTE_AFTER_CANDIDATES) {
+    const newest = matches.at(-1)?.position ?? { at: after.at, id: afterSeq };
+    await leaveNote(db, first, since, newest);
+  }
+  return matches;
+}
+
+/** See NOTE_AFTER_CANDIDATES. A note that cannot be written is only a missed shortcut. */
+async function leaveNote(db: Kysely<HolderTables>, row: Row, since: number, newest: MatchPosition) {
+  const scannedTo = { at: Number(row.last_at), seq: Number(row.last_seq) };
+  const current = row.i_scan_since !== null && Number(row.i_scan_since) === since;
+  if (current && row.i_scan_to_seq !== null && Number(row.i_scan_to_seq) >= scannedTo.seq) return;
+  await db
+    .updateTable("holder_intents")
+    .set({
+      scan_since: since,
+      scan_newest_at: newest.at,
+      scan_newest_seq: newest.id,
+      scan_to_at: scannedTo.at,
+      scan_to_seq: scannedTo.seq,
+    })
+    .where("id", "=", row.i_id)
+    .where("matching_since", "=", since)
+    .execute()
+    .catch(() => undefined);
 }
 
 export function isAfter(position: MatchPosition, after: MatchPosition): boolean {
