@@ -7,7 +7,6 @@ import type { Offer } from "../packages/holder/src/domain/types.js";
 import {
   createMatchingService,
   FILTER_COLUMNS,
-  type FoundMatches,
   fits,
   type IntentFilter,
   intentFilter,

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "@doorbell/store";
+import type { Kysely } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HolderContext } from "../src/context.js";
