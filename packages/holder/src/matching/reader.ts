@@ -59,7 +59,8 @@ const INTENT_COLUMNS = sql.raw(`i.id as i_id, i.category as i_category, i.countr
   i.criteria_json as i_criteria_json, i.valid_until as i_valid_until,
   i.matching_since as i_matching_since, i.ended_seq as i_ended_seq,
   i.scan_since as i_scan_since, i.scan_to_seq as i_scan_to_seq,
-  (select max(matched_at) from holder_offers) as last_at,
+  (select matched_at from holder_offers
+    where match_seq = (select max(match_seq) from holder_offers)) as last_at,
   (select max(match_seq) from holder_offers) as last_seq`);
 
 /**
