@@ -3,7 +3,6 @@ import { WebhookError } from "../errors.js";
 import { guardedRequest } from "./guarded-request.js";
 import { type EgressCategory, REASONS } from "./outcome.js";
 import type { EgressPolicy } from "./policy.js";
-import { readCapped } from "./read-capped.js";
 
 /** The default and the largest body a GET may read: a key page, a descriptor, a small document. */
 export const DEFAULT_GET_JSON_BYTES = 64 * 1024;
@@ -40,6 +39,8 @@ export interface GetJsonFailure {
 export type GetJsonResult = GetJsonSuccess | GetJsonFailure;
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
+const isJson = (contentType: string | string[] | undefined): boolean =>
+  typeof contentType === "string" && JSON_TYPE.test(contentType);
 
 /**
  * Fetches one JSON document under a policy through the same guarded connector as `postWebhook`:
@@ -73,15 +74,14 @@ export const getJson = async (input: GetJsonInput): Promise<GetJsonResult> => {
     signal,
     method: "GET",
     headers: { accept: "application/json" },
-    deadlineMessage: "the deadline passed",
-    onAnswer: async ({ status, headers, body, deadlinePassed }) => {
-      const contentType = headers["content-type"];
-      if (typeof contentType !== "string" || !JSON_TYPE.test(contentType)) {
-        body.destroy();
+    // One byte more than allowed tells a body of exactly maxBytes from a longer one.
+    maxBodyBytes: maxBytes + 1,
+    wantBody: (_status, headers) => isJson(headers["content-type"]),
+    onAnswer: ({ status, headers, body: bytes, truncated, deadlinePassed }) => {
+      if (!isJson(headers["content-type"])) {
         return fail("not_json", "the answer is not marked as JSON (content-type)", status);
       }
-      const { bytes, truncated } = await readCapped(body, maxBytes + 1);
-      if (deadlinePassed()) return fail("timeout", REASONS.timeout, status);
+      if (deadlinePassed) return fail("timeout", REASONS.timeout, status);
       if (truncated || bytes.byteLength > maxBytes) {
         return fail("too_large", `the answer is longer than ${maxBytes} bytes or broke off`, status);
       }

@@ -4,7 +4,6 @@ import { guardedRequest } from "./guarded-request.js";
 import { outgoingHeaders } from "./headers.js";
 import type { EgressCategory } from "./outcome.js";
 import type { EgressPolicy } from "./policy.js";
-import { readCapped } from "./read-capped.js";
 import { parseRetryAfter } from "./retry-after.js";
 
 export interface PostWebhookInput {
@@ -75,11 +74,14 @@ export const postWebhook = async (input: PostWebhookInput): Promise<EgressResult
     method: "POST",
     headers,
     body: input.body,
-    deadlineMessage: "the delivery deadline passed",
-    onAnswer: async ({ status, body }) => {
-      const { bytes, truncated } = await readCapped(body, policy.maxResponseBytes);
-      return { ok: true, status, body: bytes, bodyTruncated: truncated, durationMs: elapsed() };
-    },
+    maxBodyBytes: policy.maxResponseBytes,
+    onAnswer: ({ status, body, truncated }) => ({
+      ok: true,
+      status,
+      body,
+      bodyTruncated: truncated,
+      durationMs: elapsed(),
+    }),
     onFailure: ({ category, reason, status, headers: answerHeaders }) => {
       if (status === undefined) return fail(category, reason);
       const retryAfterSeconds = parseRetryAfter(answerHeaders?.["retry-after"], policy.now());
