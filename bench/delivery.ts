@@ -57,7 +57,12 @@ export async function benchDelivery(): Promise<void> {
   console.log(`fsync of a 4 KiB write in ${os.tmpdir()} (where the SQLite file goes): ${fsyncMicros()} µs`);
   try {
     const variants: Variant[] = [
-      { title: "SQLite (WAL, synchronous=FULL, the default)", engine: sqlite, steady: true, goal: true },
+      {
+        title: "SQLite (WAL, synchronous=full, the default: each commit fsynced before it is acknowledged)",
+        engine: sqlite,
+        steady: true,
+        goal: true,
+      },
       {
         title: "SQLite (WAL, synchronous=NORMAL: survives a crash, not a power loss)",
         engine: sqlite,

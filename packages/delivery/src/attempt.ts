@@ -1,5 +1,5 @@
 import { postWebhook } from "@doorbell/webhooks";
-import { followsMcpRules, signAttempt } from "./channels.js";
+import { type AttemptSigner, attemptSigner, followsMcpRules, signAttempt } from "./channels.js";
 import { MATCHES_EVENT } from "./coalesce.js";
 import { type EngineContext, endpointOf, secretAd } from "./context.js";
 import { recordDelivered } from "./delivered.js";
@@ -8,7 +8,11 @@ import { nextAttemptAt } from "./retry.js";
 import type { OutboxRow, SubscriptionRow } from "./schema.js";
 import { end } from "./subscriptions.js";
 
-type Row = Omit<OutboxRow, "id"> & { id: number };
+/** The columns of an outbox row an attempt needs (the worker reads no more: see `headRows`). */
+export type HeadRow = Pick<
+  OutboxRow,
+  "seq" | "webhook_id" | "type" | "body" | "attempts" | "first_attempt_at" | "next_attempt_at" | "final"
+> & { id: number };
 
 /**
  * What one attempt did to the queue: go on with the next row, or stop for now. `gone`: delivered,
@@ -31,24 +35,61 @@ export interface OpenedKeys {
   current: string;
   previous: string | null;
   previousUntil: number | null;
+  /** The signer for the secrets in force at `now`, built once per set of secrets. */
+  signer(now: number): AttemptSigner;
 }
 
-/** Opens the endpoint and secrets once, for every attempt of one claim (each open is an AES-GCM decryption). */
+/**
+ * Opens the endpoint and secrets once, for every attempt of one claim (each open is an AES-GCM
+ * decryption, each signer load a KeyObject).
+ */
 export function openKeys(ctx: EngineContext, sub: SubscriptionRow): OpenedKeys {
+  const current = ctx.sealer.openText(sub.secret_sealed as string, secretAd(sub.id, "current"));
+  const previous = sub.previous_secret_sealed
+    ? ctx.sealer.openText(sub.previous_secret_sealed, secretAd(sub.id, "previous"))
+    : null;
+  const previousUntil = sub.previous_secret_until;
+  let alone: AttemptSigner | undefined;
+  let both: AttemptSigner | undefined;
   return {
     url: endpointOf(ctx, sub),
-    current: ctx.sealer.openText(sub.secret_sealed as string, secretAd(sub.id, "current")),
-    previous: sub.previous_secret_sealed
-      ? ctx.sealer.openText(sub.previous_secret_sealed, secretAd(sub.id, "previous"))
-      : null,
-    previousUntil: sub.previous_secret_until,
+    current,
+    previous,
+    previousUntil,
+    signer(now) {
+      if (previous !== null && previousUntil !== null && now < previousUntil) {
+        both ??= attemptSigner(sub.channel, sub.subscriber_id, [current, previous]);
+        return both;
+      }
+      alone ??= attemptSigner(sub.channel, sub.subscriber_id, [current]);
+      return alone;
+    },
   };
 }
 
-function secretsAt(keys: OpenedKeys, now: number): string[] {
-  return keys.previous !== null && keys.previousUntil !== null && now < keys.previousUntil
-    ? [keys.current, keys.previous]
-    : [keys.current];
+interface AttemptMetrics {
+  attempts: { inc(): void };
+  seconds: { observe(value: number): void };
+}
+const metricChildren = new WeakMap<EngineContext, Map<string, AttemptMetrics>>();
+
+/** The labelled metric children of one kind of outcome, built once instead of label objects per attempt. */
+function attemptMetrics(ctx: EngineContext, channel: string, kind: string, outcome: string): AttemptMetrics {
+  let children = metricChildren.get(ctx);
+  if (!children) {
+    children = new Map();
+    metricChildren.set(ctx, children);
+  }
+  const key = `${channel} ${kind} ${outcome}`;
+  let found = children.get(key);
+  if (!found) {
+    found = {
+      attempts: ctx.metrics.attempts.labels({ channel, kind, outcome }),
+      seconds: ctx.metrics.attemptSeconds.labels({ channel, kind }),
+    };
+    children.set(key, found);
+  }
+  return found;
 }
 
 /**
@@ -61,19 +102,22 @@ function secretsAt(keys: OpenedKeys, now: number): string[] {
 export async function attemptRow(
   ctx: EngineContext,
   sub: SubscriptionRow,
-  row: Row,
+  row: HeadRow,
   keys?: OpenedKeys,
 ): Promise<AttemptOutcome> {
   const now = ctx.clock();
   const body = Buffer.from(row.body, "utf8");
-  const headers = signAttempt({
-    channel: sub.channel,
-    subscriberId: sub.subscriber_id,
-    webhookId: row.webhook_id,
-    secrets: keys ? secretsAt(keys, now) : signingSecrets(ctx, sub, now),
-    timestampSeconds: Math.floor(now / 1000),
-    body,
-  });
+  const timestampSeconds = Math.floor(now / 1000);
+  const headers = keys
+    ? keys.signer(now)(row.webhook_id, timestampSeconds, body)
+    : signAttempt({
+        channel: sub.channel,
+        subscriberId: sub.subscriber_id,
+        webhookId: row.webhook_id,
+        secrets: signingSecrets(ctx, sub, now),
+        timestampSeconds,
+        body,
+      });
   const url = keys ? keys.url : endpointOf(ctx, sub);
   const answered = sending(ctx);
   let result: Awaited<ReturnType<typeof postWebhook>>;
@@ -84,13 +128,15 @@ export async function attemptRow(
   }
   const kind = row.final === 1 ? "final" : "event";
   const outcome = result.ok ? "delivered" : result.category;
-  ctx.metrics.attempts.inc({ channel: sub.channel, kind, outcome });
-  ctx.metrics.attemptSeconds.observe({ channel: sub.channel, kind }, result.durationMs / 1000);
+  const metrics = attemptMetrics(ctx, sub.channel, kind, outcome);
+  metrics.attempts.inc();
+  metrics.seconds.observe(result.durationMs / 1000);
   const after = ctx.clock();
 
   if (result.ok) {
     const recorded = await recordDelivered(ctx, {
       rowId: row.id,
+      seq: row.seq,
       subscriptionId: sub.id,
       at: after,
       matches: row.type === MATCHES_EVENT,

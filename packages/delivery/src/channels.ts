@@ -101,20 +101,36 @@ export interface SigningInput {
   body: Uint8Array;
 }
 
+/** Signs attempts for one subscription with its secrets loaded once (each load builds a KeyObject). */
+export type AttemptSigner = (
+  webhookId: string,
+  timestampSeconds: number,
+  body: Uint8Array,
+) => Record<string, string>;
+
+/** A signer for many attempts of one subscription: the secrets are decoded and loaded once. */
+export function attemptSigner(
+  channel: Channel,
+  subscriberId: string,
+  secrets: readonly string[],
+): AttemptSigner {
+  if (channel === "mcp") {
+    const signer = createMcpSigner(secrets[0] as string);
+    return (_webhookId, timestamp, body) => signer.headers({ subscriptionId: subscriberId, timestamp, body });
+  }
+  const signer = createStandardSigner({ secrets });
+  return (id, timestamp, body) => {
+    const headers: Record<string, string> = signer.headers({ id, timestamp, body });
+    if (channel === "mcp-standard") headers[MCP_SUBSCRIPTION_ID] = subscriberId;
+    return headers;
+  };
+}
+
 /** The headers that sign one attempt; the timestamp is new on every attempt, the id is not. */
 export function signAttempt(input: SigningInput): Record<string, string> {
-  if (input.channel === "mcp") {
-    return createMcpSigner(input.secrets[0] as string).headers({
-      subscriptionId: input.subscriberId,
-      timestamp: input.timestampSeconds,
-      body: input.body,
-    });
-  }
-  const headers: Record<string, string> = createStandardSigner({ secrets: input.secrets }).headers({
-    id: input.webhookId,
-    timestamp: input.timestampSeconds,
-    body: input.body,
-  });
-  if (input.channel === "mcp-standard") headers[MCP_SUBSCRIPTION_ID] = input.subscriberId;
-  return headers;
+  return attemptSigner(input.channel, input.subscriberId, input.secrets)(
+    input.webhookId,
+    input.timestampSeconds,
+    input.body,
+  );
 }

@@ -4,6 +4,8 @@ import { deleteRows, grouped, recordDelivery } from "./group-commit.js";
 /** A delivery the endpoint accepted (2xx), to be recorded: its row is done. */
 export interface Delivered {
   rowId: number;
+  /** The row's place in its subscription's queue. */
+  seq: number;
   subscriptionId: string;
   /** When the answer came. */
   at: number;
@@ -27,8 +29,8 @@ export interface Delivered {
  *
  * On SQLite the deliveries that complete in the same event-loop turn are recorded in one
  * transaction (one select and one upsert of the progress rows), shared with the releases and
- * claims of that turn (group-commit.ts): with `synchronous=FULL` each commit costs an fsync, which
- * would otherwise cap deliveries at one per fsync. Nothing is weakened: the caller sends nothing more for that subscription until this
+ * claims of that turn (group-commit.ts): with `synchronous: "full"` each commit costs an fsync,
+ * which would otherwise cap deliveries at one per fsync. Nothing is weakened: the caller sends nothing more for that subscription until this
  * resolves (so a crash before the commit redelivers this row,
  * with its webhook-id, before anything behind it). On PostgreSQL the delete is one statement of
  * its own; concurrent commits on pooled connections already share WAL flushes.
@@ -51,5 +53,5 @@ export function recordDelivered(ctx: EngineContext, delivered: Delivered): Promi
       return removed.has(delivered.rowId);
     });
   }
-  return recordDelivery(ctx, delivered.rowId);
+  return recordDelivery(ctx, delivered);
 }

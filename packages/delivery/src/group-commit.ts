@@ -2,13 +2,13 @@ import { sql } from "@doorbell/store";
 import type { Db, EngineContext } from "./context.js";
 
 /**
- * SQLite group commit. better-sqlite3 is synchronous and `synchronous=FULL` costs an fsync per
- * commit, which blocks the event loop that HTTP answers arrive on; so the engine's own writes that
- * are asked for in the same event-loop turn (recording deliveries, releasing and claiming
- * subscriptions) share one `BEGIN IMMEDIATE` transaction. Each caller's promise settles only after
- * that commit, so nothing anyone does after awaiting it can run ahead of its write. On PostgreSQL
- * each unit is a transaction of its own: pooled connections already share WAL flushes, and
- * grouping would make every unit wait for the row locks of all the others.
+ * SQLite group commit. Each commit costs a transaction on the one connection and an fsync (the
+ * store runs it on the thread pool and settles the commit only once it is done), so the engine's
+ * own writes that are asked for in the same event-loop turn (recording deliveries, releasing and
+ * claiming subscriptions) share one `BEGIN IMMEDIATE` transaction. Each caller's promise settles
+ * only after that commit is durable, so nothing anyone does after awaiting it can run ahead of its
+ * write. On PostgreSQL each unit is a transaction of its own: pooled connections already share WAL
+ * flushes, and grouping would make every unit wait for the row locks of all the others.
  */
 interface Unit {
   run(trx: Db): Promise<unknown>;
@@ -18,6 +18,8 @@ interface Unit {
 
 interface Delivery {
   rowId: number;
+  subscriptionId: string;
+  seq: number;
   resolve(recorded: boolean): void;
   reject(error: unknown): void;
 }
@@ -114,13 +116,17 @@ export function grouped<T>(ctx: EngineContext, work: (trx: Db) => Promise<T>): P
  * PostgreSQL: the row is deleted by a statement of its own, as before (pooled connections already
  * share WAL flushes, and progress there would only add a ranged delete to every release).
  */
-export function recordDelivery(ctx: EngineContext, rowId: number): Promise<boolean> {
+export function recordDelivery(
+  ctx: EngineContext,
+  row: { rowId: number; subscriptionId: string; seq: number },
+): Promise<boolean> {
+  const { rowId, subscriptionId, seq } = row;
   if (ctx.store.dialect !== "sqlite") {
     return deleteRows(ctx.store.db, [rowId]).then((removed) => removed.has(rowId));
   }
   const group = groupOf(ctx);
   return new Promise<boolean>((resolve, reject) => {
-    group.deliveries.push({ rowId, resolve, reject });
+    group.deliveries.push({ rowId, subscriptionId, seq, resolve, reject });
     schedule(ctx, group);
   });
 }
@@ -133,13 +139,7 @@ async function flush(ctx: EngineContext, group: Group): Promise<void> {
     const results: unknown[] = [];
     try {
       await ctx.store.transaction(async (trx) => {
-        recorded =
-          deliveries.length > 0
-            ? await progressRows(
-                trx,
-                deliveries.map((d) => d.rowId),
-              )
-            : new Set();
+        recorded = deliveries.length > 0 ? await progressRows(ctx, trx, deliveries) : new Set();
         results.length = 0;
         for (const unit of units) results.push(await unit.run(trx));
       });
@@ -161,12 +161,7 @@ async function flush(ctx: EngineContext, group: Group): Promise<void> {
 async function alone(ctx: EngineContext, deliveries: Delivery[], units: Unit[]): Promise<void> {
   if (deliveries.length > 0) {
     try {
-      const recorded = await ctx.store.transaction((trx) =>
-        progressRows(
-          trx,
-          deliveries.map((d) => d.rowId),
-        ),
-      );
+      const recorded = await ctx.store.transaction((trx) => progressRows(ctx, trx, deliveries));
       for (const delivery of deliveries) delivery.resolve(recorded.has(delivery.rowId));
     } catch (error) {
       // Nothing was recorded: the rows are delivered again once the leases expire.
@@ -183,32 +178,51 @@ async function alone(ctx: EngineContext, deliveries: Delivery[], units: Unit[]):
 }
 
 /**
+ * The two statements of `progressRows`, compiled once per engine: their lists travel as one JSON
+ * parameter (SQLite's json_each), so the SQL text never changes and its prepared statement is reused.
+ */
+function compileProgress(ctx: EngineContext) {
+  const db = ctx.store.db;
+  return {
+    present: sql<{
+      id: number;
+    }>`select id from delivery_outbox where id in (select value from json_each(${""}))`.compile(db),
+    // `where true` tells SQLite's parser the ON CONFLICT belongs to the upsert, not to a join.
+    advance: sql`insert into delivery_progress (subscription_id, delivered_seq)
+      select key, value from json_each(${""}) where true
+      on conflict (subscription_id) do update
+      set delivered_seq = max(delivery_progress.delivered_seq, excluded.delivered_seq)`.compile(db),
+  };
+}
+
+const progressQueries = new WeakMap<EngineContext, ReturnType<typeof compileProgress>>();
+
+/**
  * SQLite: moves each subscription's progress up to the highest of the given rows it still has;
  * returns the ids that were still there. A commit writes the few progress rows (a page or two)
  * instead of deleting outbox rows scattered over the table and its index.
  */
-async function progressRows(db: Db, ids: readonly number[]): Promise<Set<number>> {
-  const rows = await db
-    .selectFrom("delivery_outbox")
-    .select(["id", "subscription_id", "seq"])
-    .where("id", "in", ids)
-    .execute();
-  if (rows.length === 0) return new Set();
-  const highest = new Map<string, number>();
-  for (const row of rows) {
-    const seq = Number(row.seq);
-    if (seq > (highest.get(row.subscription_id) ?? 0)) highest.set(row.subscription_id, seq);
+async function progressRows(
+  ctx: EngineContext,
+  db: Db,
+  deliveries: readonly Delivery[],
+): Promise<Set<number>> {
+  let queries = progressQueries.get(ctx);
+  if (!queries) {
+    queries = compileProgress(ctx);
+    progressQueries.set(ctx, queries);
   }
-  await db
-    .insertInto("delivery_progress")
-    .values([...highest].map(([subscription_id, delivered_seq]) => ({ subscription_id, delivered_seq })))
-    .onConflict((oc) =>
-      oc.column("subscription_id").doUpdateSet({
-        delivered_seq: sql<number>`max(delivery_progress.delivered_seq, excluded.delivered_seq)`,
-      }),
-    )
-    .execute();
-  return new Set(rows.map((row) => Number(row.id)));
+  const ids = JSON.stringify(deliveries.map((d) => d.rowId));
+  const { rows } = await db.executeQuery({ ...queries.present, parameters: [ids] });
+  if (rows.length === 0) return new Set();
+  const present = new Set((rows as { id: number }[]).map((row) => Number(row.id)));
+  const highest = new Map<string, number>();
+  for (const { rowId, subscriptionId, seq } of deliveries) {
+    if (present.has(rowId) && seq > (highest.get(subscriptionId) ?? 0)) highest.set(subscriptionId, seq);
+  }
+  const progress = JSON.stringify(Object.fromEntries(highest));
+  await db.executeQuery({ ...queries.advance, parameters: [progress] });
+  return present;
 }
 
 /** Deletes outbox rows by id; returns the ids that were still there. */
