@@ -40,8 +40,11 @@ export interface DatabaseConfig {
   /** SQLite: how long a writer waits for another process's write lock, in ms (default 5000). */
   busyTimeoutMs?: number;
   /**
-   * SQLite: `full` (default) makes every commit durable across power loss; `normal` is faster in WAL
-   * mode but may lose the last commits on power loss (never corrupts).
+   * SQLite: `full` (default) makes every commit durable across power loss before it resolves;
+   * `normal` is faster in WAL mode but may lose the last commits on power loss (never corrupts).
+   * `full` is SQLite's `synchronous=NORMAL` plus an fsync of the WAL after every commit, done on
+   * libuv's thread pool before anyone is answered (see `WalSync`): the same commits are durable as
+   * with SQLite's own `FULL`, without blocking the event loop for each fsync.
    */
   synchronous?: "full" | "normal";
   /** PostgreSQL: pool size (default 10). */
@@ -70,10 +73,13 @@ export interface Database<DB = NoTables> {
    */
   transaction<T>(fn: (trx: Transaction<DB>) => Promise<T>): Promise<T>;
   /**
-   * Runs a compiled query that returns rows (a SELECT) and resolves with them. On SQLite, when no
-   * transaction holds the connection, the cached statement runs at once: it reads committed data,
-   * as any query on `db` would, without Kysely's executor around it (a dozen promises, which on a
-   * hot read path cost more than the query). Otherwise, and on PostgreSQL, it is `db.executeQuery`.
+   * Runs a compiled query that returns rows (a SELECT) and resolves with them. On SQLite the cached
+   * statement runs at once, without Kysely's executor around it (a dozen promises, which on a hot
+   * read path cost more than the query): on the connection when nobody holds it, else on a second,
+   * read-only connection to the same file (never behind a writer's transaction). Either way it
+   * reads committed data only, and answers once that data is durable. An in-memory database has
+   * no second connection: there, and on PostgreSQL, it is `db.executeQuery` while a transaction
+   * holds the connection.
    */
   read<R>(query: CompiledQuery<R>): Promise<R[]>;
   /**
@@ -165,7 +171,10 @@ function openSqlite<DB>(target: ParsedTarget, options: DatabaseConfig): Database
   try {
     native.pragma(`busy_timeout = ${busyTimeoutMs}`);
     if (!inMemory) native.pragma("journal_mode = WAL");
-    native.pragma(`synchronous = ${synchronous.toUpperCase()}`);
+    // `full` without a file has nothing to make durable: SQLite's FULL, as asked.
+    native.pragma(
+      `synchronous = ${synchronous === "full" && !inMemory ? "NORMAL" : synchronous.toUpperCase()}`,
+    );
     native.pragma("foreign_keys = ON");
     // Integers come back as bigint and are narrowed by SafeIntegerPlugin: a value that does not fit a
     // JavaScript number fails loudly (as on PostgreSQL) instead of silently losing precision.
@@ -184,25 +193,182 @@ function openSqlite<DB>(target: ParsedTarget, options: DatabaseConfig): Database
     );
   }
   const guard = new TransactionGuard();
-  const statements = withStatementCache(native);
+  const wal = synchronous === "full" && !inMemory ? new WalSync(`${target.location}-wal`) : undefined;
+  const statements = withStatementCache(native, (statement) => {
+    // Every statement Kysely runs is prepared here first, and runs right after.
+    if (!statement.readonly) wal?.writing(native.inTransaction);
+  });
+  const gate = new FifoGate();
   const dialect = new GuardedDialect(
     new SqliteDialect({ database: statements }),
     guard,
     "begin immediate",
-    new FifoGate(),
+    gate,
+    wal,
   );
   const db = new Kysely<DB>({ dialect, plugins: [new SafeIntegerPlugin()] });
-  // better-sqlite3 runs a statement to completion synchronously, so when the connection is not in a
-  // transaction nothing else is using it and this read sees committed data only.
-  const readNow = (query: CompiledQuery): UnknownRow[] | undefined => {
-    if (native.inTransaction) return undefined;
-    const statement = statements.prepare(query.sql);
-    if (!statement.reader) throw new StoreError("ERR_STORE_CONFIG", "read() takes a query that returns rows");
+  // While the connection is held, `read` runs on a second, read-only connection of the same file:
+  // it sees what is committed (never the open transaction) and does not wait for the writer. In
+  // memory there is no second connection to the same data.
+  let reader: BetterSqlite3.Database | undefined;
+  if (!inMemory) {
+    try {
+      reader = new BetterSqlite3(target.location, { readonly: true });
+      reader.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      reader.defaultSafeIntegers(true);
+    } catch (error) {
+      reader?.close();
+      native.close();
+      throw new StoreError(
+        "ERR_STORE_CONNECT",
+        `could not open the SQLite database at ${target.description}`,
+        {
+          cause: error,
+        },
+      );
+    }
+  }
+  const readStatements = reader && withStatementCache(reader);
+  const readNow = (query: CompiledQuery): UnknownRow[] | Promise<UnknownRow[]> | undefined => {
+    wal?.check();
+    // The write connection when nobody holds it: its page cache stays warm through its own
+    // commits, while every commit makes the second connection drop its cache.
+    const free = !gate.busy && !native.inTransaction;
+    if (!free && !readStatements) return undefined;
+    const statement = (free ? statements : (readStatements as typeof statements)).prepare(query.sql);
+    if (!statement.reader || !statement.readonly) {
+      throw new StoreError("ERR_STORE_CONFIG", "read() takes a query that returns rows");
+    }
+    // Taken before the read: every commit the read can see has completed by now.
+    const position = wal?.position;
     const rows = statement.all(...(query.parameters as unknown[])) as UnknownRow[];
     narrowRows(rows);
-    return rows;
+    // The rows may come from a commit whose fsync is still running: answer once it is done.
+    const durable = position === undefined ? undefined : wal?.until(position);
+    return durable === undefined ? rows : durable.then(() => rows);
   };
-  return createHandle("sqlite", db, guard, target.description, undefined, readNow);
+  return createHandle("sqlite", db, guard, target.description, undefined, readNow, async () => {
+    reader?.close();
+    await wal?.close();
+  });
+}
+
+/** fsyncs of one WAL at a time: a second lets a commit skip waiting for one that started before it. */
+const MAX_FSYNCS = 2;
+
+/**
+ * `synchronous: "full"` without blocking the event loop. SQLite runs with `synchronous=NORMAL`,
+ * which in WAL mode differs from FULL only in not syncing the WAL at each commit; this syncs it
+ * instead, on the thread pool. Commits (and writes outside a transaction) are counted as they
+ * run; whoever used the database (a commit, or a read that may have seen a commit) is answered
+ * only once an fsync that started after everything counted by then is done.
+ * So nobody learns of a commit, or of data it wrote, before it is durable (what FULL promises),
+ * while the connection serves the next query during the fsync and one fsync covers every commit
+ * completed before it started (group commit: the WAL is append-only, so a later fsync covers all
+ * earlier frames, and recovery never keeps a later commit without the earlier ones). Another
+ * handle or process on the same file can see a commit up to one fsync before it is durable.
+ * A failed fsync leaves durability unknown, so the handle refuses all further work (fail-stop).
+ */
+class WalSync {
+  readonly #path: string;
+  #fd: number | undefined;
+  /** A statement that may write ran in the open transaction. */
+  #dirty = false;
+  /** Commits (and lone writes) completed, and how many of them are known durable. */
+  #completed = 0;
+  #durable = 0;
+  /** The fsyncs in progress, each with the position it covers. */
+  readonly #running = new Set<{ covers: number; done: Promise<void> }>();
+  #failed: Error | undefined;
+
+  constructor(path: string) {
+    this.#path = path;
+  }
+
+  /**
+   * A statement that may write is about to run (synchronously, right after this). Outside a
+   * transaction it completes as it runs; inside one, at COMMIT (`committing`). Counted before it
+   * runs, so a read or an fsync that starts later includes it.
+   */
+  writing(inTransaction: boolean): void {
+    if (inTransaction) this.#dirty = true;
+    else this.#completed += 1;
+  }
+
+  /** COMMIT is about to run. */
+  committing(): void {
+    if (this.#dirty) this.#completed += 1;
+    this.#dirty = false;
+  }
+
+  check(): void {
+    if (this.#failed) {
+      throw new StoreError(
+        "ERR_STORE_IO",
+        "a commit could not be made durable (fsync failed); reopen the database",
+        { cause: this.#failed },
+      );
+    }
+  }
+
+  /** Everything completed so far: what anyone reading now may see. */
+  get position(): number {
+    return this.#completed;
+  }
+
+  /** Resolves once everything completed up to `position` is on disk; undefined if it already is. */
+  until(position: number): Promise<void> | undefined {
+    this.check();
+    return this.#durable >= position ? undefined : this.#wait(position);
+  }
+
+  async #wait(position: number): Promise<void> {
+    while (this.#durable < position) {
+      // An fsync running covers `position` only if it started after it was reached. If none
+      // does, a new one starts at once rather than after them (the kernel orders them), up to
+      // MAX_FSYNCS at a time; past that, wait for the newest and look again.
+      let newest: Promise<void> | undefined;
+      let covering: Promise<void> | undefined;
+      for (const running of this.#running) {
+        newest = running.done;
+        if (running.covers >= position) covering = running.done;
+      }
+      if (covering) await covering;
+      else if (this.#running.size < MAX_FSYNCS) await this.#start();
+      else await newest;
+    }
+  }
+
+  #start(): Promise<void> {
+    const covers = this.#completed;
+    const done = this.#fsync(covers);
+    const running = { covers, done };
+    this.#running.add(running);
+    const forget = () => this.#running.delete(running);
+    done.then(forget, forget);
+    return done;
+  }
+
+  async #fsync(covers: number): Promise<void> {
+    try {
+      // Linux syncs the file, not the descriptor: any descriptor of the WAL will do.
+      this.#fd ??= fs.openSync(this.#path, "r");
+      const fd = this.#fd;
+      await new Promise<void>((resolve, reject) =>
+        fs.fsync(fd, (error) => (error ? reject(error) : resolve())),
+      );
+      this.#durable = Math.max(this.#durable, covers);
+    } catch (error) {
+      this.#failed ??= error as Error;
+      this.check();
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.#running].map((running) => running.done));
+    if (this.#fd !== undefined) fs.closeSync(this.#fd);
+    this.#fd = undefined;
+  }
 }
 
 /** Prepared statements kept per SQL text; preparing costs about 10 µs, more than many queries. */
@@ -214,7 +380,10 @@ const STATEMENT_CACHE_SIZE = 256;
  * the least recently used is dropped past the bound. SQLite re-prepares a statement by itself
  * after a schema change.
  */
-function withStatementCache(native: BetterSqlite3.Database) {
+function withStatementCache(
+  native: BetterSqlite3.Database,
+  onPrepare?: (statement: BetterSqlite3.Statement) => void,
+) {
   const cache = new Map<string, BetterSqlite3.Statement>();
   return {
     close: () => native.close(),
@@ -227,6 +396,7 @@ function withStatementCache(native: BetterSqlite3.Database) {
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
       }
       cache.set(source, statement);
+      onPrepare?.(statement);
       return statement;
     },
   };
@@ -321,7 +491,8 @@ function createHandle<DB>(
   guard: TransactionGuard,
   description: string,
   listen: Database<DB>["listen"] = async () => async () => {},
-  readNow: (query: CompiledQuery) => UnknownRow[] | undefined = () => undefined,
+  readNow: (query: CompiledQuery) => UnknownRow[] | Promise<UnknownRow[]> | undefined = () => undefined,
+  afterClose: () => Promise<void> | void = () => {},
 ): Database<DB> {
   let closed: Promise<void> | undefined;
   return {
@@ -334,13 +505,14 @@ function createHandle<DB>(
       return db.transaction().execute((trx) => guard.inside(() => fn(trx)));
     },
     async read<R>(query: CompiledQuery<R>): Promise<R[]> {
+      guard.check();
       const rows = readNow(query);
-      if (rows !== undefined) return rows as R[];
+      if (rows !== undefined) return (await rows) as R[];
       return (await db.executeQuery(query)).rows;
     },
     listen,
     close: () => {
-      closed ??= db.destroy();
+      closed ??= db.destroy().then(afterClose);
       return closed;
     },
   };
@@ -383,6 +555,11 @@ class FifoGate {
   readonly #waiting: (() => void)[] = [];
   #head = 0;
 
+  /** Someone holds the connection (a query or a transaction). */
+  get busy(): boolean {
+    return this.#busy;
+  }
+
   enter(): Promise<void> | undefined {
     if (!this.#busy) {
       this.#busy = true;
@@ -407,21 +584,45 @@ class FifoGate {
   }
 }
 
+/** SQLite's fsync of what was written (WalSync): the connection is released before it, its user answered after. */
+interface Durability {
+  /** Throws once a commit could not be made durable. */
+  check(): void;
+  committing(): void;
+  /** Everything completed so far. */
+  readonly position: number;
+  until(position: number): Promise<void> | undefined;
+}
+
 class GuardedDialect implements KyselyDialect {
   readonly #inner: KyselyDialect;
   readonly #guard: TransactionGuard;
   readonly #begin: string | undefined;
   readonly #gate: FifoGate | undefined;
+  readonly #durability: Durability | undefined;
 
-  constructor(inner: KyselyDialect, guard: TransactionGuard, begin: string | undefined, gate?: FifoGate) {
+  constructor(
+    inner: KyselyDialect,
+    guard: TransactionGuard,
+    begin: string | undefined,
+    gate?: FifoGate,
+    durability?: Durability,
+  ) {
     this.#inner = inner;
     this.#guard = guard;
     this.#begin = begin;
     this.#gate = gate;
+    this.#durability = durability;
   }
 
   createDriver(): Driver {
-    return new GuardedDriver(this.#inner.createDriver(), this.#guard, this.#begin, this.#gate);
+    return new GuardedDriver(
+      this.#inner.createDriver(),
+      this.#guard,
+      this.#begin,
+      this.#gate,
+      this.#durability,
+    );
   }
   createQueryCompiler() {
     return this.#inner.createQueryCompiler();
@@ -439,12 +640,20 @@ class GuardedDriver implements Driver {
   readonly #guard: TransactionGuard;
   readonly #begin: string | undefined;
   readonly #gate: FifoGate | undefined;
+  readonly #durability: Durability | undefined;
 
-  constructor(inner: Driver, guard: TransactionGuard, begin: string | undefined, gate: FifoGate | undefined) {
+  constructor(
+    inner: Driver,
+    guard: TransactionGuard,
+    begin: string | undefined,
+    gate: FifoGate | undefined,
+    durability: Durability | undefined,
+  ) {
     this.#inner = inner;
     this.#guard = guard;
     this.#begin = begin;
     this.#gate = gate;
+    this.#durability = durability;
   }
 
   init(): Promise<void> {
@@ -453,6 +662,7 @@ class GuardedDriver implements Driver {
   async acquireConnection(): Promise<DatabaseConnection> {
     // Queries on a transaction object never come here: they reuse the transaction's connection.
     this.#guard.check();
+    this.#durability?.check();
     const waiting = this.#gate?.enter();
     if (waiting !== undefined) await waiting;
     try {
@@ -467,6 +677,8 @@ class GuardedDriver implements Driver {
     await connection.executeQuery(CompiledQuery.raw(this.#begin));
   }
   commitTransaction(connection: DatabaseConnection): Promise<void> {
+    // Synchronously before COMMIT runs (the inner driver runs it before its first await).
+    this.#durability?.committing();
     return this.#inner.commitTransaction(connection);
   }
   rollbackTransaction(connection: DatabaseConnection): Promise<void> {
@@ -490,11 +702,16 @@ class GuardedDriver implements Driver {
     return this.#inner.releaseSavepoint(...args);
   }
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    const position = this.#durability?.position;
     try {
       await this.#inner.releaseConnection(connection);
     } finally {
       this.#gate?.leave();
     }
+    // Kysely releases after a lone query and after COMMIT/ROLLBACK, and settles the caller's
+    // promise only after this: nobody hears of a commit, or of what it wrote, before it is durable.
+    const durable = position === undefined ? undefined : this.#durability?.until(position);
+    if (durable !== undefined) await durable;
   }
   destroy(): Promise<void> {
     return this.#inner.destroy();

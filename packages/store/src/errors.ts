@@ -19,6 +19,8 @@ export type StoreErrorCode =
   | "ERR_STORE_MIGRATION_LOCKED"
   /** A migration threw; it was rolled back. */
   | "ERR_STORE_MIGRATION_FAILED"
+  /** A commit could not be made durable (SQLite: the fsync of the WAL failed); the handle refuses further work. */
+  | "ERR_STORE_IO"
   /** An integer read from the database does not fit a JavaScript number exactly. */
   | "ERR_STORE_INTEGER_OVERFLOW"
   /** Seal keys are malformed (entry format, key length, duplicate key id). */
