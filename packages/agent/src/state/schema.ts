@@ -26,6 +26,8 @@ export const localSubscriptionSchema = z.object({
   lastDoorbellAt: z.number().optional(),
   /** When the next renewal or re-subscription is tried after a failed one. */
   retryAt: z.number().optional(),
+  /** The holder's challenge came, and was answered, while intent_subscribe_events was still answering. */
+  provedEarly: z.boolean().optional(),
 });
 export type LocalSubscription = z.infer<typeof localSubscriptionSchema>;
 

@@ -8,6 +8,7 @@
  *     await agent.watch(intentCode);
  *     agent.start();
  */
+
 import { randomBytes } from "node:crypto";
 import { type Clock, HOUR, MINUTE, systemClock } from "../clock.js";
 import { AgentError, isAgentError } from "../errors.js";
@@ -22,7 +23,7 @@ import { createMemoryStateStore, type StateStore } from "../state/store.js";
 import type { AgentHooks, AgentTiming, WatchContext } from "./context.js";
 import { FINAL_STATUSES, noteStatus, readMatches, readStatus } from "./reads.js";
 import { handleOf, type IntentHandle, reportOf, type SubscriptionReport, usesDoorbells } from "./report.js";
-import { ended, maintain, report, subscribe } from "./subscriptions.js";
+import { ended, maintain, provedStatus, report, subscribe } from "./subscriptions.js";
 
 export interface AgentOptions extends AgentHooks {
   /** A connected client, or how to connect one. */
@@ -262,9 +263,14 @@ export class DoorbellAgent {
    */
   async #onChallengeAnswered(watch: WatchState): Promise<void> {
     const sub = watch.subscription;
+    if (sub?.status === "subscribing") {
+      // The holder proved the endpoint before its answer arrived: `apply` takes it from here.
+      sub.provedEarly = true;
+      await this.#box.commit();
+      return;
+    }
     if (sub?.status !== "awaiting_verification") return;
-    sub.status =
-      sub.approval === "not-required" || sub.approval === "granted" ? "active" : "awaiting_person_approval";
+    sub.status = provedStatus(sub);
     await this.#box.commit();
     await report(this.#ctx, watch);
   }

@@ -56,6 +56,7 @@ export async function resubscribe(ctx: WatchContext, watch: WatchState): Promise
 
 async function callSubscribe(ctx: WatchContext, watch: WatchState, sub: LocalSubscription): Promise<void> {
   const secret = sub.secrets[0]?.secret as string;
+  delete sub.provedEarly;
   // Durable before the call: the holder's challenge may arrive while the call is still running.
   await ctx.box.commit();
   try {
@@ -105,6 +106,16 @@ export function apply(sub: LocalSubscription, answer: PushSubscription): void {
     if (answer[key] === undefined) delete sub[key];
     else sub[key] = answer[key];
   }
+  // The challenge may come, and be answered, before this answer does.
+  if (sub.status === "awaiting_verification" && sub.provedEarly) sub.status = provedStatus(sub);
+  delete sub.provedEarly;
+}
+
+/** Where a subscription stands once its endpoint is proved: active, or waiting for the person. */
+export function provedStatus(sub: LocalSubscription): LocalSubscription["status"] {
+  return sub.approval === "not-required" || sub.approval === "granted"
+    ? "active"
+    : "awaiting_person_approval";
 }
 
 /** subscription.ended (or the lease ran out here): read instead, and subscribe again when that needs no new approval. */
