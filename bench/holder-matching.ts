@@ -204,13 +204,13 @@ export function newOffers(seed: number, count: number, tag = "bench"): Catalogue
  */
 function sqlPerOfferMatching(
   now: () => number,
-): Pick<MatchingService, "start" | "notify" | "recordForOffers" | "newRound"> {
+): Pick<MatchingService, "start" | "notify" | "matchNewOffers" | "newRound"> {
   // Returns FoundMatches, as ours does.
   return {
     start: async () => ({ activeIntents: 0 }),
     notify: async () => {},
     newRound: () => 0,
-    async recordForOffers(trx: Kysely<HolderTables>, offers: readonly Offer[]) {
+    async matchNewOffers(trx: Kysely<HolderTables>, offers: readonly Offer[]) {
       const byOffer: { offerId: string; intentIds: string[] }[] = [];
       let count = 0;
       for (const offer of offers) {

@@ -599,16 +599,17 @@ export async function withdrawIntent(
     }
     // Takes effect at once: no offer entering matching after this one reaches the intent.
     const { seq: endedSeq } = await lastArrival(trx, ctx.store.dialect);
+    const withdrawn = {
+      status: "withdrawn",
+      ended_at: now,
+      ended_seq: endedSeq,
+      updated_at: now,
+      contact_sealed: null,
+      contact_hash: null,
+    } as const;
     const updated = await trx
       .updateTable("holder_intents")
-      .set({
-        status: "withdrawn",
-        ended_at: now,
-        ended_seq: endedSeq,
-        updated_at: now,
-        contact_sealed: null,
-        contact_hash: null,
-      })
+      .set(withdrawn)
       .where("id", "=", id)
       .where("status", "=", row.status)
       .executeTakeFirst();
@@ -620,15 +621,7 @@ export async function withdrawIntent(
       row.confirmed_at !== null && row.contact_sealed !== null
         ? openContact(ctx, id, row.contact_sealed)
         : undefined;
-    const after: IntentRecord = {
-      ...row,
-      status: "withdrawn",
-      ended_at: now,
-      ended_seq: endedSeq,
-      updated_at: now,
-      contact_sealed: null,
-      contact_hash: null,
-    };
+    const after: IntentRecord = { ...row, ...withdrawn };
     return { row: after, changed: true, wasActive: row.status === "active", contact };
   });
   if (result.changed) {

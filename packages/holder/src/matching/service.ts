@@ -89,19 +89,19 @@ export interface MatchingService extends MatchService {
    * The matches new or changed catalogue offers make, found in the index, inside the transaction
    * that writes the offers with `matched_at = deliveredAt`. Call `notify` after the commit.
    */
-  recordForOffers(
+  matchNewOffers(
     trx: Kysely<HolderTables>,
     offers: readonly Offer[],
     deliveredAt: number,
     round?: number,
   ): Promise<FoundMatches>;
   /**
-   * A round for `recordForOffers` calls whose `firstInRound` together name each intent once (one
+   * A round for `matchNewOffers` calls whose `firstInRound` together name each intent once (one
    * import's batches). Without one, each call is its own round.
    */
   newRound(): number;
   /** A reply accepted for the one intent it answers (written with `matched_at = deliveredAt`). */
-  recordReply(
+  matchReply(
     trx: Kysely<HolderTables>,
     offer: Offer,
     intentId: string,
@@ -136,7 +136,7 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
   let index = new IntentIndex();
   let loading: Promise<{ activeIntents: number }> | undefined;
   let loaded = false;
-  /** Rounds of `recordForOffers`, counted here so that a reloaded index never sees one twice. */
+  /** Rounds of `matchNewOffers`, counted here so that a reloaded index never sees one twice. */
   let rounds = 0;
   /** Intents ended while a load was reading pages: taken out of the new index when it takes over. */
   let endedDuringLoad: Set<string> | undefined;
@@ -268,7 +268,7 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
 
     newRound: () => ++rounds,
 
-    async recordForOffers(trx, offers, deliveredAt, round = ++rounds) {
+    async matchNewOffers(trx, offers, deliveredAt, round = ++rounds) {
       await ready();
       const byOffer: { offerId: string; intentIds: string[] }[] = [];
       const tally = { round, first: [] as string[] };
@@ -284,7 +284,7 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
       return found(trx, { deliveredAt, byOffer, count, firstInRound: tally.first });
     },
 
-    async recordReply(trx, offer, intentId, deliveredAt) {
+    async matchReply(trx, offer, intentId, deliveredAt) {
       const row = await trx
         .selectFrom("holder_intents")
         .select(FILTER_COLUMNS)

@@ -122,7 +122,7 @@ export function createOfferService(
       }
     }
     if (inserts.length > 0) await trx.insertInto("holder_offers").values(inserts).execute();
-    const found = await matching.recordForOffers(trx, changed, at, round);
+    const found = await matching.matchNewOffers(trx, changed, at, round);
     return { inserted: inserts.length, updated, found };
   }
 
@@ -187,7 +187,7 @@ export function createOfferService(
           ...content(offer, now),
         };
         await trx.insertInto("holder_offers").values(row).execute();
-        return matching.recordReply(trx, offerFromRow(row), intentId, at);
+        return matching.matchReply(trx, offerFromRow(row), intentId, at);
       });
       if (recorded === undefined) return { accepted: false };
       if (recorded !== null) await matching.notify(recorded.count > 0 ? [intentId] : []);
