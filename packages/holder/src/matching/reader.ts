@@ -232,7 +232,7 @@ export async function lastArrival(
 
 /**
  * Places for offers entering matching now: `match_seq` values after the last one, and a
- * `matched_at` never earlier than the last one (a clock that steps back cannot reorder matches).
+ * `matched_at` later than the last one's (a clock that steps back cannot reorder matches).
  */
 export async function reserveArrivals(
   trx: Kysely<HolderTables>,
@@ -240,5 +240,7 @@ export async function reserveArrivals(
   now: number,
 ): Promise<{ at: number; firstSeq: number }> {
   const last = await lastArrival(trx, dialect);
-  return { at: Math.max(now, last.at), firstSeq: last.seq + 1 };
+  // Each write a millisecond after the last at least: a reader that has seen one never later
+  // finds another at the same instant behind it (`since` is strict, by the millisecond).
+  return { at: Math.max(now, last.at + 1), firstSeq: last.seq + 1 };
 }
