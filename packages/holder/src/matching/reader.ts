@@ -9,7 +9,7 @@ import { fits, intentFilter, offerFacts } from "./rule.js";
  * rule.ts, each delivered when it entered matching (`matched_at`) or, for offers that were already
  * there, when the intent's current criteria took effect (`matching_since`). Seller replies are
  * matches of the intent they answer only, delivered when accepted. Nothing is stored per
- * (offer, intent), so recording a new offer costs the same at 1,000 intents as at 1,000,000 —
+ * (offer, intent), so writing a new offer costs the same at 1,000 intents as at 1,000,000 —
  * the in-memory index only says whom to notify.
  *
  * The order is (deliveredAt, match_seq), the same on every path: intent_list_matches, the manage
