@@ -86,7 +86,7 @@ const NOTE_AFTER_CANDIDATES = 64;
 export function readStatement(db: Kysely<HolderTables>): CompiledQuery {
   let query = compiled.get(db);
   if (query === undefined) {
-    // Placeholders, swapped for each call's values (see PARAMETER): the id, `from`, and the
+    // Sentinel parameters, swapped for each call's values (see PARAMETER): the id, `from`, and the
     // position read after (its deliveredAt and seq).
     const id = sql`${PARAMETER.id}`;
     const [from, afterAt, afterSeq] = [PARAMETER.from, PARAMETER.afterAt, PARAMETER.afterSeq].map(

@@ -190,7 +190,7 @@ export function createOfferService(
         return matching.matchReply(trx, offerFromRow(row), intentId, at);
       });
       if (recorded === undefined) return { accepted: false };
-      if (recorded !== null) await matching.notify(recorded.count > 0 ? [intentId] : []);
+      if (recorded !== null) await matching.notify(recorded.firstInRound);
       return { accepted: true };
     },
 

@@ -497,9 +497,10 @@ export function createPushService(ctx: HolderContext, options: PushOptions): Pus
       if (wanting.length === 0) return;
       const counts = countFor(found, new Map(wanting.map((sub) => [sub.intent_id, sub])));
       for (const sub of wanting) {
+        if (!counts.has(sub.intent_id)) continue; // a live subscription of an intent not in `found`
         const event = checkedDoorbell(MATCHES_EVENT, iso(ctx.clock()), {
           subscriptionId: sub.id,
-          newMatches: counts.get(sub.intent_id) ?? 0,
+          newMatches: counts.get(sub.intent_id) as number,
           latestDeliveredAt: iso(found.deliveredAt),
         });
         await engine.enqueue(d(trx as unknown as Db), sub.id, event);
@@ -704,8 +705,8 @@ export function createPushService(ctx: HolderContext, options: PushOptions): Pus
 const MANY_MATCHES = 2_000;
 
 /**
- * The live (not ended) push subscriptions of the intents in `found`. A large import can touch most
- * active intents while few have subscriptions: then all live ones are read once and picked in memory.
+ * The live (not ended) push subscriptions that may belong to intents in `found`. A large import can
+ * touch most active intents while few have subscriptions: then all live ones are read once.
  */
 async function liveSubscriptionsOf(
   db: Db,
@@ -717,11 +718,8 @@ async function liveSubscriptionsOf(
       .innerJoin("delivery_subscriptions as d", "d.id", "p.id")
       .select(["p.id", "p.intent_id", "p.events_json"])
       .where("d.status", "!=", "ended");
-  if (found.count > MANY_MATCHES) {
-    const all = await live().execute();
-    const touched = countFor(found, new Map(all.map((sub) => [sub.intent_id, sub])));
-    return all.filter((sub) => touched.has(sub.intent_id));
-  }
+  // Every live one: the caller counts the matches of each and skips those with none.
+  if (found.count > MANY_MATCHES) return live().execute();
   const intentIds = [...new Set(found.byOffer.flatMap((offer) => offer.intentIds))];
   const subs = [];
   for (let i = 0; i < intentIds.length; i += 500) {
