@@ -1,0 +1,21 @@
+/**
+ * Shared limits (issue #14 item 1, issue #16 items 2 and 3): who is asking (client-address.ts)
+ * and how often they may (shared-limiter.ts), counted in the holder's database so that every
+ * process on it agrees.
+ */
+export {
+  addressKey,
+  type ClientAddressOptions,
+  type ClientAddressResolver,
+  createClientAddressResolver,
+  normaliseAddress,
+  parseTrustedProxies,
+} from "./client-address.js";
+export { type LimitsTables, limitsMigrations, type RateLimitRow } from "./schema.js";
+export {
+  createSharedLimiter,
+  type LimitRule,
+  type LimitVerdict,
+  type SharedLimiter,
+  type SharedLimiterOptions,
+} from "./shared-limiter.js";

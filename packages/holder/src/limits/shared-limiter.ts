@@ -1,0 +1,202 @@
+/**
+ * Rate limits that hold across processes (issue #14): rate-limiter-flexible's fixed-window
+ * limiter, with its counters in the holder's own database (SQLite or PostgreSQL, through
+ * `@doorbell/store`), so every `doorbell serve` on one database counts the same calls.
+ *
+ * The library's own RateLimiterPostgres and RateLimiterSQLite want the raw driver (a pg Pool, a
+ * synchronous better-sqlite3 handle) while the store owns its connections (SQLite's single writer
+ * and durable commits); so this is a store limiter of the library's own kind
+ * (`RateLimiterStoreAbstract`: `_upsert`, `_get`, `_delete`) over Kysely, one statement per
+ * consume: an atomic `insert … on conflict do update … returning` on both engines.
+ *
+ * Keys are hashed before they are stored (`hashKey`, a keyed hash in the holder), so the table
+ * holds no address or e-mail in clear.
+ */
+import { createRequire } from "node:module";
+import type { Database } from "@doorbell/store";
+import { sql } from "@doorbell/store";
+import type { RateLimiterRes as RateLimiterResType, RateLimiterStoreAbstract } from "rate-limiter-flexible";
+import { RateLimiterRes } from "rate-limiter-flexible";
+import type { LimitsTables } from "./schema.js";
+
+// The abstract store limiter is typed by the package but not exported from its index.
+const StoreAbstract = createRequire(import.meta.url)(
+  "rate-limiter-flexible/lib/RateLimiterStoreAbstract.js",
+) as typeof RateLimiterStoreAbstract;
+
+/** At most `points` calls per `durationSeconds` window, per key. */
+export interface LimitRule {
+  points: number;
+  durationSeconds: number;
+}
+
+export type LimitVerdict = { ok: true; remaining: number } | { ok: false; retryAfterSeconds: number };
+
+export interface SharedLimiter {
+  /**
+   * Counts one call (or `points`) of `key` against `bucket`'s rule. A bucket without a rule is a
+   * programming error (throws). A database failure lets the call through and is logged by the
+   * caller's `onError` (a limit must not take the holder down with the database).
+   */
+  consume(bucket: string, key: string, points?: number): Promise<LimitVerdict>;
+  /** The rule of a bucket, for Retry-After texts and tests. */
+  rule(bucket: string): LimitRule | undefined;
+  /** Removes windows that ended (also done every few minutes by itself). */
+  purgeExpired(): Promise<number>;
+  close(): void;
+}
+
+export interface SharedLimiterOptions {
+  store: Database<LimitsTables> | Database;
+  rules: Readonly<Record<string, LimitRule>>;
+  /** Turns a key into what is stored (default: the key itself). Use a keyed hash in production. */
+  hashKey?: (key: string) => string;
+  /** Epoch milliseconds (default Date.now). */
+  clock?: () => number;
+  /** How often ended windows are deleted (default 5 min; 0: never by itself). */
+  purgeEveryMs?: number;
+  onError?: (error: Error) => void;
+}
+
+interface StoredWindow {
+  points: number;
+  expire: number | null;
+}
+
+/** The library's store limiter over `holder_rate_limits`. */
+class DatabaseRateLimiter extends StoreAbstract {
+  constructor(
+    rule: LimitRule & { keyPrefix: string },
+    private readonly store: Database<LimitsTables>,
+    private readonly now: () => number,
+  ) {
+    super({
+      points: rule.points,
+      duration: rule.durationSeconds,
+      keyPrefix: rule.keyPrefix,
+      storeClient: store,
+    });
+  }
+
+  _getRateLimiterRes(_rlKey: string, changedPoints: number, result: StoredWindow): RateLimiterResType {
+    const consumed = Number(result.points);
+    const points = (this as unknown as { points: number }).points;
+    const expire = result.expire === null ? null : Number(result.expire);
+    return new RateLimiterRes(
+      Math.max(points - consumed, 0),
+      expire === null ? -1 : Math.max(expire - this.now(), 0),
+      consumed,
+      changedPoints === consumed,
+    );
+  }
+
+  async _upsert(
+    rlKey: string,
+    points: number,
+    msDuration: number,
+    forceExpire = false,
+  ): Promise<StoredWindow> {
+    const now = this.now();
+    const expire = msDuration > 0 ? now + msDuration : null;
+    // A window that ended starts again; otherwise the points add up and the end stays.
+    const query = forceExpire
+      ? sql<StoredWindow>`insert into holder_rate_limits (key, points, expire) values (${rlKey}, ${points}, ${expire})
+          on conflict (key) do update set points = excluded.points, expire = excluded.expire
+          returning points, expire`
+      : sql<StoredWindow>`insert into holder_rate_limits (key, points, expire) values (${rlKey}, ${points}, ${expire})
+          on conflict (key) do update set
+            points = case when holder_rate_limits.expire is not null and holder_rate_limits.expire <= ${now}
+                          then excluded.points else holder_rate_limits.points + excluded.points end,
+            expire = case when holder_rate_limits.expire is not null and holder_rate_limits.expire <= ${now}
+                          then excluded.expire else holder_rate_limits.expire end
+          returning points, expire`;
+    const result = await query.execute(this.store.db);
+    const row = result.rows[0];
+    if (row === undefined) throw new Error("the rate-limit upsert returned no row");
+    return row;
+  }
+
+  async _get(rlKey: string): Promise<StoredWindow | null> {
+    const row = await this.store.db
+      .selectFrom("holder_rate_limits")
+      .select(["points", "expire"])
+      .where("key", "=", rlKey)
+      .executeTakeFirst();
+    if (row === undefined || (row.expire !== null && Number(row.expire) <= this.now())) return null;
+    return row;
+  }
+
+  async _delete(rlKey: string): Promise<boolean> {
+    const result = await this.store.db
+      .deleteFrom("holder_rate_limits")
+      .where("key", "=", rlKey)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+}
+
+function checkRule(bucket: string, rule: LimitRule): void {
+  if (!/^[a-z][a-z0-9_.-]{0,40}$/.test(bucket)) {
+    throw new RangeError(`a limit bucket is a short lower-case name, not ${JSON.stringify(bucket)}`);
+  }
+  if (
+    !Number.isInteger(rule.points) ||
+    rule.points < 1 ||
+    !Number.isInteger(rule.durationSeconds) ||
+    rule.durationSeconds < 1
+  ) {
+    throw new RangeError(`the limit ${bucket} needs whole points ≥ 1 and durationSeconds ≥ 1`);
+  }
+}
+
+export function createSharedLimiter(options: SharedLimiterOptions): SharedLimiter {
+  const store = options.store as Database<LimitsTables>;
+  const now = options.clock ?? Date.now;
+  const hashKey = options.hashKey ?? ((key: string) => key);
+  const limiters = new Map<string, DatabaseRateLimiter>();
+  const rules = new Map<string, LimitRule>();
+  for (const [bucket, rule] of Object.entries(options.rules)) {
+    checkRule(bucket, rule);
+    rules.set(bucket, { ...rule });
+    limiters.set(bucket, new DatabaseRateLimiter({ ...rule, keyPrefix: bucket }, store, now));
+  }
+
+  async function purgeExpired(): Promise<number> {
+    const result = await store.db
+      .deleteFrom("holder_rate_limits")
+      .where("expire", "is not", null)
+      .where("expire", "<=", now())
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+  const every = options.purgeEveryMs ?? 5 * 60_000;
+  const timer =
+    every > 0
+      ? setInterval(() => {
+          purgeExpired().catch((error: Error) => options.onError?.(error));
+        }, every)
+      : undefined;
+  timer?.unref();
+
+  return {
+    async consume(bucket, key, points = 1) {
+      const limiter = limiters.get(bucket);
+      if (limiter === undefined) throw new RangeError(`no limit is set for ${JSON.stringify(bucket)}`);
+      try {
+        const res = await limiter.consume(hashKey(key), points);
+        return { ok: true, remaining: res.remainingPoints };
+      } catch (rejection) {
+        if (rejection instanceof RateLimiterRes) {
+          return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
+        }
+        options.onError?.(rejection as Error);
+        return { ok: true, remaining: 0 };
+      }
+    },
+    rule: (bucket) => rules.get(bucket),
+    purgeExpired,
+    close() {
+      if (timer !== undefined) clearInterval(timer);
+    },
+  };
+}
