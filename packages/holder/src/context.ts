@@ -1,5 +1,6 @@
 import type { CodeHasher, Database, Sealer } from "@doorbell/store";
 import type { Logger } from "pino";
+import type { ConsentTranslations } from "./i18n/consent-texts.js";
 import type { Mailer } from "./mail/mailer.js";
 import type { HolderTables } from "./schema.js";
 
@@ -19,6 +20,11 @@ export interface HolderConfig {
   /** The consent text (the same text as the holder's other channels) and its version. */
   consentText: string;
   consentVersion: string;
+  /**
+   * The consent text in Slovak and Czech, each with its own version id (never one the English
+   * text uses). Without it our own translations are used, but only for the default text.
+   */
+  consentTranslations?: ConsentTranslations;
   /** Demand summaries withhold cells with fewer active intents than this (k-anonymity). */
   demandThreshold: number;
 }
