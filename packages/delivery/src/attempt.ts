@@ -1,4 +1,5 @@
 import { postWebhook } from "@doorbell/webhooks";
+import { type DeadLetterReason, deadLetter, logFailedAttempt } from "./attempt-log.js";
 import { type AttemptSigner, attemptSigner, followsMcpRules, signAttempt } from "./channels.js";
 import { MATCHES_EVENT } from "./coalesce.js";
 import { type EngineContext, endpointOf, secretAd } from "./context.js";
@@ -154,12 +155,36 @@ export async function attemptRow(
       { subscription: sub.id, category: result.category, status: result.status, attempt: row.attempts + 1 },
       "delivery attempt failed",
     );
+    // The operator's delivery log (attempt-log.ts): this attempt, and the doorbell if given up.
+    await logFailedAttempt(trx, {
+      subscriptionId: sub.id,
+      kind,
+      type: row.type,
+      webhookId: row.webhook_id,
+      attempt: row.attempts + 1,
+      category: result.category,
+      httpStatus: result.status,
+      at: after,
+    });
+    const giveUp = (reason: DeadLetterReason) =>
+      row.final === 1
+        ? Promise.resolve()
+        : deadLetter(trx, {
+            subscriptionId: sub.id,
+            row,
+            attempts: row.attempts + 1,
+            category: result.category,
+            reason,
+            at: after,
+          });
     if (row.final === 1 || result.status === 413) {
+      await giveUp("too-large");
       await removeRow();
       await trx.updateTable("delivery_subscriptions").set(failure).where("id", "=", sub.id).execute();
       return row.final === 1 ? "stopped" : "dropped";
     }
     if (result.status === 410) {
+      await giveUp("gone");
       if (followsMcpRules(sub.channel)) {
         // MCP Events: 410 is non-retryable for that delivery and does not disable the endpoint.
         await removeRow();
@@ -180,6 +205,7 @@ export async function attemptRow(
       ...(result.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: result.retryAfterSeconds }),
     });
     if (next === undefined) {
+      await giveUp("retries-exhausted");
       await trx.updateTable("delivery_subscriptions").set(failure).where("id", "=", sub.id).execute();
       if (followsMcpRules(sub.channel)) {
         // MCP Events: the event is given up (the watermark moves on) and delivery is suspended.

@@ -14,6 +14,16 @@ export {
   PROFILE_LIMITS,
 } from "./coalesce.js";
 export {
+  type DeadLetter,
+  type DeliveryLogEntry,
+  type DeliveryLogFilter,
+  type LoggedAttempt,
+  listDeliveries,
+  type QueuedDoorbell,
+  type SubscriptionLog,
+  showDelivery,
+} from "./delivery-log.js";
+export {
   createDeliveryEngine,
   type DeliveryEngine,
   type DeliveryEngineOptions,
@@ -22,6 +32,7 @@ export {
 export type { DeliveryEvent, EnqueueItem, EnqueueResult } from "./enqueue.js";
 export { DeliveryError, type DeliveryErrorCode } from "./errors.js";
 export type { DeliveryMetrics } from "./metrics.js";
+export { type ReplayResult, replayDeadLetter } from "./replay.js";
 export {
   DEFAULT_RETRY_POLICY,
   nextAttemptAt,

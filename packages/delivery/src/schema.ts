@@ -84,10 +84,50 @@ export interface ProgressRow {
   delivered_seq: number;
 }
 
+/**
+ * The operator's delivery log (issue #17): failed attempts and challenges, a few per subscription.
+ * Successes are not written one by one (they would cost the hot path a write each); the
+ * subscription's `last_delivery_at` says when the last one was.
+ */
+export interface AttemptLogRow {
+  id: Generated<number>;
+  subscription_id: string;
+  /** challenge, event, or final (`subscription.ended`). */
+  kind: string;
+  /** The doorbell's event type, or `subscription.verification` for a challenge. */
+  type: string;
+  webhook_id: string | null;
+  /** 1 for the first attempt of that doorbell or challenge. */
+  attempt: number;
+  /** The failure category (egress outcome: http_5xx, timeout, …) or `wrong_answer`. */
+  category: string;
+  http_status: number | null;
+  at: number;
+}
+
+/** A doorbell given up on (retries exhausted, 413, 410): kept, with its exact body, for a replay. */
+export interface DeadLetterRow {
+  id: string;
+  subscription_id: string;
+  webhook_id: string;
+  type: string;
+  body: string;
+  attempts: number;
+  first_attempt_at: number | null;
+  last_attempt_at: number;
+  category: string;
+  /** retries-exhausted, too-large or gone. */
+  reason: string;
+  created_at: number;
+  replayed_at: number | null;
+}
+
 export interface DeliveryTables {
   delivery_subscriptions: SubscriptionRow;
   delivery_outbox: OutboxRow;
   delivery_progress: ProgressRow;
+  delivery_attempt_log: AttemptLogRow;
+  delivery_dead_letters: DeadLetterRow;
 }
 
 export const deliveryMigrations = defineMigrations("delivery", [
@@ -166,6 +206,54 @@ export const deliveryMigrations = defineMigrations("delivery", [
           c.primaryKey().references("delivery_subscriptions.id").onDelete("cascade"),
         )
         .addColumn("delivered_seq", types.bigint, (c) => c.notNull())
+        .execute();
+    },
+  },
+  {
+    version: 3,
+    name: "delivery_log",
+    async up(db, { types, autoId }) {
+      // Both cascade: when an ended subscription is purged (push profile §6 rule 7), its log goes too.
+      await db.schema
+        .createTable("delivery_attempt_log")
+        .$call(autoId("id"))
+        .addColumn("subscription_id", "text", (c) =>
+          c.notNull().references("delivery_subscriptions.id").onDelete("cascade"),
+        )
+        .addColumn("kind", "text", (c) => c.notNull())
+        .addColumn("type", "text", (c) => c.notNull())
+        .addColumn("webhook_id", "text")
+        .addColumn("attempt", types.integer, (c) => c.notNull())
+        .addColumn("category", "text", (c) => c.notNull())
+        .addColumn("http_status", types.integer)
+        .addColumn("at", types.timestamp, (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("delivery_attempt_log_subscription")
+        .on("delivery_attempt_log")
+        .columns(["subscription_id", "id"])
+        .execute();
+      await db.schema
+        .createTable("delivery_dead_letters")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("subscription_id", "text", (c) =>
+          c.notNull().references("delivery_subscriptions.id").onDelete("cascade"),
+        )
+        .addColumn("webhook_id", "text", (c) => c.notNull())
+        .addColumn("type", "text", (c) => c.notNull())
+        .addColumn("body", "text", (c) => c.notNull())
+        .addColumn("attempts", types.integer, (c) => c.notNull())
+        .addColumn("first_attempt_at", types.timestamp)
+        .addColumn("last_attempt_at", types.timestamp, (c) => c.notNull())
+        .addColumn("category", "text", (c) => c.notNull())
+        .addColumn("reason", "text", (c) => c.notNull())
+        .addColumn("created_at", types.timestamp, (c) => c.notNull())
+        .addColumn("replayed_at", types.timestamp)
+        .execute();
+      await db.schema
+        .createIndex("delivery_dead_letters_subscription")
+        .on("delivery_dead_letters")
+        .columns(["subscription_id", "created_at"])
         .execute();
     },
   },

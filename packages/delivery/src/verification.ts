@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { sql } from "@doorbell/store";
 import { postWebhook } from "@doorbell/webhooks";
+import { logFailedAttempt } from "./attempt-log.js";
 import { signAttempt, verificationBody } from "./channels.js";
 import { type EngineContext, endpointOf, secretAd } from "./context.js";
 import { randomId } from "./ids.js";
@@ -78,6 +79,16 @@ export async function sendChallenge(ctx: EngineContext, sub: SubscriptionRow): P
       return;
     }
     const attempts = sub.verify_attempts + 1;
+    await logFailedAttempt(trx, {
+      subscriptionId: sub.id,
+      kind: "challenge",
+      type: "subscription.verification",
+      webhookId: null,
+      attempt: attempts,
+      category: result.ok ? "wrong_answer" : result.category,
+      httpStatus: result.status,
+      at: after,
+    });
     if (attempts >= MAX_CHALLENGES) {
       await trx
         .updateTable("delivery_subscriptions")
