@@ -30,10 +30,13 @@ describe("one model, two wires", () => {
     });
   });
 
-  it("sep-3415 folds them into five general codes and maps them back", () => {
+  it("sep-3415 folds them into the five general codes the deployed clients use (-32011..-32015) and maps them back", () => {
     const wire = sep3415.error("SubscriptionNotFound");
-    expect(wire).toEqual({ code: -32023, message: "NotFound", data: { kind: "subscription" } });
+    expect(wire).toEqual({ code: -32011, message: "NotFound", data: { kind: "subscription" } });
     expect(sep3415.errorName(wire)).toBe("SubscriptionNotFound");
+    // The draft SEP's provisional codes are still understood from older servers.
+    expect(sep3415.errorName({ code: -32023, data: { kind: "subscription" } })).toBe("SubscriptionNotFound");
+    expect(sep3415.errorName({ code: -32027 })).toBe("InvalidCallbackUrl");
     expect(sep3415.errorName(sep3415.error("EventNotFound"))).toBe("EventNotFound");
   });
 

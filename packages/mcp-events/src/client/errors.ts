@@ -9,19 +9,19 @@ export type EventsClientErrorCode =
   | "ERR_EVENTS_NOT_SUPPORTED"
   /** The requested delivery mode cannot be used: the server does not list it or this client cannot do it. */
   | "ERR_EVENTS_DELIVERY_MODE_UNAVAILABLE"
-  /** -32011 EventNotFound (sep-3415: -32023 NotFound). */
+  /** -32011 EventNotFound (sep-3415: -32011 NotFound). */
   | "ERR_EVENTS_EVENT_NOT_FOUND"
-  /** -32012 Unauthorized (sep-3415: -32024 Forbidden). */
+  /** -32012 Unauthorized (sep-3415: -32012 Forbidden). */
   | "ERR_EVENTS_UNAUTHORIZED"
-  /** -32013 TooManySubscriptions (sep-3415: -32025 ResourceExhausted). */
+  /** -32013 TooManySubscriptions (sep-3415: -32013 ResourceExhausted). */
   | "ERR_EVENTS_TOO_MANY_SUBSCRIPTIONS"
   /** -32014 CursorExpired; the client recovers from it itself and reports a gap. */
   | "ERR_EVENTS_CURSOR_EXPIRED"
-  /** -32015 InvalidCallbackUrl (sep-3415: -32027 CallbackEndpointError). */
+  /** -32015 InvalidCallbackUrl (sep-3415: -32015 CallbackEndpointError). */
   | "ERR_EVENTS_INVALID_CALLBACK_URL"
   /** -32016 SubscriptionNotFound. */
   | "ERR_EVENTS_SUBSCRIPTION_NOT_FOUND"
-  /** -32017 DeliveryModeUnsupported (sep-3415: -32026 Unsupported). */
+  /** -32017 DeliveryModeUnsupported (sep-3415: -32014 Unsupported). */
   | "ERR_EVENTS_DELIVERY_MODE_UNSUPPORTED"
   /** -32602: the arguments do not match the event type's inputSchema. */
   | "ERR_EVENTS_INVALID_PARAMS"

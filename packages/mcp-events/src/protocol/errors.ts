@@ -1,4 +1,3 @@
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { ErrorObject, JsonObject } from "./model.js";
 
 /**
@@ -47,10 +46,23 @@ export function isEventsError(value: unknown): value is EventsError {
   return value instanceof EventsError;
 }
 
-/** The JSON-RPC error the SDK's Protocol sends when a handler throws it. */
-export function toMcpError(error: ErrorObject): McpError {
-  const mcp = new McpError(error.code, error.message, error.data);
-  // McpError prefixes "MCP error <code>: "; the wire message must be the bare name.
-  mcp.message = error.message;
-  return mcp;
+/**
+ * A JSON-RPC error ready to throw from a request handler. Both SDK generations answer a thrown
+ * error with its numeric `code`, its `message` and its `data`, so no SDK class is needed (and
+ * the message stays the bare name, without an SDK's "MCP error <code>: " prefix).
+ */
+export class WireError extends Error {
+  override readonly name = "WireError";
+  readonly code: number;
+  readonly data?: JsonObject;
+  constructor(error: ErrorObject) {
+    super(error.message);
+    this.code = error.code;
+    if (error.data !== undefined) this.data = error.data;
+  }
+}
+
+/** The JSON-RPC error an SDK sends when a handler throws it. */
+export function toMcpError(error: ErrorObject): WireError {
+  return new WireError(error);
 }

@@ -11,6 +11,7 @@ export {
   eventsErrorName,
   isEventsError,
   toMcpError,
+  WireError,
 } from "./errors.js";
 export { EVENTS_EXTENSION, EVENTS_METHODS, EVENTS_NOTIFICATIONS, SUBSCRIPTION_ID_META } from "./methods.js";
 export * from "./model.js";

@@ -1,6 +1,4 @@
 import { randomBytes } from "node:crypto";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import { z } from "zod";
 import {
@@ -15,10 +13,11 @@ import {
   type JsonObject,
   parseOrInvalid,
 } from "../protocol/index.js";
+import type { CallContext } from "./context.js";
 import type { EmitBuffer } from "./emit-buffer.js";
 import type { AnyEventDefinition, CheckResult, EventInput, SubscriptionContext } from "./types.js";
 
-export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+export type { CallContext } from "./context.js";
 
 /** A subscription the server currently serves, in any mode. */
 export interface LiveSubscription {
@@ -63,7 +62,7 @@ export interface Core {
   /** Webhook delivery is configured (the sketch's `webhook_ttl`). */
   readonly webhookEnabled: boolean;
   definition(name: string): AnyEventDefinition | undefined;
-  principalOf(extra: Extra): string | undefined;
+  principalOf(call: CallContext): string | undefined;
   readonly live: LiveTable;
 }
 
@@ -98,10 +97,14 @@ export function newId(prefix: string): string {
   return `${prefix}${randomBytes(16).toString("base64url")}`;
 }
 
-/** The wire mapping a request is written in: what it says, else the server's dialect. */
-export function wireOf(core: Core, params: unknown): EventsDialect {
+/**
+ * The wire mapping a request is written in: what it says, else SEP-3415 for a 2026-07-28 request
+ * (the sketch predates that era), else the server's dialect.
+ */
+export function wireOf(core: Core, params: unknown, call?: Pick<CallContext, "modern">): EventsDialect {
   const detected: DialectName | undefined = detectRequestDialect(params);
-  return detected ? dialect(detected) : core.dialect;
+  if (detected) return dialect(detected);
+  return call?.modern ? dialect("sep-3415") : core.dialect;
 }
 
 /** Validates a subscription against its event type, mode and authorization. */
@@ -109,7 +112,7 @@ export async function resolve(
   core: Core,
   query: { name: string; params: JsonObject },
   mode: DeliveryMode,
-  extra: Extra,
+  call: CallContext,
   subscriptionId: string,
 ): Promise<{ def: AnyEventDefinition; params: JsonObject; ctx: SubscriptionContext }> {
   const def = core.definition(query.name);
@@ -119,14 +122,14 @@ export async function resolve(
   const params = def.params
     ? (parseOrInvalid(def.params, query.params, `params for ${def.name}`) as JsonObject)
     : query.params;
-  const principal = core.principalOf(extra);
+  const principal = core.principalOf(call);
   const ctx: SubscriptionContext = {
     subscriptionId,
     mode,
     name: def.name,
     ...(principal === undefined ? {} : { principal }),
-    ...(extra.authInfo === undefined ? {} : { authInfo: extra.authInfo }),
-    ...(extra.sessionId === undefined ? {} : { sessionId: extra.sessionId }),
+    ...(call.authInfo === undefined ? {} : { authInfo: call.authInfo }),
+    ...(call.sessionId === undefined ? {} : { sessionId: call.sessionId }),
   };
   await authorize(def, ctx, params);
   return { def, params, ctx };
@@ -225,9 +228,9 @@ export async function runCheck(
   };
 }
 
-/** An error as the server's dialect writes it on the wire. */
-export function wireError(core: Core, error: unknown): ErrorObject {
-  if (error instanceof EventsError) return core.dialect.error(error.kind, error.data, error.message);
+/** An error as the caller's dialect writes it on the wire (never the server's default). */
+export function wireError(wire: EventsDialect, error: unknown): ErrorObject {
+  if (error instanceof EventsError) return wire.error(error.kind, error.data, error.message);
   return { code: -32603, message: "Internal error" };
 }
 
@@ -283,4 +286,29 @@ export class LiveTable {
       this.log.warn({ err: (error as Error).message, event: sub.def.name }, "onUnsubscribe failed");
     }
   }
+}
+
+/** What one delivery may carry (SEP-3415: bodies ≤ 256 KiB; a webhook-id is printable ASCII). */
+export const MAX_EVENT_BYTES = 256 * 1024;
+const EVENT_ID = /^[\x21-\x7e]{1,256}$/;
+
+/**
+ * Refuses an event no delivery mode could carry, before it is buffered or sent anywhere: an
+ * eventId that is not 1–256 printable ASCII characters, or a body over 256 KiB.
+ */
+export function validateEmit(event: EventOccurrence): void {
+  if (!EVENT_ID.test(event.eventId))
+    throw new EventsError(
+      "InvalidParams",
+      { field: "eventId" },
+      "emit: eventId must be 1 to 256 printable ASCII characters without spaces",
+    );
+  const text = JSON.stringify(event);
+  // A UTF-8 byte is at most 3 per UTF-16 unit: only a long body needs counting.
+  if (text.length * 3 > MAX_EVENT_BYTES && Buffer.byteLength(text) > MAX_EVENT_BYTES)
+    throw new EventsError(
+      "InvalidParams",
+      { field: "data", limit: MAX_EVENT_BYTES },
+      `emit: an event is at most ${MAX_EVENT_BYTES} bytes of JSON`,
+    );
 }

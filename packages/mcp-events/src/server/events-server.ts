@@ -1,6 +1,3 @@
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { type Logger, pino } from "pino";
 import { z } from "zod";
 import {
@@ -13,17 +10,17 @@ import {
   eventsCapabilities,
   type JsonObject,
   type RequestId,
-  toMcpError,
 } from "../protocol/index.js";
+import { type AttachOptions, type AttachTarget, createAttacher, type EventsMethod } from "./attach.js";
+import { type CallContext, defaultPrincipal } from "./context.js";
 import {
   type Core,
-  type Extra,
   type Limits,
   LiveTable,
   modesOf,
   occurrenceOf,
   shape,
-  wireError,
+  validateEmit,
   wireOf,
 } from "./core.js";
 import { EmitBuffer, type EmitBufferOptions } from "./emit-buffer.js";
@@ -54,7 +51,7 @@ export interface EventsServerOptions {
   /** `events/list` page size (default 100). */
   pageSize?: number;
   /** The caller's principal; by default the auth info's `extra.sub` or its client id. */
-  principal?: (extra: Extra) => string | undefined;
+  principal?: (call: CallContext) => string | undefined;
   clock?: () => number;
   logger?: Logger;
 }
@@ -78,8 +75,17 @@ export interface EventsServer {
    * beside it could move a subscription's cursor backwards); poll needs nothing, it asks.
    */
   wake(name: string, options?: EmitOptions): void;
-  /** Registers the `events/*` handlers and the capability on an SDK server (before `connect`). */
-  attach(server: McpServer | Server): void;
+  /**
+   * Registers the `events/*` handlers and the capability (top-level `events` and
+   * `extensions["io.modelcontextprotocol/events"]`) on an SDK server before it connects: a
+   * `@modelcontextprotocol/server` 2.x `McpServer` or `Server` (e.g. inside `createMcpHandler`'s
+   * per-request factory; cheap, the handlers are built once), or a `@modelcontextprotocol/sdk`
+   * 1.x one. A long-lived (sessionful) 2.x server passes `{ session: true }` to also hear
+   * `notifications/events/list_changed`; 1.x servers always do.
+   */
+  attach(server: AttachTarget, options?: AttachOptions): void;
+  /** Calls `listener` whenever the set of event types changes (`subscriptions/listen` streams). */
+  onListChanged(listener: () => void): () => void;
   /** Re-runs every live subscription's authorization now; refused ones are terminated. */
   recheckAuthorization(): Promise<void>;
   /** Ends poll leases and webhook subscriptions past their time (also runs on a timer). */
@@ -101,7 +107,7 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
   const clock = options.clock ?? Date.now;
   const log = options.logger ?? pino({ level: "warn", redact: ["url", "secret", "params"] });
   const definitions = new Map<string, AnyEventDefinition>();
-  const servers = new Set<Server>();
+  const listChangedListeners = new Set<() => void>();
   const settings = {
     nextPollMs: options.nextPollMs ?? 30_000,
     defaultMaxEvents: options.maxEvents?.default ?? 100,
@@ -121,13 +127,7 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
     live: new LiveTable(settings.limits, log),
     webhookEnabled: options.webhook !== undefined,
     definition: (name) => definitions.get(name),
-    principalOf:
-      options.principal ??
-      ((extra) => {
-        const auth = extra.authInfo;
-        const sub = auth?.extra?.sub;
-        return typeof sub === "string" ? sub : auth?.clientId;
-      }),
+    principalOf: options.principal ?? defaultPrincipal,
   };
   const poll = new PollMode(core);
   const stream = new StreamMode(core);
@@ -141,8 +141,13 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
   for (const timer of timers) timer.unref();
 
   const listChanged = () => {
-    for (const server of servers)
-      server.notification({ method: EVENTS_NOTIFICATIONS.listChanged } as never).catch(() => undefined);
+    for (const listener of [...listChangedListeners]) {
+      try {
+        listener();
+      } catch (error) {
+        log.warn({ err: (error as Error).message }, "list_changed listener failed");
+      }
+    }
   };
 
   const describe = (def: AnyEventDefinition): EventDescriptor => ({
@@ -153,11 +158,12 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
     inputSchema:
       def.inputSchema ??
       (def.params ? (z.toJSONSchema(def.params, { io: "input" }) as JsonObject) : { type: "object" }),
-    ...(def.payloadSchema === undefined ? {} : { payloadSchema: def.payloadSchema }),
+    // Deployed clients (the AI SDK) require a payloadSchema on every descriptor.
+    payloadSchema: def.payloadSchema ?? { type: "object" },
   });
 
-  const list = (raw: unknown): JsonObject => {
-    const wire = wireOf(core, raw);
+  const list = (raw: unknown, call: CallContext): JsonObject => {
+    const wire = wireOf(core, raw, call);
     const query = wire.list.params.decode(raw);
     const names = [...definitions.keys()];
     const pageSize = options.pageSize ?? 100;
@@ -179,6 +185,26 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
     });
   };
 
+  const noWebhook = (): never => {
+    throw new EventsError("DeliveryModeUnsupported", { mode: "webhook" });
+  };
+  const methods: Record<
+    EventsMethod,
+    (params: unknown, call: CallContext) => Promise<JsonObject> | JsonObject
+  > = {
+    [EVENTS_METHODS.list]: list,
+    [EVENTS_METHODS.poll]: (params, call) => poll.handle(params, call),
+    [EVENTS_METHODS.stream]: (params, call) => stream.handle(params, call),
+    [EVENTS_METHODS.subscribe]: (params, call) => (webhook ? webhook.subscribe(params, call) : noWebhook()),
+    [EVENTS_METHODS.unsubscribe]: (params, call) =>
+      webhook ? webhook.unsubscribe(params, call) : noWebhook(),
+  };
+  const attacher = createAttacher({
+    core,
+    methods,
+    onListChanged: (listener) => events.onListChanged(listener),
+  });
+
   const events: EventsServer = {
     event(definition) {
       if (definitions.has(definition.name))
@@ -196,6 +222,8 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
       const def = definitions.get(name);
       if (!def) throw new EventsError("EventNotFound", { name });
       const event = occurrenceOf(name, input, clock);
+      // Refused before anything is kept or sent: the emitter learns why and still holds the event.
+      validateEmit(event);
       const target = emitOptions.subscriptionId;
       let cursor = event.cursor;
       if (!def.check) cursor = core.buffer.cursorOf(core.buffer.append(event, target));
@@ -216,40 +244,11 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
       }
       for (const sub of core.live.all()) if (sub.def.name === name) sub.wake?.();
     },
-    attach(target) {
-      const server: Server = "server" in target ? target.server : target;
-      server.registerCapabilities(eventsCapabilities({ listChanged: true }) as unknown as ServerCapabilities);
-      const handle = (
-        method: string,
-        fn: (params: unknown, extra: Extra) => Promise<JsonObject> | JsonObject,
-      ) => {
-        const schema = z.object({ method: z.literal(method), params: z.unknown().optional() });
-        server.setRequestHandler(schema as never, async (request: { params?: unknown }, extra: Extra) => {
-          try {
-            return await fn(request.params ?? {}, extra);
-          } catch (error) {
-            if (error instanceof EventsError) throw toMcpError(wireError(core, error));
-            throw error;
-          }
-        });
-      };
-      handle(EVENTS_METHODS.list, list);
-      handle(EVENTS_METHODS.poll, (params, extra) => poll.handle(params, extra));
-      handle(EVENTS_METHODS.stream, (params, extra) => stream.handle(params, extra));
-      const noWebhook = () => {
-        throw new EventsError("DeliveryModeUnsupported", { mode: "webhook" });
-      };
-      handle(EVENTS_METHODS.subscribe, (params, extra) =>
-        webhook ? webhook.subscribe(params, extra) : noWebhook(),
-      );
-      handle(EVENTS_METHODS.unsubscribe, (params, extra) =>
-        webhook ? webhook.unsubscribe(params, extra) : noWebhook(),
-      );
-      servers.add(server);
-      const previous = server.onclose;
-      server.onclose = () => {
-        servers.delete(server);
-        previous?.();
+    attach: (target, attachOptions) => attacher.attach(target, attachOptions),
+    onListChanged(listener) {
+      listChangedListeners.add(listener);
+      return () => {
+        listChangedListeners.delete(listener);
       };
     },
     async recheckAuthorization() {

@@ -2,8 +2,8 @@ import { type EventsDialect, EventsError, type JsonObject, type PollOutcome } fr
 import { canonicalJson, digest } from "./canonical.js";
 import {
   authorize,
+  type CallContext,
   type Core,
-  type Extra,
   type LiveSubscription,
   resolve,
   runCheck,
@@ -26,14 +26,14 @@ export class PollMode {
 
   constructor(private readonly core: Core) {}
 
-  async handle(raw: unknown, extra: Extra): Promise<JsonObject> {
-    const wire: EventsDialect = wireOf(this.core, raw);
+  async handle(raw: unknown, call: CallContext): Promise<JsonObject> {
+    const wire: EventsDialect = wireOf(this.core, raw, call);
     const query = wire.poll.params.decode(raw);
-    const principal = this.core.principalOf(extra);
+    const principal = this.core.principalOf(call);
     const leaseId = `poll_${digest(principal ?? "", query.name, canonicalJson(query.params))}`;
     let resolved: Awaited<ReturnType<typeof resolve>>;
     try {
-      resolved = await resolve(this.core, query, "poll", extra, leaseId);
+      resolved = await resolve(this.core, query, "poll", call, leaseId);
     } catch (error) {
       // A refused poll ends the lease it renewed (revoked authorization terminates poll too).
       if (error instanceof EventsError && error.kind === "Unauthorized") await this.end(leaseId);

@@ -8,8 +8,8 @@ import {
 } from "../protocol/index.js";
 import {
   authorize,
+  type CallContext,
   type Core,
-  type Extra,
   type LiveSubscription,
   newId,
   resolve,
@@ -35,12 +35,12 @@ export class StreamMode {
 
   constructor(private readonly core: Core) {}
 
-  async handle(raw: unknown, extra: Extra): Promise<JsonObject> {
-    const wire = wireOf(this.core, raw);
+  async handle(raw: unknown, call: CallContext): Promise<JsonObject> {
+    const wire = wireOf(this.core, raw, call);
     const query = wire.stream.params.decode(raw);
     const subscriptionId = newId("push_");
-    const { def, params, ctx } = await resolve(this.core, query, "push", extra, subscriptionId);
-    const requestId: RequestId = extra.requestId;
+    const { def, params, ctx } = await resolve(this.core, query, "push", call, subscriptionId);
+    const requestId: RequestId = call.requestId;
     const core = this.core;
     const settings = core.settings;
 
@@ -52,9 +52,7 @@ export class StreamMode {
     let outbox: Promise<void> = Promise.resolve();
     const send = (method: string, payload: JsonObject): Promise<void> => {
       if (over) return outbox;
-      outbox = outbox
-        .then(() => extra.sendNotification({ method, params: payload } as never))
-        .catch(() => finish({ by: "client" }));
+      outbox = outbox.then(() => call.notify(method, payload)).catch(() => finish({ by: "client" }));
       return outbox;
     };
     let cursor: string | null = query.cursor;
@@ -79,10 +77,10 @@ export class StreamMode {
       terminate: async (error) => finish({ by: "server", error }),
     };
     await core.live.add(sub);
-    const key = streamKey(extra.sessionId, requestId);
+    const key = streamKey(call.sessionId, requestId);
     this.open.set(key, finish);
     const onAbort = () => finish({ by: "client" });
-    extra.signal.addEventListener("abort", onAbort, { once: true });
+    call.signal.addEventListener("abort", onAbort, { once: true });
     const timers: NodeJS.Timeout[] = [];
 
     try {
@@ -177,7 +175,7 @@ export class StreamMode {
     } finally {
       over = true;
       for (const timer of timers) clearInterval(timer);
-      extra.signal.removeEventListener("abort", onAbort);
+      call.signal.removeEventListener("abort", onAbort);
       this.open.delete(key);
       await core.live.remove(sub);
     }
@@ -193,7 +191,7 @@ export class StreamMode {
   ): Promise<void> {
     const codec = kind === "error" ? wire.stream.error : wire.stream.terminated;
     const method = kind === "error" ? EVENTS_NOTIFICATIONS.error : EVENTS_NOTIFICATIONS.terminated;
-    return send(method, codec.encode({ requestId, ...route(routeId), error: wireError(this.core, error) }));
+    return send(method, codec.encode({ requestId, ...route(routeId), error: wireError(wire, error) }));
   }
 
   /** The transport saw the request's connection close (Streamable HTTP): stop that stream. */

@@ -1,6 +1,6 @@
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { z } from "zod";
 import type { DeliveryMode, EventOccurrence, JsonObject } from "../protocol/index.js";
+import type { EventsAuthInfo } from "./context.js";
 
 /** What an author's function learns about the subscription it serves. */
 export interface SubscriptionContext {
@@ -10,7 +10,7 @@ export interface SubscriptionContext {
   readonly name: string;
   /** The authenticated subject, when the transport has one. */
   readonly principal?: string;
-  readonly authInfo?: AuthInfo;
+  readonly authInfo?: EventsAuthInfo;
   readonly sessionId?: string;
 }
 

@@ -28,8 +28,8 @@ import {
 import { canonicalJson, digest } from "./canonical.js";
 import {
   authorize,
+  type CallContext,
   type Core,
-  type Extra,
   type LiveSubscription,
   resolve,
   runCheck,
@@ -63,6 +63,8 @@ interface Record_ {
   deliveryId: string;
   /** The delivery channel of the subscriber's dialect: `mcp` (X-MCP-*) or `mcp-standard` (SEP-3415). */
   channel: WebhookChannel;
+  /** The subscriber's dialect: its envelopes and error codes. */
+  wire: EventsDialect;
   name: string;
   paramsKey: string;
   sub: LiveSubscription;
@@ -157,10 +159,10 @@ export class WebhookMode {
     return this.engine;
   }
 
-  async subscribe(raw: unknown, extra: Extra): Promise<JsonObject> {
-    const wire = wireOf(this.core, raw);
+  async subscribe(raw: unknown, call: CallContext): Promise<JsonObject> {
+    const wire = wireOf(this.core, raw, call);
     const query = wire.subscribe.params.decode(raw);
-    const principal = this.core.principalOf(extra);
+    const principal = this.core.principalOf(call);
     const paramsKey = canonicalJson(query.params);
     if (query.id !== undefined && query.id.length < MIN_ID_LENGTH)
       throw new EventsError(
@@ -182,7 +184,7 @@ export class WebhookMode {
         );
       }
     }
-    const { def, params, ctx } = await resolve(this.core, query, "webhook", extra, id);
+    const { def, params, ctx } = await resolve(this.core, query, "webhook", call, id);
     const verdict = checkUrl(query.url, this.options.policy);
     if (!verdict.ok) throw new EventsError("InvalidCallbackUrl", { reason: verdict.reason });
 
@@ -247,6 +249,7 @@ export class WebhookMode {
       id,
       deliveryId: created.id,
       channel,
+      wire,
       name: def.name,
       paramsKey,
       refreshBefore,
@@ -280,10 +283,10 @@ export class WebhookMode {
     return wire.subscribe.result.encode(outcome);
   }
 
-  async unsubscribe(raw: unknown, extra: Extra): Promise<JsonObject> {
-    const wire = wireOf(this.core, raw);
+  async unsubscribe(raw: unknown, call: CallContext): Promise<JsonObject> {
+    const wire = wireOf(this.core, raw, call);
     const query = wire.unsubscribe.params.decode(raw);
-    const principal = this.core.principalOf(extra);
+    const principal = this.core.principalOf(call);
     const id =
       query.id ??
       `sub_${digest(principal ?? "", query.url, query.name ?? "", canonicalJson(query.params ?? {}))}`;
@@ -422,7 +425,7 @@ export class WebhookMode {
       type: "error",
       eventId: `err_${digest(record.id, String(this.core.clock()), error.kind).slice(0, 22)}`,
       data: {},
-      error: wireError(this.core, error),
+      error: wireError(record.wire, error),
     });
   }
 

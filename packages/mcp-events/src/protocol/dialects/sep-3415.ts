@@ -35,13 +35,25 @@ import {
 /** Standard Webhooks secret: `whsec_` + base64 of 24..64 bytes. */
 export const WHSEC = /^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/;
 
+/**
+ * The five general codes as the deployed clients use them (ChatGPT, the AI SDK, the conformance
+ * scenarios): -32011..-32015. The draft SEP's provisional -32023..-32027 are still understood
+ * when decoding (docs/decisions.md, issue 15).
+ */
 const SEP_CODES = {
-  NotFound: -32023,
-  Forbidden: -32024,
-  ResourceExhausted: -32025,
-  Unsupported: -32026,
-  CallbackEndpointError: -32027,
+  NotFound: -32011,
+  Forbidden: -32012,
+  ResourceExhausted: -32013,
+  Unsupported: -32014,
+  CallbackEndpointError: -32015,
 } as const;
+const DRAFT_CODES: Record<number, number> = {
+  [-32023]: SEP_CODES.NotFound,
+  [-32024]: SEP_CODES.Forbidden,
+  [-32025]: SEP_CODES.ResourceExhausted,
+  [-32026]: SEP_CODES.Unsupported,
+  [-32027]: SEP_CODES.CallbackEndpointError,
+};
 
 /** Where each sketch error lands among SEP-3415's general codes, with the typed `data` it adds. */
 const TO_SEP: Record<EventsErrorName, { code: number; message: string; data?: JsonObject }> = {
@@ -65,7 +77,7 @@ const TO_SEP: Record<EventsErrorName, { code: number; message: string; data?: Js
 
 function sepErrorName(error: Pick<ErrorObject, "code" | "data">): EventsErrorName | undefined {
   const data = error.data ?? {};
-  switch (error.code) {
+  switch (DRAFT_CODES[error.code] ?? error.code) {
     case -32602:
       return "InvalidParams";
     case SEP_CODES.NotFound:
