@@ -1,0 +1,33 @@
+/** What every intent operation shares: the holder's context, the hooks and the OAuth seams. */
+import type { Transaction } from "@doorbell/store";
+import type { HolderContext } from "../../context.js";
+import type { HolderTables } from "../../schema.js";
+import type { Intent, Principal } from "../types.js";
+import type { IntentHooks } from "./hooks.js";
+
+export type OAuthPrincipal = Extract<Principal, { kind: "oauth" }>;
+
+export interface IntentServiceOptions {
+  /**
+   * Whether an OAuth principal may act on an intent (issue #8: the intent was published by that
+   * person through that client; see oauth/owners.ts). Without it every OAuth principal is refused.
+   */
+  oauthAccess?: (principal: OAuthPrincipal, intentId: string) => boolean | Promise<boolean>;
+  /**
+   * Publishing for a signed-in person (issue #8): their verified address (the intent's contact)
+   * and recording who owns the new intent, in the same transaction. Without it an OAuth principal
+   * cannot publish.
+   */
+  oauthPublish?: {
+    contactOf(principal: OAuthPrincipal): Promise<{ email: string; contactHash: string } | undefined>;
+    recordOwner(trx: Transaction<HolderTables>, intentId: string, principal: OAuthPrincipal): Promise<void>;
+    /** After commit: tell the person (their manage link); failures are logged, never undo. */
+    published?(intent: Intent, email: string, manageUrl: string): Promise<void>;
+  };
+}
+
+export interface Intents {
+  readonly ctx: HolderContext;
+  readonly hooks: IntentHooks;
+  readonly options: IntentServiceOptions;
+}

@@ -1,0 +1,79 @@
+/** Subscriptions end with their intent (§4.2), and the engine's purged ones are forgotten. */
+import { effectiveStatus } from "../domain/intents.js";
+import { emit, engineDb, type Push } from "./context.js";
+import { liveRows } from "./rows.js";
+
+/** Ends every live subscription of the intent, telling each agent once. */
+export async function endAll(push: Push, intentId: string, reason: string): Promise<string[]> {
+  const ended = await push.store.transaction(async (trx) => {
+    const ids: string[] = [];
+    for (const { row } of await liveRows(push, trx, intentId)) {
+      await push.engine.end(engineDb(trx), row.id, reason, { notify: true });
+      ids.push(row.id);
+    }
+    return ids;
+  });
+  emit(push, ended);
+  return ended;
+}
+
+export async function onIntentEnded(
+  push: Push,
+  intentId: string,
+  reason: "withdrawn" | "expired",
+): Promise<void> {
+  await endAll(push, intentId, `intent-${reason}`);
+}
+
+/** Ends subscriptions of intents that ended without a hook (drafts, missed expiries); forgets purged ones. */
+export async function sweep(push: Push): Promise<number> {
+  const { store } = push;
+  const now = push.ctx.clock();
+  const rows = await store.db
+    .selectFrom("holder_push as p")
+    .innerJoin("delivery_subscriptions as d", "d.id", "p.id")
+    .innerJoin("holder_intents as i", "i.id", "p.intent_id")
+    .selectAll("i")
+    .where("d.status", "!=", "ended")
+    .where((eb) =>
+      eb.or([
+        eb("i.status", "in", ["expired", "withdrawn"]),
+        eb("i.valid_until", "<=", now),
+        eb.and([eb("i.status", "=", "awaiting_consent"), eb("i.draft_expires_at", "<=", now)]),
+      ]),
+    )
+    .execute();
+  let ended = 0;
+  for (const intent of new Map(rows.map((row) => [row.id, row])).values()) {
+    const status = effectiveStatus(intent, now);
+    ended += (await endAll(push, intent.id, status === "withdrawn" ? "intent-withdrawn" : "intent-expired"))
+      .length;
+  }
+  // The engine purged these (§6 rule 7): forget the holder's side too.
+  await store.db
+    .deleteFrom("holder_push")
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom("delivery_subscriptions as d").select("d.id").whereRef("d.id", "=", "holder_push.id"),
+        ),
+      ),
+    )
+    .execute();
+  return ended;
+}
+
+/** Tells listeners about the subscriptions of these intents (after a commit). */
+export async function changed(push: Push, intentIds: readonly string[]): Promise<void> {
+  if (push.listeners.size === 0 || intentIds.length === 0) return;
+  const ids: string[] = [];
+  for (let i = 0; i < intentIds.length; i += 500) {
+    const rows = await push.store.db
+      .selectFrom("holder_push")
+      .select("id")
+      .where("intent_id", "in", intentIds.slice(i, i + 500))
+      .execute();
+    ids.push(...rows.map((row) => row.id));
+  }
+  emit(push, ids);
+}
