@@ -15,7 +15,38 @@ Imports offers into the holder's catalogue (new ones inserted, changed ones upda
 matches them against the active intents; matched people get their e-mail digest. Every problem
 in the file is listed with its line, and nothing is imported until there are none. Give the same
 database, public URL and SMTP settings as \`doorbell serve\` (or the same environment).
-${SHARED_USAGE}`;
+  --format F            json or csv (default: from the file's extension)
+${SHARED_USAGE}
+
+The file (UTF-8; examples/catalogue/offers.json and offers.csv are complete examples):
+  JSON   an array of offers:
+         [{ "source": { "ref": "A-1001", "seller": "Autobazár Zvolen" },
+            "title": "Škoda Octavia Combi 2.0 TDI", "category": "vehicles",
+            "price": { "amount": 14900, "currency": "EUR" },
+            "location": { "country": "SK", "region": "SK-BC" },
+            "url": "https://catalogue.example/vehicles/A-1001",
+            "attributes": { "make": "Škoda", "model": "Octavia", "year": 2018,
+                            "mileageKm": 142000, "fuel": "diesel" },
+            "publishedAt": "2026-11-20T08:00:00Z" }]
+  CSV    a header row naming the columns in any order (names ignore case; snake_case works),
+         then one offer per record; comma- or semicolon-separated, RFC 4180 quoting:
+         ref,title,category,price,currency,country,region,url,make,model,year,mileageKm,fuel
+
+  field (CSV column)          required  meaning
+  source.ref (ref)            yes       the catalogue's own id of the listing, unique in the file
+  title                       yes
+  category                    yes       vehicles | property
+  price.amount (price)        yes       whole currency units (12500)
+  price.currency (currency)   yes       EUR | CZK
+  location.country (country)  yes       SK | CZ
+  location.region (region)              ISO 3166-2 code of the country (SK-BL, CZ-10, …)
+  description
+  url                                   absolute http(s) URL of the listing
+  publishedAt                           ISO 8601 with a zone (default: the time of the import)
+  source.seller (seller)
+  attributes.make, model, year, mileageKm, fuel     vehicles (fuel: petrol|diesel|hybrid|electric|lpg)
+  attributes.kind, rooms, areaM2                    property (kind: flat|house|land)
+An empty CSV cell means the field is not given.`;
 
 const options = {
   ...sharedOptions,
