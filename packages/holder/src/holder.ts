@@ -13,6 +13,7 @@
  *                             → changes (MCP Events: wakes that intent's subscriptions)
  */
 import fs from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
 import {
   createDeliveryEngine,
@@ -35,7 +36,12 @@ import { type Logger, pino } from "pino";
 import { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
 import { createDemandService } from "./demand.js";
 import { createConsentService, type HolderConsentService } from "./domain/consent.js";
-import { createIntentService, type IntentHooks, type IntentServiceOptions } from "./domain/intents.js";
+import {
+  createIntentService,
+  type IntentHooks,
+  type IntentServiceOptions,
+  randomBase62,
+} from "./domain/intents.js";
 import type { DemandService, IntentService, OfferService } from "./domain/services.js";
 import {
   createHolderEvents,
@@ -44,6 +50,13 @@ import {
   type HolderEventsOptions,
   type IntentChangeListener,
 } from "./events/index.js";
+import {
+  createHolderLimits,
+  type HolderLimits,
+  type LimitBucket,
+  type LimitRule,
+  limitsMigrations,
+} from "./limits/index.js";
 import { createLocalMailbox, type LocalMailbox } from "./mail/local-mailbox.js";
 import type { Mailer } from "./mail/mailer.js";
 import { createSmtpMailer, type SmtpMailer } from "./mail/smtp.js";
@@ -56,12 +69,16 @@ import {
   type HolderOAuthOptions,
   oauthMigrations,
 } from "./oauth/index.js";
+import { createAccessLogger, logNodeRequest } from "./observability/access-log.js";
+import { createHolderMetrics, type HolderMetrics } from "./observability/metrics.js";
+import { type MetricsOptions, metricsExposureProblem } from "./observability/metrics-route.js";
 import { demoCatalogue } from "./offers/demo-catalogue.js";
 import { createOfferService } from "./offers/service.js";
 import { pushMigrations } from "./push/schema.js";
 import { createPushService, type PushOptions, type PushService } from "./push/service.js";
 import { type HolderTables, holderMigrations } from "./schema.js";
 import { createHolderApp, MCP_PATH } from "./web/app.js";
+import { createHostAllowList } from "./web/host-guard.js";
 import { isLoopbackHost, nodeServers } from "./web/node-server.js";
 
 export interface HolderServices {
@@ -178,6 +195,15 @@ export interface CreateHolderOptions {
    * mailbox (a holder that only serves loopback anyway), production with SMTP.
    */
   webhookPolicy?: "production" | "development";
+  /**
+   * Issue #14 item 1: proxies (CIDRs) whose Forwarded / X-Forwarded-For name the client address
+   * that limits are keyed on. Default: none (the TCP peer is the client).
+   */
+  trustProxy?: readonly string[];
+  /** Issue #16 / #14: the shared limits that differ from limits/rules.ts DEFAULT_LIMITS. */
+  limits?: Partial<Record<LimitBucket, LimitRule>>;
+  /** Issue #16 item 1: more host names the holder answers for (besides the public URL's). */
+  allowedHosts?: readonly string[];
   /** Options of the MCP endpoint (rate limits, sessions, extra hosts and origins). */
   mcp?: Omit<McpHandlerOptions, "publicUrl" | "clock" | "log">;
   /** Languages statements and catalogue may be written in (descriptor). Default sk, cs, en. */
@@ -198,6 +224,13 @@ export interface CreateHolderOptions {
    * for none (consent-link only).
    */
   oauth?: false | HolderOAuthOptions;
+  /**
+   * Issue #17: serve GET /metrics (Prometheus text). Without a token only on a holder that is
+   * loopback on both its listening address and its public URL; `listen` refuses otherwise.
+   */
+  metrics?: MetricsOptions;
+  /** Issue #17: one access-log line per request at info level (default on); `false` for none. */
+  accessLog?: false;
   clock?: () => number;
   log?: Logger;
 }
@@ -211,6 +244,7 @@ export interface HolderSummary {
   keys: LoadedKeyring["source"];
   keyFile?: string;
   mail: string;
+  /** Issue #16 item 1: the dev mailbox's unguessable address (printed in the start-up summary). */
   mailboxUrl?: string;
   demo: { imported: number; skipped: boolean } | undefined;
   activeIntents: number;
@@ -235,6 +269,13 @@ export interface Holder {
   readonly events: HolderEvents | undefined;
   readonly mcp: McpHandler;
   readonly summary: HolderSummary;
+  /**
+   * Issue #14 item 1: the client address of a request (trust-proxy aware, IPv6 by /64) and the
+   * limits shared by every process on the database (limits/holder-limits.ts).
+   */
+  readonly limits: HolderLimits;
+  /** Issue #17: the counters behind /metrics (the MCP handler reports tool calls here). */
+  readonly metrics: HolderMetrics;
 }
 
 const DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080";
@@ -263,9 +304,18 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
   let mcp: McpHandler | undefined;
   let worker: Worker | undefined;
   let events: HolderEvents | undefined;
+  let limits: HolderLimits | undefined;
+  let listeningOnLoopback = false;
   try {
-    await migrate(store, [holderMigrations, deliveryMigrations, pushMigrations, oauthMigrations]);
+    await migrate(store, [
+      holderMigrations,
+      deliveryMigrations,
+      pushMigrations,
+      oauthMigrations,
+      limitsMigrations,
+    ]);
     const sealer = createSealer(keys.keyring);
+    const metrics = createHolderMetrics();
     let mailer: Mailer;
     let mailbox: LocalMailbox | undefined;
     if (options.smtp !== undefined) {
@@ -283,11 +333,28 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       sealer,
       codes: createCodeHasher(keys.keyring, "holder.codes"),
       contacts: createCodeHasher(keys.keyring, "holder.contacts"),
-      mailer,
+      mailer: metrics.countMail(mailer),
       config,
       clock,
       log,
     };
+    limits = createHolderLimits({
+      store: store as unknown as Database,
+      hasher: createCodeHasher(keys.keyring, "holder.limits"),
+      ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
+      ...(options.limits === undefined ? {} : { rules: options.limits }),
+      onError: (error) =>
+        log.warn({ event: "limits.failed", error: error.name }, "a shared limit could not be counted"),
+    });
+    // Issue #16 item 1: one Host allow-list; loopback names once the holder listens on loopback.
+    const publicHost = new URL(publicUrl).hostname.replace(/^\[|\]$/g, "");
+    const hostPolicy = {
+      publicUrl,
+      allowedHosts: [...(options.allowedHosts ?? []), ...(options.mcp?.allowedHosts ?? [])],
+      loopback: () => isLoopbackHost(publicHost) || listeningOnLoopback,
+    };
+    const hostAllowed = createHostAllowList(hostPolicy);
+    const mailboxPath = mailbox === undefined ? undefined : `/dev/mailbox/${randomBase62(32)}`;
     const webhookPolicy =
       options.webhookPolicy ?? (options.smtp === undefined ? "development" : "production");
     const delivery = createDeliveryEngine({
@@ -297,6 +364,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       clock,
       logger: log.child({ component: "delivery" }),
     });
+    metrics.include(delivery.metrics.registry);
     const changes = createIntentChangeFeed();
     // Issue #8: the OAuth profile (authorization server or external issuer, protected resource).
     const oauth: HolderOAuth | undefined =
@@ -308,6 +376,8 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
               ...(options.oauth ?? {}),
               resource: `${publicUrl}${MCP_PATH}`,
               egress: holderEgressPolicy(webhookPolicy, publicUrl),
+              limits,
+              hostAllowed: (host) => hostAllowed(host),
             },
           );
     const services = createHolderServices(context, {
@@ -315,6 +385,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       changes,
       ...(oauth === undefined ? {} : { intents: oauth.intentOptions }),
     });
+    services.offers = metrics.countImports(services.offers);
     const push = services.push as PushService;
     const demo = options.demo ? await importDemoCatalogueOnce(context, services.offers) : undefined;
     const { activeIntents } = await services.matching.start();
@@ -343,10 +414,14 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
         clock,
         log,
         ...(events === undefined ? {} : { events }),
-        // Issue #8: the verified bearer token's AuthInfo (oauth/resource.ts).
-        ...(oauth === undefined ? {} : { authenticate: oauth.resource.authenticate }),
+        // Issue #8: the verified bearer token's AuthInfo (oauth/resource.ts), and the 401 challenge
+        // for a call that needs a signed-in person.
+        ...(oauth === undefined
+          ? {}
+          : { authenticate: oauth.resource.authenticate, resourceMetadataUrl: oauth.resource.metadataUrl }),
       },
     );
+    const accessLog = createAccessLogger(log, metrics);
     const app = createHolderApp({
       config,
       services: {
@@ -358,6 +433,9 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       },
       mcp,
       ...(mailbox === undefined ? {} : { mailbox }),
+      ...(mailboxPath === undefined ? {} : { mailboxPath }),
+      hosts: hostPolicy,
+      limits,
       languages: options.languages ?? DEFAULT_LANGUAGES,
       healthy: async () => {
         await sql`select 1`.execute(store.db);
@@ -366,6 +444,8 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       ...(oauth === undefined ? {} : { oauth }),
       ...(oauth?.access === undefined ? {} : { assistants: assistantsOfIntent(store, oauth.access) }),
       log,
+      ...(options.accessLog === false ? {} : { accessLog }),
+      ...(options.metrics === undefined ? {} : { metrics: { metrics, options: options.metrics } }),
     });
 
     let expiring = false;
@@ -377,6 +457,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
         .then(async (count) => {
           if (count > 0) log.info({ event: "intents.expired", count }, "intents expired");
           await push.sweep();
+          await oauth?.purgeExpired();
         })
         .catch((error: Error) =>
           log.error({ event: "intents.expire_failed", error: error.name }, error.message),
@@ -391,8 +472,19 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     worker = delivery.worker();
     worker.start();
 
-    const servers = nodeServers(app.fetch, oauth?.nodeRoutes ?? []);
+    // The OAuth server's Node routes bypass the app: they get their access-log line here.
+    const servers = nodeServers(
+      app.fetch,
+      (oauth?.nodeRoutes ?? []).map((route) => ({
+        matches: (path: string) => route.matches(path),
+        handle(req: IncomingMessage, res: ServerResponse) {
+          if (options.accessLog !== false) logNodeRequest(accessLog, req, res);
+          route.handle(req, res);
+        },
+      })),
+    );
     const handler = mcp;
+    const sharedLimits = limits;
     const summary: HolderSummary = {
       name: config.name,
       publicUrl,
@@ -402,7 +494,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       keys: keys.source,
       ...(keys.path === undefined ? {} : { keyFile: keys.path }),
       mail: smtp !== undefined ? `SMTP ${smtp.description}` : "local mailbox (no SMTP configured)",
-      ...(mailbox === undefined ? {} : { mailboxUrl: `${publicUrl}/dev/mailbox` }),
+      ...(mailboxPath === undefined ? {} : { mailboxUrl: `${publicUrl}${mailboxPath}` }),
       demo,
       activeIntents,
       webhookPolicy,
@@ -419,7 +511,11 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
             `no SMTP server is configured, so mail goes to the local mailbox page; listen on a loopback address (not ${host}) or configure --smtp`,
           );
         }
-        return servers.listen(port, host);
+        const exposed = metricsExposureProblem(options.metrics, host, publicUrl, isLoopbackHost);
+        if (exposed !== undefined) throw new Error(exposed);
+        const address = await servers.listen(port, host);
+        if (isLoopbackHost(address.host)) listeningOnLoopback = true;
+        return address;
       },
       close() {
         closing ??= (async () => {
@@ -429,6 +525,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
           await worker?.stop();
           await servers.close();
           smtp?.close();
+          sharedLimits.close();
           await store.close();
         })();
         return closing;
@@ -439,6 +536,8 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       events,
       mcp: handler,
       summary,
+      limits: sharedLimits,
+      metrics,
     };
   } catch (error) {
     clearInterval(timer);
@@ -446,6 +545,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     await mcp?.close();
     await events?.close();
     smtp?.close();
+    limits?.close();
     await store.close();
     throw error;
   }

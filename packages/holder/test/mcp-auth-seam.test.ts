@@ -10,7 +10,7 @@ import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "../src/domain/types.js";
 import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
-import { principalFromAuth } from "../src/mcp/tools.js";
+import { principalFromAuth } from "../src/mcp/principal.js";
 import { activeIntent, refused, startHolder, type TestHolder } from "./mcp-harness.js";
 
 describe("principalFromAuth", () => {
@@ -97,7 +97,8 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     seen.length = 0;
     const refusal = await refused(client, "intent_update_intent", { id: "int_x", statement: "new words" });
     expect(refusal.code).toBe("ERR_HOLDER_FORBIDDEN");
-    expect(refusal.text).toMatch(/needs the intentCode/);
+    // Issue 16 item 18: the refusal says what the tool description says (a signed-in person).
+    expect(refusal.text).toMatch(/needs the person signed in/);
     expect(seen).toEqual([]);
   });
 });

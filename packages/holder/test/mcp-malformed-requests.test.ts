@@ -53,7 +53,8 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
         -32000,
       ],
       ["a JSON array", JSON.stringify([INITIALIZE]), 400, -32000],
-      ["a JSON string", JSON.stringify("initialize"), 400, -32000],
+      // Valid JSON that is no JSON-RPC request at all: Invalid Request (JSON-RPC 2.0 §5.1).
+      ["a JSON string", JSON.stringify("initialize"), 400, -32600],
     ] as const)("refuses %s", async (_what, body, status, code) => {
       const response = await rawRequest(h.mcpUrl, { headers: MCP_HEADERS, body });
       expectClean(response, status, code);
@@ -109,8 +110,8 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   describe("inside a session", () => {
     it.each([
       ["invalid JSON", "{not json", 400, -32700],
-      ["a message that is not JSON-RPC", JSON.stringify({ hello: "world" }), 400, -32700],
-      ["a batch of junk", JSON.stringify([1, 2, 3]), 400, -32700],
+      ["a message that is not JSON-RPC", JSON.stringify({ hello: "world" }), 400, -32600],
+      ["a batch of junk", JSON.stringify([1, 2, 3]), 400, -32600],
       ["a second initialize", JSON.stringify(INITIALIZE), 400, -32600],
     ] as const)("refuses %s", async (_what, body, status, code) => {
       expectClean(await inSession(body), status, code);

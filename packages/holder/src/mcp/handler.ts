@@ -1,47 +1,46 @@
 /**
- * The holder's MCP endpoint: the session endpoint of session-endpoint.ts (session mode, Host/Origin
- * guard, body limit, JSON-RPC errors, bounded idle sessions, rate limits) whose sessions get the
- * holder's intent_* tools and, with the push profile, a per-session subscription resource (§8.3).
+ * The holder's MCP endpoint: a thin adapter from MCP to the holder's services. The endpoint
+ * (endpoint.ts) serves 2026-07-28 requests statelessly and 2025 clients in sessions; every server it
+ * builds gets the intent_* tools, with the push profile the subscription resource (§8.3), and MCP
+ * Events when the holder runs them.
  */
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { McpServer } from "@modelcontextprotocol/server";
 import { pino } from "pino";
 import type { Principal } from "../domain/types.js";
+import { createMcpEndpoint, type EndpointPolicy, type McpEndpoint, type McpHandler, type McpRequestInfo } from "./endpoint.js";
 import { demandInput } from "./schemas.js";
-import {
-  createSessionEndpoint,
-  type McpHandler,
-  type McpRequestInfo,
-  type SessionEndpointPolicy,
-} from "./session-endpoint.js";
+import { signInGate } from "./signin-gate.js";
 import {
   newSessionSubscriptions,
   registerSubscriptionResource,
-  SUBSCRIPTION_URI_PREFIX,
+  type SessionSubscriptions,
+  subscriptionUri,
 } from "./subscription-resource.js";
 import { type HolderToolServices, registerHolderTools } from "./tools.js";
 
 export { invalidParams, jsonRpcError } from "./json-rpc.js";
 export type { McpHandler, McpRequestInfo };
 
-export interface McpHandlerOptions extends SessionEndpointPolicy {
+export interface McpHandlerOptions extends EndpointPolicy {
   /** The holder's public origin (its host and origin are accepted; see origin-guard.ts). */
   publicUrl: string;
-  /** Reported in `initialize` (default "doorbell-holder"). */
+  /** Reported in `server/discover` and `initialize` (default "doorbell-holder"). */
   name?: string;
   version?: string;
-  /** Short instructions for the agent, sent in `initialize`. */
+  /** Short instructions for the agent, in `server/discover` and `initialize`. */
   instructions?: string;
   /**
    * Push profile §8.2: `nextCheckAfter` in intent_list_matches is this far ahead (default and
    * minimum 15 minutes, the profile's floor for polling one intent). Only with the push tools.
    */
   pullIntervalMs?: number;
-  /**
-   * MCP Events on every session (`intent.matches.delivered`, `intent.status.changed`; see
-   * ../events): its `attach` puts `events/*` and the capability on each new session's server.
-   * createHolder turns it on.
-   */
+  /** MCP Events: puts `events/*` and the capability on each server the endpoint builds. */
   events?: { attach(server: McpServer): void };
+  /**
+   * OAuth: where the protected resource metadata is. With it, a call that needs a signed-in
+   * person and carries no token is answered with the 401 challenge (signin-gate.ts).
+   */
+  resourceMetadataUrl?: string;
 }
 
 /** Push profile §8.2: an agent should not poll one intent more often than every 15 minutes. */
@@ -52,7 +51,9 @@ const DEFAULT_INSTRUCTIONS =
   "give the person the consentUrl to confirm it themselves, keep the intentCode, and poll intent_list_matches with since. " +
   "Results come from a market aggregator and may be incomplete.";
 
-export function createMcpHandler(services: HolderToolServices, options: McpHandlerOptions): McpHandler {
+export type HolderMcpEndpoint = McpEndpoint<SessionSubscriptions>;
+
+export function createMcpHandler(services: HolderToolServices, options: McpHandlerOptions): HolderMcpEndpoint {
   const clock = options.clock ?? Date.now;
   const log = options.log ?? pino({ level: "silent" });
   const push = services.push;
@@ -60,7 +61,7 @@ export function createMcpHandler(services: HolderToolServices, options: McpHandl
   const pullIntervalMs = Math.max(options.pullIntervalMs ?? PULL_FLOOR_MS, PULL_FLOOR_MS);
   const nextCheckAfter = () => new Date(clock() + pullIntervalMs).toISOString();
 
-  const endpoint = createSessionEndpoint({
+  const endpoint = createMcpEndpoint<SessionSubscriptions>({
     ...options,
     clock,
     log,
@@ -68,38 +69,47 @@ export function createMcpHandler(services: HolderToolServices, options: McpHandl
     version: options.version ?? "0.1.0",
     instructions: options.instructions ?? DEFAULT_INSTRUCTIONS,
     role: "holder",
-    register(server, session) {
-      // Push subscriptions this session made, and the ones it watches as resources (§8.3).
-      const subscriptions = newSessionSubscriptions();
+    ...(options.resourceMetadataUrl === undefined ? {} : { gate: signInGate(options.resourceMetadataUrl) }),
+    register(server, scope) {
+      // A legacy session keeps the subscriptions it made (what its resource shows); modern has none.
+      const session = newSessionSubscriptions();
+      const legacy = scope.era === "legacy";
       registerHolderTools(server, {
-        ...session,
         services,
         demandSchema,
+        clientKey: scope.clientKey,
+        ...(scope.limiter === undefined ? {} : { limiter: scope.limiter }),
         // Issue #8: with a token verifier (OAuth on) the buyer tools also work without an intentCode.
         ...(options.authenticate === undefined ? {} : { signedIn: true }),
         ...(push === undefined
           ? {}
           : {
               nextCheckAfter,
-              onSubscribed: (subscriptionId: string, principal: Principal) => {
-                subscriptions.own.set(subscriptionId, principal);
-              },
+              ...(legacy
+                ? {
+                    onSubscribed: (subscriptionId: string, principal: Principal) => {
+                      session.own.set(subscriptionId, principal);
+                    },
+                  }
+                : {}),
             }),
         log,
       });
-      if (push !== undefined) registerSubscriptionResource(server, push, subscriptions);
+      if (push !== undefined) registerSubscriptionResource(server, push, legacy ? session : undefined);
       options.events?.attach(server);
-      return subscriptions;
+      return session;
     },
     onClose: () => stopListening?.(),
   });
-  // §8.3: tell the sessions that watch a subscription that it changed.
+  // §8.3: tell the listeners of a subscription that it changed — modern streams through the SDK's
+  // listen router, legacy sessions that subscribed to the resource on their GET stream.
   const stopListening = push?.onChange((ids) => {
+    for (const id of ids) endpoint.notify.resourceUpdated(subscriptionUri(id));
     for (const session of endpoint.sessions()) {
       for (const id of ids) {
         if (!session.state.watched.has(id)) continue;
         session.server.server
-          .sendResourceUpdated({ uri: `${SUBSCRIPTION_URI_PREFIX}${id}` })
+          .sendResourceUpdated({ uri: subscriptionUri(id) })
           .catch(() => session.state.watched.delete(id));
       }
     }

@@ -1,15 +1,23 @@
 export { type FetchLike, scopedSignalFetch } from "./client-fetch.js";
-export { createMcpHandler, type McpHandler, type McpHandlerOptions, type McpRequestInfo } from "./handler.js";
+export {
+  createMcpEndpoint,
+  type EndpointOptions,
+  type EndpointPolicy,
+  type Era,
+  type McpEndpoint,
+  type ServingScope,
+} from "./endpoint.js";
+export {
+  createMcpHandler,
+  type HolderMcpEndpoint,
+  type McpHandler,
+  type McpHandlerOptions,
+  type McpRequestInfo,
+} from "./handler.js";
 export { createOriginGuard, type OriginPolicy } from "./origin-guard.js";
 export { createRateLimiter, type RateLimit, type RateLimiter, type RateVerdict } from "./rate-limit.js";
 export { ERROR_META_KEY, type ToolErrorMeta } from "./results.js";
 export { AGGREGATOR_NOTE } from "./schemas.js";
 export { SUBSCRIPTION_URI_PREFIX } from "./subscription-resource.js";
-export {
-  buyerPrincipal,
-  type HolderToolServices,
-  PUSH_TOOL_NAMES,
-  principalFromAuth,
-  TOOL_NAMES,
-  type ToolName,
-} from "./tools.js";
+export { buyerPrincipal, principalFromAuth } from "./principal.js";
+export { type HolderToolServices, PUSH_TOOL_NAMES, TOOL_NAMES, type ToolName } from "./tools.js";

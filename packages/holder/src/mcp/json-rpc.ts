@@ -2,7 +2,7 @@
  * JSON-RPC answers given before the SDK's transport sees a request: errors outside any session,
  * the bounded UTF-8 JSON body read, and the params check the SDK would answer with -32603.
  */
-import { ClientRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ClientRequestSchema } from "@modelcontextprotocol/core";
 
 /** A JSON-RPC error outside any session (the transport answers in the same shape inside one). */
 export function jsonRpcError(

@@ -5,7 +5,7 @@
  * field lists (never by spreading a service's object), so a field added to a domain shape later
  * cannot reach an agent by accident (binding rule 1).
  */
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { DemandSummary, HolderErrorCode, Intent, Match, Offer } from "../domain/types.js";
 import { HolderError } from "../domain/types.js";
 

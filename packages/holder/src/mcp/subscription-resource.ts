@@ -1,19 +1,32 @@
 /**
- * Push profile §8.3: while an agent is connected, the subscription it made in this session is the
- * resource `isto-intents://subscription/<id>`; `resources/subscribe` on it brings
- * `notifications/resources/updated` when something changed (new matches, a status, approval or
- * end). A convenience for a live session, never a replacement for the doorbell: it ends with the
- * session. A session sees only the subscriptions it created or renewed itself, so a
- * subscriptionId alone opens nothing.
+ * Push profile §8.3: a notification subscription as the resource
+ * `isto-intents://subscription/<id>`, whose updates (new matches, a status, approval or end) reach a
+ * connected client as `notifications/resources/updated`. A convenience while connected, never a
+ * replacement for the doorbell.
+ *
+ * - Modern (2026-07-28): updates go out on `subscriptions/listen` streams that named the URI (the
+ *   SDK acknowledges the filter and stamps the subscription id); the endpoint's `notify` is fed by
+ *   the push service's change feed. There is no session, so reading the resource needs a principal
+ *   that may read the subscription's intent: a signed-in person's token. An update carries nothing
+ *   but the URI of an unguessable id, as much as a doorbell says.
+ * - Legacy (2025-11-25): a session sees only the subscriptions it created or renewed itself, and
+ *   `resources/subscribe` marks one for updates on the session's GET stream.
+ *
+ * An unknown, malformed or foreign URI is the client's mistake: -32602 with `data.uri` (SEP-2164).
  */
-import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { SubscribeRequestSchema, UnsubscribeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { Principal } from "../domain/types.js";
+import {
+  type McpServer,
+  ResourceNotFoundError,
+  ResourceTemplate,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
+import { HolderError, type Principal } from "../domain/types.js";
 import type { PushService } from "../push/service.js";
+import { principalFromAuth } from "./principal.js";
 
 export const SUBSCRIPTION_URI_PREFIX = "isto-intents://subscription/";
 
-/** One session's side: what it may read and what it asked to hear about. */
+/** One legacy session's side: what it may read and what it asked to hear about. */
 export interface SessionSubscriptions {
   /** The subscriptions this session created or renewed, with the principal that did. */
   readonly own: Map<string, Principal>;
@@ -23,8 +36,7 @@ export interface SessionSubscriptions {
 
 export const newSessionSubscriptions = (): SessionSubscriptions => ({ own: new Map(), watched: new Set() });
 
-const notFound = (): Error =>
-  new Error("no such subscription in this session: the resource lists the subscriptions this session made");
+export const subscriptionUri = (id: string): string => `${SUBSCRIPTION_URI_PREFIX}${id}`;
 
 function idOf(uri: string): string | undefined {
   if (!uri.startsWith(SUBSCRIPTION_URI_PREFIX)) return undefined;
@@ -32,45 +44,66 @@ function idOf(uri: string): string | undefined {
   return /^sub_[A-Za-z0-9]{16,64}$/.test(id) ? id : undefined;
 }
 
-/** Registers the resource and the subscribe handlers on a session's server (before `connect`). */
+const notFound = (uri: string): ResourceNotFoundError =>
+  new ResourceNotFoundError(
+    uri,
+    `no subscription resource ${uri.slice(0, 200)} for this caller: it names a subscription this session made (2025-11-25) or one of the signed-in person's (2026-07-28)`,
+  );
+
+/**
+ * Registers the resource (before `connect`). `session` is a legacy session's own side; without
+ * it (the modern era) the caller's token decides.
+ */
 export function registerSubscriptionResource(
   server: McpServer,
   push: PushService,
-  session: SessionSubscriptions,
+  session?: SessionSubscriptions,
 ): void {
-  server.server.registerCapabilities({ resources: { subscribe: true, listChanged: true } });
+  server.server.registerCapabilities({ resources: { subscribe: true, listChanged: false } });
+
+  async function principalFor(id: string, ctx: ServerContext): Promise<Principal | undefined> {
+    if (session !== undefined) return session.own.get(id);
+    return principalFromAuth(ctx.http?.authInfo);
+  }
+
   server.registerResource(
     "push-subscription",
     new ResourceTemplate(`${SUBSCRIPTION_URI_PREFIX}{subscriptionId}`, {
       list: async () => ({
-        resources: [...session.own.keys()].map((id) => ({
-          uri: `${SUBSCRIPTION_URI_PREFIX}${id}`,
+        resources: [...(session?.own.keys() ?? [])].map((id) => ({
+          uri: subscriptionUri(id),
           name: id,
           mimeType: "application/json",
         })),
       }),
     }),
     {
-      title: "A notification subscription of this session",
+      title: "A notification subscription",
       description:
-        "The push-subscription (status, approval, lease) of a subscription this session made with intent_subscribe_events. Subscribe to it to hear notifications/resources/updated while connected; read the matches with intent_list_matches.",
+        "The push-subscription (status, approval, lease) of a subscription made with intent_subscribe_events. Listen to it (subscriptions/listen, or resources/subscribe in a 2025 session) to hear notifications/resources/updated while connected; read the matches with intent_list_matches.",
       mimeType: "application/json",
     },
-    async (uri) => {
+    async (uri, _variables, ctx) => {
       const id = idOf(uri.href);
-      const principal = id === undefined ? undefined : session.own.get(id);
-      if (id === undefined || principal === undefined) throw notFound();
-      const view = await push.view(principal, id);
-      return { contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(view) }] };
+      const principal = id === undefined ? undefined : await principalFor(id, ctx);
+      if (id === undefined || principal === undefined) throw notFound(uri.href);
+      try {
+        const view = await push.view(principal, id);
+        return { contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(view) }] };
+      } catch (error) {
+        if (error instanceof HolderError) throw notFound(uri.href);
+        throw error;
+      }
     },
   );
-  server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+  if (session === undefined) return;
+  server.server.setRequestHandler("resources/subscribe", async (request) => {
     const id = idOf(request.params.uri);
-    if (id === undefined || !session.own.has(id)) throw notFound();
+    if (id === undefined || !session.own.has(id)) throw notFound(request.params.uri);
     session.watched.add(id);
     return {};
   });
-  server.server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+  server.server.setRequestHandler("resources/unsubscribe", async (request) => {
     const id = idOf(request.params.uri);
     if (id !== undefined) session.watched.delete(id);
     return {};

@@ -4,9 +4,13 @@
  * code and words; `refuse` may map other known errors; anything else is logged (never with the
  * arguments: they may hold a code, a statement or a hidden limit) and answered without detail.
  */
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type {
+  AuthInfo,
+  CallToolResult,
+  McpServer,
+  ServerContext,
+  ToolAnnotations,
+} from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import type { RateLimiter } from "./rate-limit.js";
@@ -15,13 +19,14 @@ import { internalError, rateLimited, refusalFor } from "./results.js";
 /** What a tool learns of its HTTP request besides its arguments. */
 export interface CallExtra {
   authInfo?: AuthInfo;
-  requestInfo?: { headers?: Record<string, string | string[] | undefined> };
+  /** A header of the HTTP request that carried the call, if any. */
+  header(name: string): string | undefined;
 }
 
 export interface ToolGuard {
   /** Rate limiter for tool calls and the key of the calling client; no limiter, no limit. */
   limiter?: RateLimiter;
-  clientKey: () => string;
+  clientKey: string;
   /** Added to every description after a blank line. */
   note: string;
   log: Logger;
@@ -50,11 +55,11 @@ export function registerTool<S extends z.ZodObject>(
     name,
     { ...config, description: `${config.description}\n\n${guard.note}` },
     // The SDK has validated `args` against `inputSchema` (strict) before this runs.
-    (async (args: z.infer<S>, extra: CallExtra) => {
-      const verdict = guard.limiter?.take(guard.clientKey());
+    (async (args: z.infer<S>, ctx: ServerContext) => {
+      const verdict = guard.limiter?.take(guard.clientKey);
       if (verdict !== undefined && !verdict.ok) return rateLimited(verdict.retryAfterSeconds);
       try {
-        return await run(args, extra);
+        return await run(args, callExtra(ctx));
       } catch (error) {
         const refused = refusalFor(error) ?? guard.refuse?.(error);
         if (refused !== undefined) return refused;
@@ -71,4 +76,13 @@ export function registerTool<S extends z.ZodObject>(
       // biome-ignore lint/suspicious/noExplicitAny: the SDK's callback type is generic over its own schema types
     }) as any,
   );
+}
+
+function callExtra(ctx: ServerContext): CallExtra {
+  const authInfo = ctx.http?.authInfo;
+  const request = ctx.http?.req;
+  return {
+    ...(authInfo === undefined ? {} : { authInfo }),
+    header: (name) => request?.headers.get(name) ?? undefined,
+  };
 }

@@ -9,15 +9,13 @@
  * principal may do. No tool looks at a token or a code anywhere else.
  */
 
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { AuthInfo, CallToolResult, McpServer, ToolAnnotations } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import type { DemandService, IntentService, MatchService, OfferService } from "../domain/services.js";
-import { type Category, type Country, HolderError, type Principal } from "../domain/types.js";
-import { RESOURCE_SCOPES } from "../oauth/scopes.js";
+import type { Category, Country, Principal } from "../domain/types.js";
 import type { PushService } from "../push/service.js";
+import { buyerPrincipal, NEEDS_SIGN_IN, principalFromAuth } from "./principal.js";
 import type { RateLimiter } from "./rate-limit.js";
 import { demandView, intentView, matchView, offerView, success } from "./results.js";
 import {
@@ -62,7 +60,7 @@ export interface ToolContext {
   demandSchema: ReturnType<typeof demandInput>;
   /** Rate limiter for tool calls and the key of the calling client; no limiter, no limit. */
   limiter?: RateLimiter;
-  clientKey: () => string;
+  clientKey: string;
   /** The session's subscriptions, for the `isto-intents://subscription/<id>` resource (§8.3). */
   onSubscribed?: (subscriptionId: string, principal: Principal) => void;
   /** §8.2: when an agent should look again at the earliest (default 15 minutes from now). */
@@ -88,44 +86,10 @@ export type ToolName = (typeof TOOL_NAMES)[number] | (typeof PUSH_TOOL_NAMES)[nu
 
 /** Push profile §6 rule 9: a test call carries `x-isto-test: 1`. */
 function isTestCall(extra: CallExtra): boolean {
-  const value = extra.requestInfo?.headers?.["x-isto-test"];
-  return (Array.isArray(value) ? value[0] : value)?.trim() === "1";
+  return extra.header("x-isto-test")?.trim() === "1";
 }
 
 const DEFAULT_SEARCH_LIMIT = 20;
-
-/** An OAuth principal from a verified token (a later issue wires the verifier); undefined otherwise. */
-export function principalFromAuth(authInfo: AuthInfo | undefined): Principal | undefined {
-  const subject = authInfo?.extra?.subject;
-  if (authInfo === undefined || typeof subject !== "string" || subject === "") return undefined;
-  // Issue #8: the token's scopes the holder knows travel with the principal; the services check them.
-  const scopes = authInfo.scopes.filter((scope) => (RESOURCE_SCOPES as readonly string[]).includes(scope));
-  return { kind: "oauth", subject, clientId: authInfo.clientId, ...(scopes.length === 0 ? {} : { scopes }) };
-}
-
-/** The one place a buyer tool learns who it acts for. */
-export async function buyerPrincipal(
-  intents: IntentService,
-  intentCode: string | undefined,
-  authInfo: AuthInfo | undefined,
-): Promise<Principal> {
-  if (intentCode !== undefined) {
-    const principal = await intents.principalForCode(intentCode);
-    if (principal === undefined) {
-      throw new HolderError(
-        "ERR_HOLDER_NOT_FOUND",
-        "no intent has this intentCode (check it was copied whole; a draft nobody confirmed ends after 24 hours)",
-      );
-    }
-    return principal;
-  }
-  const oauth = principalFromAuth(authInfo);
-  if (oauth !== undefined) return oauth;
-  throw new HolderError(
-    "ERR_HOLDER_FORBIDDEN",
-    "this tool needs the intentCode that intent_publish_intent returned, or the person signed in with OAuth where this holder offers it (its /.well-known/oauth-protected-resource says so)",
-  );
-}
 
 const readOnly: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
 
@@ -226,7 +190,7 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
     },
     async (args, authInfo) => {
       const { id, intentCode, ...changes } = args;
-      const principal = await buyerPrincipal(services.intents, intentCode, authInfo);
+      const principal = await buyerPrincipal(services.intents, intentCode, authInfo, NEEDS_SIGN_IN);
       return success(intentView(await services.intents.update(principal, id, changes)));
     },
   );

@@ -1,0 +1,229 @@
+/**
+ * An MCP endpoint that serves both protocol eras on one URL, as a web-standard
+ * `(Request) => Promise<Response>` any server (Hono, Deno, Bun, Workers) can mount. The holder
+ * (handler.ts) and the forwarder differ only in what `register` puts on a server.
+ *
+ * - **Modern (2026-07-28), stateless.** A request that carries the per-request `_meta` envelope is
+ *   answered by the v2 SDK's `createMcpHandler` with a fresh server from `register`: no session,
+ *   nothing kept between requests, so any process behind a balancer can answer any request. The
+ *   SDK validates the envelope and the routing headers (-32020/-32021/-32022), stamps `resultType`
+ *   and the cache hints, answers `server/discover` and `subscriptions/listen`.
+ * - **Legacy (2025-11-25, 2025-06-18), sessionful.** `initialize` opens a session in this process
+ *   (legacy-sessions.ts), kept for `resources/subscribe` on the legacy GET stream. A request for a
+ *   session this process does not know gets the spec's 404 and the client initializes again.
+ *
+ * Before either leg sees a request: shutting down (503), the Host/Origin check (DNS rebinding),
+ * the method, the bounded JSON body read, the params check, and `gate` (the holder's sign-in
+ * challenge). Malformed requests get JSON-RPC errors with 4xx statuses (json-rpc.ts).
+ */
+import {
+  type AuthInfo,
+  createMcpHandler as createSdkHandler,
+  isLegacyRequest,
+  McpServer,
+  type ServerNotifier,
+} from "@modelcontextprotocol/server";
+import { type Logger, pino } from "pino";
+import { jsonRpcError, paramsError, readJsonBody } from "./json-rpc.js";
+import { createLegacySessions, type LegacySessionLimits, type LegacySessions } from "./legacy-sessions.js";
+import { createOriginGuard } from "./origin-guard.js";
+import { createRateLimiter, type RateLimit, type RateLimiter } from "./rate-limit.js";
+
+/** The limits and seams of an endpoint; every one has a default. */
+export interface EndpointPolicy extends LegacySessionLimits {
+  allowedHosts?: readonly string[];
+  allowedOrigins?: readonly string[];
+  /** Accept loopback Host/Origin for local use (default true). */
+  allowLoopback?: boolean;
+  /** Tool calls per client address. Default 60 at once, 5 a second. `false`: none. */
+  toolRateLimit?: RateLimit | false;
+  /**
+   * Answer each POST with one JSON body instead of an SSE stream (both are Streamable HTTP); the
+   * tools send no progress notifications, so nothing is lost. Default false (the SDK's default).
+   */
+  jsonResponse?: boolean;
+  /** Largest accepted POST body (default 256 KiB). */
+  maxBodyBytes?: number;
+  /** Epoch milliseconds (idle times, rate limits). */
+  clock?: () => number;
+  log?: Logger;
+  /**
+   * Verifies a request's bearer token and returns the SDK's AuthInfo with `extra.subject`.
+   * Throwing or returning undefined leaves the request unauthenticated (intentCode only).
+   */
+  authenticate?: (request: Request) => Promise<AuthInfo | undefined>;
+}
+
+export type Era = "modern" | "legacy";
+
+/** What `register` learns of the request (modern) or the session (legacy) it serves. */
+export interface ServingScope {
+  era: Era;
+  /** Rate limiter for tool calls; no limiter, no limit. */
+  limiter?: RateLimiter;
+  /** The calling client's rate-limit key (its address, else the session). */
+  clientKey: string;
+}
+
+export interface EndpointOptions<S> extends EndpointPolicy {
+  /** The endpoint's public origin (its host and origin are accepted; see origin-guard.ts). */
+  publicUrl: string;
+  /** Reported in `server/discover` and `initialize`. */
+  name: string;
+  version: string;
+  instructions: string;
+  /** Who refuses while closing: "the <role> is shutting down". */
+  role: string;
+  /** The log event of a request that failed unexpectedly (default "mcp.request.failed"). */
+  failedEvent?: string;
+  /** Puts the tools (and resources) on a fresh server; returns a legacy session's own state. */
+  register(server: McpServer, scope: ServingScope): S;
+  /**
+   * Looks at a parsed request before it is served; a Response answers it instead (the holder's
+   * sign-in challenge for a tool that needs a signed-in person).
+   */
+  gate?: (message: unknown, authInfo: AuthInfo | undefined) => Response | undefined;
+  /** Called once when the endpoint closes, before its sessions are closed. */
+  onClose?: () => void;
+}
+
+export interface McpRequestInfo {
+  /** The client's address, for per-client rate limits (the Hono app passes it). */
+  clientAddress?: string;
+}
+
+export interface McpHandler {
+  (request: Request, info?: McpRequestInfo): Promise<Response>;
+  /** Closes every legacy session and the modern leg's open streams. */
+  close(): Promise<void>;
+  /** Closes legacy sessions idle for longer than `sessionIdleMs`; returns how many. */
+  sweep(): Promise<number>;
+  /** Open legacy sessions in this process. */
+  readonly sessionCount: number;
+}
+
+export interface McpEndpoint<S> extends McpHandler {
+  /** The open legacy sessions, least recently used first. */
+  sessions: LegacySessions<S>["sessions"];
+  /** Change notifications for modern `subscriptions/listen` streams. */
+  readonly notify: ServerNotifier;
+}
+
+const DEFAULT_TOOL_LIMIT: RateLimit = { capacity: 60, refillPerSecond: 5 };
+/** `resources/read` and the lists of the modern era: the same for every caller of the holder. */
+const PUBLIC_LISTS = { ttlMs: 300_000, cacheScope: "public" } as const;
+
+export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S> {
+  const clock = options.clock ?? Date.now;
+  const log = options.log ?? pino({ level: "silent" });
+  const guard = createOriginGuard(options);
+  const maxBodyBytes = options.maxBodyBytes ?? 256 * 1024;
+  const toolLimit = options.toolRateLimit ?? DEFAULT_TOOL_LIMIT;
+  const limiter = toolLimit === false ? undefined : createRateLimiter(toolLimit, { clock });
+  const failedEvent = options.failedEvent ?? "mcp.request.failed";
+  let closed = false;
+
+  /** A fresh server: the same tools for both eras, identity and instructions for discover. */
+  function newServer(scope: ServingScope): { server: McpServer; state: S } {
+    const server = new McpServer(
+      { name: options.name, version: options.version },
+      {
+        instructions: options.instructions,
+        cacheHints: { "tools/list": PUBLIC_LISTS, "server/discover": PUBLIC_LISTS },
+      },
+    );
+    return { server, state: options.register(server, scope) };
+  }
+  const scopeOf = (era: Era, clientKey: string): ServingScope => ({
+    era,
+    clientKey,
+    ...(limiter === undefined ? {} : { limiter }),
+  });
+
+  // The client key of each modern request, for the factory (which sees only the Request).
+  const clientKeys = new WeakMap<Request, string>();
+  const modern = createSdkHandler(
+    ({ requestInfo }) => {
+      const key = (requestInfo && clientKeys.get(requestInfo)) ?? "anonymous";
+      return newServer(scopeOf("modern", key)).server;
+    },
+    {
+      legacy: "reject",
+      maxRequestBodySize: maxBodyBytes,
+      ...(options.jsonResponse === true ? { responseMode: "json" as const } : {}),
+      onerror: (error) =>
+        log.debug({ event: "mcp.modern.refused", error: error.name }, error.message.slice(0, 300)),
+    },
+  );
+  const legacy = createLegacySessions<S>({
+    ...options,
+    clock,
+    log,
+    open: (clientKey) => newServer(scopeOf("legacy", clientKey)),
+  });
+
+  async function authInfoOf(request: Request): Promise<AuthInfo | undefined> {
+    if (options.authenticate === undefined) return undefined;
+    try {
+      return await options.authenticate(request);
+    } catch {
+      return undefined;
+    }
+  }
+
+  async function handle(request: Request, info: McpRequestInfo = {}): Promise<Response> {
+    if (closed) {
+      return jsonRpcError(503, -32000, `the ${options.role} is shutting down`, { "retry-after": "5" });
+    }
+    const refused = guard(request);
+    if (refused !== undefined) return jsonRpcError(403, -32000, refused);
+    const method = request.method;
+    if (method !== "POST" && method !== "GET" && method !== "DELETE") {
+      return jsonRpcError(405, -32000, "Method not allowed: use POST (GET and DELETE for 2025 sessions)", {
+        allow: "GET, POST, DELETE",
+      });
+    }
+    try {
+      const authInfo = await authInfoOf(request);
+      const clientKey = info.clientAddress === undefined ? undefined : `addr:${info.clientAddress}`;
+      if (method !== "POST") return await legacy.handle(request, undefined, { authInfo, clientKey });
+      const body = await readJsonBody(request, maxBodyBytes);
+      if (!body.ok) return body.response;
+      const badParams = paramsError(body.value);
+      if (badParams !== undefined) return badParams;
+      const gated = options.gate?.(body.value, authInfo);
+      if (gated !== undefined) return gated;
+      if (await isLegacyRequest(request, body.value, { maxRequestBodySize: maxBodyBytes })) {
+        return await legacy.handle(request, body.value, { authInfo, clientKey });
+      }
+      clientKeys.set(request, clientKey ?? "anonymous");
+      return await modern.fetch(request, {
+        parsedBody: body.value,
+        ...(authInfo === undefined ? {} : { authInfo }),
+      });
+    } catch (error) {
+      log.error(
+        { event: failedEvent, error: error instanceof Error ? error.name : typeof error },
+        error instanceof Error ? error.message.slice(0, 300) : "an MCP request failed",
+      );
+      return jsonRpcError(500, -32603, "Internal error");
+    }
+  }
+
+  const endpoint = handle as McpEndpoint<S>;
+  Object.defineProperties(endpoint, {
+    close: {
+      value: async () => {
+        closed = true;
+        options.onClose?.();
+        await modern.close();
+        await legacy.close();
+      },
+    },
+    sweep: { value: legacy.sweep },
+    sessionCount: { get: () => legacy.size },
+    sessions: { value: legacy.sessions },
+    notify: { value: modern.notify },
+  });
+  return endpoint;
+}

@@ -1,0 +1,227 @@
+/**
+ * The 2025-era leg of the endpoint: Streamable HTTP sessions with the v2 SDK's web-standard
+ * transport. `initialize` opens a session (its own server and transport, found again by the
+ * `Mcp-Session-Id` header); later requests reuse them. Kept sessionful because 2025 clients hear
+ * `resources/subscribe` updates only on a session's GET stream.
+ *
+ * Sessions live in this process's memory, so they are bounded against a flood:
+ * - at most `maxSessions` in all and `maxSessionsPerClient` per client key (an address, IPv6 by /64);
+ * - new sessions per client are rate limited;
+ * - idle ones close after `sessionIdleMs`;
+ * - when the table is full, the least recently used session of the client holding the most
+ *   sessions makes room, so a flood evicts its own sessions before a quiet client's.
+ * A request for a session this process does not know (it ended, or another process opened it)
+ * gets 404, and the client initializes again (2025-11-25 transports, "Session Management").
+ */
+import { randomBytes } from "node:crypto";
+import {
+  type AuthInfo,
+  isInitializeRequest,
+  type McpServer,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
+import type { Logger } from "pino";
+import { jsonRpcError } from "./json-rpc.js";
+import { createRateLimiter, type RateLimit } from "./rate-limit.js";
+
+export interface LegacySessionLimits {
+  /** New sessions per client address. Default 30 at once, one every 5 s. `false`: none. */
+  sessionRateLimit?: RateLimit | false;
+  /** Default 1,000. */
+  maxSessions?: number;
+  /** Default 20. */
+  maxSessionsPerClient?: number;
+  /** Default 30 minutes. */
+  sessionIdleMs?: number;
+}
+
+export interface OpenSession<S> {
+  readonly server: McpServer;
+  /** What `register` returned for this session. */
+  readonly state: S;
+}
+
+export interface LegacySessions<S> {
+  handle(
+    request: Request,
+    body: unknown,
+    caller: { authInfo: AuthInfo | undefined; clientKey: string | undefined },
+  ): Promise<Response>;
+  /** The open sessions, least recently used first. */
+  sessions(): IterableIterator<OpenSession<S>>;
+  sweep(): Promise<number>;
+  close(): Promise<void>;
+  readonly size: number;
+}
+
+interface Session<S> extends OpenSession<S> {
+  readonly id: string;
+  readonly clientKey: string;
+  readonly transport: WebStandardStreamableHTTPServerTransport;
+  lastSeen: number;
+}
+
+const DEFAULT_SESSION_LIMIT: RateLimit = { capacity: 30, refillPerSecond: 0.2 };
+
+export function createLegacySessions<S>(
+  options: LegacySessionLimits & {
+    clock: () => number;
+    log: Logger;
+    maxBodyBytes?: number;
+    jsonResponse?: boolean;
+    open(clientKey: string): { server: McpServer; state: S };
+  },
+): LegacySessions<S> {
+  const { clock, log } = options;
+  const maxSessions = Math.max(1, options.maxSessions ?? 1000);
+  const perClient = Math.max(1, options.maxSessionsPerClient ?? 20);
+  const idleMs = options.sessionIdleMs ?? 30 * 60_000;
+  const limit = options.sessionRateLimit ?? DEFAULT_SESSION_LIMIT;
+  const sessionLimiter = limit === false ? undefined : createRateLimiter(limit, { clock });
+  /** Map order is least recently used first: a request moves its session to the end. */
+  const sessions = new Map<string, Session<S>>();
+  /** Open sessions per client key. */
+  const perKey = new Map<string, Set<Session<S>>>();
+
+  const sweepTimer = setInterval(() => void sweep(), Math.min(idleMs, 60_000));
+  sweepTimer.unref();
+
+  function forget(session: Session<S>): void {
+    if (sessions.get(session.id) === session) sessions.delete(session.id);
+    const own = perKey.get(session.clientKey);
+    own?.delete(session);
+    if (own?.size === 0) perKey.delete(session.clientKey);
+  }
+
+  async function closeSession(session: Session<S>): Promise<void> {
+    forget(session);
+    try {
+      await session.server.close();
+    } catch (error) {
+      log.warn(
+        { event: "mcp.session.close_failed", error: (error as Error).name },
+        "a session did not close cleanly",
+      );
+    }
+  }
+
+  async function sweep(): Promise<number> {
+    const cutoff = clock() - idleMs;
+    const idle = [...sessions.values()].filter((session) => session.lastSeen <= cutoff);
+    await Promise.all(idle.map(closeSession));
+    return idle.length;
+  }
+
+  /** The least recently used session of the client with the most sessions. */
+  function evictionVictim(): Session<S> | undefined {
+    let largest: Set<Session<S>> | undefined;
+    for (const own of perKey.values()) if (largest === undefined || own.size > largest.size) largest = own;
+    if (largest === undefined) return undefined;
+    for (const session of sessions.values()) if (largest.has(session)) return session;
+    return undefined;
+  }
+
+  async function makeRoom(clientKey: string): Promise<void> {
+    await sweep();
+    const own = perKey.get(clientKey);
+    while (own !== undefined && own.size >= perClient) {
+      const oldest = [...sessions.values()].find((session) => own.has(session));
+      if (oldest === undefined) break;
+      await closeSession(oldest);
+    }
+    while (sessions.size >= maxSessions) {
+      const victim = evictionVictim();
+      if (victim === undefined) break;
+      await closeSession(victim);
+    }
+  }
+
+  async function openSession(
+    request: Request,
+    body: unknown,
+    authInfo: AuthInfo | undefined,
+    address: string | undefined,
+  ): Promise<Response> {
+    const verdict = sessionLimiter?.take(address ?? "anonymous");
+    if (verdict !== undefined && !verdict.ok) {
+      return jsonRpcError(
+        429,
+        -32000,
+        `too many new sessions from this client; try again in ${verdict.retryAfterSeconds} s`,
+        { "retry-after": String(verdict.retryAfterSeconds) },
+      );
+    }
+    const id = randomBytes(18).toString("base64url");
+    const clientKey = address ?? `session:${id}`;
+    await makeRoom(clientKey);
+    const { server, state } = options.open(clientKey);
+    const session: Session<S> = {
+      id,
+      clientKey,
+      server,
+      state,
+      transport: new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => id,
+        onsessioninitialized: () => {
+          sessions.set(id, session);
+          let own = perKey.get(clientKey);
+          if (own === undefined) perKey.set(clientKey, (own = new Set()));
+          own.add(session);
+        },
+        ...(options.maxBodyBytes === undefined ? {} : { maxRequestBodySize: options.maxBodyBytes }),
+        enableJsonResponse: options.jsonResponse === true,
+      }),
+      lastSeen: clock(),
+    };
+    session.transport.onclose = () => forget(session);
+    await server.connect(session.transport);
+    const response = await session.transport.handleRequest(request, {
+      parsedBody: body,
+      ...(authInfo === undefined ? {} : { authInfo }),
+    });
+    // A refused initialize (wrong Accept header, bad message) leaves no session behind.
+    if (!sessions.has(id)) await closeSession(session);
+    else log.debug({ event: "mcp.session.opened", sessions: sessions.size }, "MCP session opened");
+    return response;
+  }
+
+  return {
+    async handle(request, body, { authInfo, clientKey }) {
+      const sessionId = request.headers.get("mcp-session-id");
+      if (sessionId === null) {
+        if (request.method === "POST" && isInitializeRequest(body)) {
+          return openSession(request, body, authInfo, clientKey);
+        }
+        return jsonRpcError(
+          400,
+          -32000,
+          "Bad Request: send initialize first (2025-11-25), or a request with the 2026-07-28 _meta envelope and MCP-Protocol-Version header",
+        );
+      }
+      const session = sessions.get(sessionId);
+      if (session === undefined) {
+        return jsonRpcError(
+          404,
+          -32001,
+          "Session not found: it ended, or another server process holds it; send initialize again",
+        );
+      }
+      sessions.delete(sessionId);
+      sessions.set(sessionId, session);
+      session.lastSeen = clock();
+      return session.transport.handleRequest(request, {
+        ...(body === undefined ? {} : { parsedBody: body }),
+        ...(authInfo === undefined ? {} : { authInfo }),
+      });
+    },
+    sessions: () => sessions.values(),
+    sweep,
+    async close() {
+      clearInterval(sweepTimer);
+      await Promise.all([...sessions.values()].map(closeSession));
+    },
+    get size() {
+      return sessions.size;
+    },
+  };
+}
