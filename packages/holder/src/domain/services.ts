@@ -1,3 +1,4 @@
+import type { Lang } from "../i18n/languages.js";
 import type {
   Criteria,
   DemandCell,
@@ -50,13 +51,27 @@ export interface IntentChanges {
 
 /** The person's side of consent-link, behind the holder's own pages (rules 2, 3, 5). */
 export interface ConsentService {
-  /** What the consent page shows for a token: the statement, whether a limit is set, the consent text. */
-  consentView(consentToken: string): Promise<ConsentView>;
-  /** Stores the person's e-mail (sealed) and sends the double opt-in mail; first-come (rule 3). */
+  /**
+   * What the consent page shows for a token: the statement, whether a limit is set, the consent
+   * text. With a language: that language's text and version (the English one when it has none),
+   * and `consentLanguage` saying which it is.
+   */
+  consentView(consentToken: string, lang?: Lang): Promise<ConsentView>;
+  /**
+   * Stores the person's e-mail (sealed) and sends the double opt-in mail; first-come (rule 3).
+   * `consentVersion`: the text the person agreed to (a current version in any language; the
+   * English one when not given). It is what the intent records, and the person's mails are
+   * written in its language.
+   */
   giveConsent(
     consentToken: string,
-    input: { email: string; accepted: boolean },
+    input: { email: string; accepted: boolean; consentVersion?: string },
   ): Promise<{ sentTo: "your e-mail" }>;
+  /**
+   * Where a confirmation link stands, without using it: `confirmed` (already used), `ended` (the
+   * intent expired or was withdrawn), `open`, or `unknown`.
+   */
+  confirmState(confirmToken: string): Promise<"open" | "confirmed" | "ended" | "unknown">;
   /** The link in the confirmation mail: activates the intent and starts matching. */
   confirmEmail(confirmToken: string): Promise<Intent>;
   /** The manage page of every e-mail: the intent and its matches. */
@@ -66,7 +81,7 @@ export interface ConsentService {
 }
 
 export type ConsentView =
-  | { state: "open"; intent: Intent; consentText: string; consentVersion: string }
+  | { state: "open"; intent: Intent; consentText: string; consentVersion: string; consentLanguage?: Lang }
   | { state: "taken" | "expired" | "unknown" };
 
 export interface MatchService {
@@ -93,8 +108,10 @@ export interface OfferService {
   search(statement: string, limit: number): Promise<Offer[]>;
 }
 
-export type CatalogueOfferInput = Omit<Offer, "id" | "source" | "inReplyTo"> & {
+export type CatalogueOfferInput = Omit<Offer, "id" | "source" | "inReplyTo" | "publishedAt"> & {
   source: { kind: "catalogue"; ref: string; seller?: string };
+  /** When the catalogue published it; without it, when the holder first saw it (kept on re-import). */
+  publishedAt?: string;
 };
 export type ReplyOfferInput = Omit<Offer, "id" | "publishedAt" | "source"> & {
   source: { kind: "reply"; ref?: string; seller?: string };

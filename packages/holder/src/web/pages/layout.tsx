@@ -5,6 +5,9 @@
  */
 import { createHash } from "node:crypto";
 import type { Child, FC } from "hono/jsx";
+import { DEFAULT_LANG, LANGUAGE_NAMES, type Lang } from "../../i18n/languages.js";
+import { messagesFor } from "../../i18n/messages/index.js";
+import { languageLinks } from "../../i18n/request-language.js";
 
 export const STYLESHEET = [
   ":root{color-scheme:light dark;--fg:#1b1f24;--bg:#ffffff;--muted:#4f5864;--accent:#0b57b0;--accent-fg:#ffffff;",
@@ -16,7 +19,10 @@ export const STYLESHEET = [
   'body{margin:0;font:1.0625rem/1.6 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",sans-serif;color:var(--fg);background:var(--bg)}',
   ".wrap{max-width:44rem;margin:0 auto;padding:0 1.25rem}",
   ".site{border-bottom:1px solid var(--border);padding:.75rem 0}",
+  ".site .wrap{display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:baseline;justify-content:space-between}",
   ".site p{margin:0;font-weight:600}",
+  ".langs ul{display:flex;gap:.75rem;list-style:none;margin:0;padding:0;font-size:.9375rem}",
+  '.langs [aria-current="true"]{font-weight:600}',
   "main{padding:1.25rem 0 3rem}",
   "h1{font-size:1.75rem;line-height:1.25;margin:.5rem 0 1rem}",
   "h2{font-size:1.25rem;margin:2rem 0 .75rem}",
@@ -59,6 +65,10 @@ export const STYLESHEET = [
   "ol.offers li{border:1px solid var(--border);border-radius:.5rem;padding:.75rem 1rem;margin:0 0 .75rem}",
   "ol.offers p{margin:.15rem 0}",
   "table{border-collapse:collapse;width:100%}",
+  "table.mailbox td{overflow-wrap:anywhere}",
+  // A phone's width: each mail becomes a block of three lines instead of three squeezed columns.
+  "@media (max-width:36rem){table.mailbox thead{position:absolute;left:-9999px}table.mailbox tr,table.mailbox td{display:block}",
+  "table.mailbox tr{border-bottom:1px solid var(--border);padding:.5rem 0}table.mailbox td{border:0;padding:.1rem 0}}",
   "th,td{text-align:left;padding:.45rem .5rem;border-bottom:1px solid var(--border);vertical-align:top}",
   "pre.mail{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--panel);border:1px solid var(--border);",
   "padding:1rem;border-radius:.5rem;font-size:.9375rem}",
@@ -85,11 +95,36 @@ export interface LayoutProps {
   /** The page's own title; the holder's name is appended. */
   title: string;
   holderName: string;
+  /** The page's language (`lang` on <html>); English when not given. */
+  lang?: Lang;
+  /** Whether the page offers the language switch (pages a GET can show again; not form results). */
+  langSwitch?: boolean;
   children?: Child;
 }
 
-export const Layout: FC<LayoutProps> = ({ title, holderName, children }) => (
-  <html lang="en">
+/** Links to the same page in the other languages; the current one is marked, not linked. */
+const LanguageSwitch: FC<{ lang: Lang }> = ({ lang }) => (
+  <nav class="langs" aria-label={messagesFor(lang).layout.languages}>
+    <ul>
+      {languageLinks(lang).map((link) => (
+        <li>
+          {link.current ? (
+            <span aria-current="true" lang={link.lang}>
+              {LANGUAGE_NAMES[link.lang]}
+            </span>
+          ) : (
+            <a href={link.href} hreflang={link.lang} lang={link.lang}>
+              {LANGUAGE_NAMES[link.lang]}
+            </a>
+          )}
+        </li>
+      ))}
+    </ul>
+  </nav>
+);
+
+export const Layout: FC<LayoutProps> = ({ title, holderName, lang = DEFAULT_LANG, langSwitch, children }) => (
+  <html lang={lang}>
     <head>
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
@@ -100,11 +135,12 @@ export const Layout: FC<LayoutProps> = ({ title, holderName, children }) => (
     </head>
     <body>
       <a class="skip" href="#main">
-        Skip to content
+        {messagesFor(lang).layout.skip}
       </a>
       <header class="site">
         <div class="wrap">
           <p>{holderName}</p>
+          {langSwitch === true && <LanguageSwitch lang={lang} />}
         </div>
       </header>
       <main id="main" tabindex={-1}>
@@ -112,11 +148,7 @@ export const Layout: FC<LayoutProps> = ({ title, holderName, children }) => (
       </main>
       <footer>
         <div class="wrap">
-          <p>
-            {holderName} keeps requests that AI assistants publish for people who want to buy something, and
-            e-mails them matching offers from its market. Your e-mail address is never given to sellers or
-            assistants.
-          </p>
+          <p>{messagesFor(lang).layout.footer(holderName)}</p>
         </div>
       </footer>
     </body>

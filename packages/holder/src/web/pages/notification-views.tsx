@@ -5,7 +5,8 @@
  * listens, with one button to stop it.
  */
 import type { FC } from "hono/jsx";
-import { NOTIFICATION_PROMISE } from "../../mail/templates.js";
+import { DEFAULT_LANG, type Lang } from "../../i18n/languages.js";
+import { messagesFor } from "../../i18n/messages/index.js";
 import type { AssistantAccess } from "../../oauth/owners.js";
 import type { NotificationReceipt } from "../../push/service.js";
 import { formatDateTime, isoDateTime } from "./format.js";
@@ -14,39 +15,37 @@ import { Layout } from "./layout.js";
 /** The form field of one consent-page choice. */
 export const consentChoiceField = (subscriptionId: string): string => `notify_${subscriptionId}`;
 
-const Who: FC<{ receipt: NotificationReceipt }> = ({ receipt }) =>
+const Who: FC<{ receipt: NotificationReceipt; lang: Lang }> = ({ receipt, lang }) =>
   receipt.relayFor === undefined ? (
     <strong>{receipt.deliveryHost}</strong>
   ) : (
     <>
-      <strong>{receipt.relayFor}</strong>, relayed through <strong>{receipt.deliveryHost}</strong>
+      <strong>{receipt.relayFor}</strong>
+      {messagesFor(lang).notifications.relayedThrough}
+      <strong>{receipt.deliveryHost}</strong>
     </>
   );
 
-const STATUS_TEXT: Record<NotificationReceipt["status"], string> = {
-  awaiting_verification: "waiting for the assistant's endpoint to answer our check",
-  awaiting_person_approval: "waiting for you to allow it",
-  active: "allowed",
-  ended: "stopped",
-};
-
-const ENDED_TEXT: Record<string, string> = {
-  "approval-withdrawn": "you stopped it",
-  unsubscribed: "the assistant stopped it",
-  "delivery-failed": "the assistant's endpoint stopped answering",
-  gone: "the assistant's endpoint said it is gone",
-  "lease-expired": "the assistant did not renew it",
-  "verification-failed": "the assistant's endpoint did not answer our check",
-  "intent-withdrawn": "the request was withdrawn",
-  "intent-expired": "the request ended",
-};
+/** "allowed", or "stopped (you stopped it)". */
+function statusText(receipt: NotificationReceipt, lang: Lang): string {
+  const t = messagesFor(lang).notifications;
+  const status = t.status[receipt.status] ?? receipt.status;
+  if (receipt.status !== "ended" || receipt.endedReason === undefined) return status;
+  return `${status} (${t.ended[receipt.endedReason] ?? receipt.endedReason})`;
+}
 
 /** Consent page: one unticked checkbox per subscription made while the request awaited consent. */
-export const NotificationChoices: FC<{ choices: readonly NotificationReceipt[] }> = ({ choices }) =>
-  choices.length === 0 ? null : (
+export const NotificationChoices: FC<{ choices: readonly NotificationReceipt[]; lang?: Lang }> = ({
+  choices,
+  lang = DEFAULT_LANG,
+}) => {
+  const t = messagesFor(lang).notifications;
+  return choices.length === 0 ? null : (
     <fieldset class="field">
-      <legend>Notifications for the assistant (optional)</legend>
-      <p class="hint">{NOTIFICATION_PROMISE} Leave a box empty to say no.</p>
+      <legend>{t.choicesLegend}</legend>
+      <p class="hint">
+        {t.promise} {t.leaveEmpty}
+      </p>
       {choices.map((choice) => (
         <div class="check">
           <input
@@ -56,15 +55,18 @@ export const NotificationChoices: FC<{ choices: readonly NotificationReceipt[] }
             value="yes"
           />
           <label for={consentChoiceField(choice.id)}>
-            Also notify <Who receipt={choice} /> when there are new offers or the status changes.
+            {t.alsoNotify.before}
+            <Who receipt={choice} lang={lang} />
+            {t.alsoNotify.after}
           </label>
         </div>
       ))}
     </fieldset>
   );
+};
 
-const When: FC<{ value: number }> = ({ value }) => (
-  <time datetime={isoDateTime(value)}>{formatDateTime(value)}</time>
+const When: FC<{ value: number; lang: Lang }> = ({ value, lang }) => (
+  <time datetime={isoDateTime(value)}>{formatDateTime(value, lang)}</time>
 );
 
 /** Manage page: every subscription, its receipts and one button each. */
@@ -72,47 +74,42 @@ export const NotificationReceipts: FC<{
   receipts: readonly NotificationReceipt[];
   actionFor: (receipt: NotificationReceipt, action: "allow" | "stop") => string;
   csrf: string;
-}> = ({ receipts, actionFor, csrf }) =>
-  receipts.length === 0 ? null : (
+  lang?: Lang;
+}> = ({ receipts, actionFor, csrf, lang = DEFAULT_LANG }) => {
+  const t = messagesFor(lang).notifications;
+  return receipts.length === 0 ? null : (
     <>
-      <h2 id="notifications">Assistants notified about this request</h2>
-      <p class="muted">{NOTIFICATION_PROMISE}</p>
+      <h2 id="notifications">{t.receiptsTitle}</h2>
+      <p class="muted">{t.promise}</p>
       <ul aria-labelledby="notifications">
         {receipts.map((receipt) => (
           <li>
             <p>
-              <Who receipt={receipt} />: {STATUS_TEXT[receipt.status]}
-              {receipt.status === "ended" && receipt.endedReason !== undefined
-                ? ` (${ENDED_TEXT[receipt.endedReason] ?? receipt.endedReason})`
-                : ""}
-              .
+              <Who receipt={receipt} lang={lang} />: {statusText(receipt, lang)}.
             </p>
             <p class="muted">
               {receipt.lastNotifiedAt === null ? (
-                "Not notified yet."
+                t.notYet
               ) : (
                 <>
-                  Last notified <When value={receipt.lastNotifiedAt} />.
+                  {t.lastNotified}
+                  <When value={receipt.lastNotifiedAt} lang={lang} />.
                 </>
               )}{" "}
-              {receipt.status === "ended"
-                ? ""
-                : receipt.listening
-                  ? "Still listening."
-                  : "Not listening at the moment."}
+              {receipt.status === "ended" ? "" : receipt.listening ? t.listening : t.notListening}
             </p>
             {receipt.status === "awaiting_person_approval" &&
               receipt.approval === "sent-to-verified-channel" && (
                 <form method="post" action={actionFor(receipt, "allow")}>
                   <input type="hidden" name="csrf" value={csrf} />
-                  <button type="submit">Allow these notifications</button>
+                  <button type="submit">{t.allow}</button>
                 </form>
               )}
             {receipt.status !== "ended" && (
               <form method="post" action={actionFor(receipt, "stop")}>
                 <input type="hidden" name="csrf" value={csrf} />
                 <button type="submit" class="danger">
-                  Stop these notifications
+                  {t.stop}
                 </button>
               </form>
             )}
@@ -121,8 +118,12 @@ export const NotificationReceipts: FC<{
       </ul>
     </>
   );
+};
 
-/** The page behind the approval link of the e-mail: GET shows, the buttons POST. */
+/**
+ * The page behind the approval link of the e-mail: GET shows, the buttons POST. Before anything
+ * else it names the host that would be notified and what the assistant learns (and never learns).
+ */
 export const NotificationApprovalPage: FC<{
   holderName: string;
   statement: string;
@@ -131,41 +132,62 @@ export const NotificationApprovalPage: FC<{
   stopAction: string;
   csrf: string;
   done?: "allowed" | "stopped";
+  lang?: Lang;
+  langSwitch?: boolean;
 }> = (props) => {
-  const { receipt } = props;
+  const { receipt, lang = DEFAULT_LANG } = props;
+  const t = messagesFor(lang).notifications;
   return (
-    <Layout title="Notifications for an assistant" holderName={props.holderName}>
-      <h1>Notifications for an assistant</h1>
+    <Layout title={t.approvalTitle} holderName={props.holderName} lang={lang} langSwitch={props.langSwitch}>
+      <h1>{t.approvalTitle}</h1>
       {props.done !== undefined && (
         <p class="notice" role="status">
-          {props.done === "allowed" ? "Done: notifications are allowed." : "Done: notifications are stopped."}
+          {props.done === "allowed" ? t.allowed : t.stopped}
         </p>
       )}
       <p>
-        An assistant asked {props.holderName} to notify <Who receipt={receipt} /> about this request:
+        {t.asked.before(props.holderName)}
+        <Who receipt={receipt} lang={lang} />
+        {t.asked.after}
       </p>
       <blockquote>{props.statement}</blockquote>
-      <p>{NOTIFICATION_PROMISE}</p>
+      <dl class="facts">
+        <dt>{t.whoTitle}</dt>
+        <dd>
+          <Who receipt={receipt} lang={lang} />
+          <br />
+          <span class="muted">{t.whoExplain}</span>
+        </dd>
+        <dt>{t.learnsTitle}</dt>
+        <dd>
+          <ul>
+            {t.learns.map((line) => (
+              <li>{line}</li>
+            ))}
+          </ul>
+          {t.learnsAfter}
+        </dd>
+      </dl>
+      <p>{t.promise}</p>
       <p>
-        Status: {STATUS_TEXT[receipt.status]}
-        {receipt.status === "ended" && receipt.endedReason !== undefined
-          ? ` (${ENDED_TEXT[receipt.endedReason] ?? receipt.endedReason})`
-          : ""}
-        .
+        {t.statusPrefix} {statusText(receipt, lang)}.
       </p>
       {receipt.status !== "ended" &&
         receipt.approval !== "granted" &&
         receipt.approval !== "not-required" && (
-          <form method="post" action={props.allowAction}>
-            <input type="hidden" name="csrf" value={props.csrf} />
-            <button type="submit">Allow these notifications</button>
-          </form>
+          <>
+            <p>{t.nothingUntil}</p>
+            <form method="post" action={props.allowAction}>
+              <input type="hidden" name="csrf" value={props.csrf} />
+              <button type="submit">{t.allow}</button>
+            </form>
+          </>
         )}
       {receipt.status !== "ended" && (
         <form method="post" action={props.stopAction}>
           <input type="hidden" name="csrf" value={props.csrf} />
           <button type="submit" class="danger">
-            Stop these notifications
+            {t.stop}
           </button>
         </form>
       )}
@@ -173,31 +195,29 @@ export const NotificationApprovalPage: FC<{
   );
 };
 
-const SCOPE_WORDS: Readonly<Record<string, string>> = {
-  "intents:read": "read your requests and their offers",
-  "intents:manage": "publish, change and withdraw your requests",
-};
-
 /** Manage page (OAuth, issue #8): the assistants this person let in, each revoked in one action. */
 export const AssistantsWithAccess: FC<{
   assistants: readonly AssistantAccess[];
   actionFor: (assistant: AssistantAccess) => string;
   csrf: string;
-}> = ({ assistants, actionFor, csrf }) =>
-  assistants.length === 0 ? null : (
+  lang?: Lang;
+}> = ({ assistants, actionFor, csrf, lang = DEFAULT_LANG }) => {
+  const t = messagesFor(lang).assistants;
+  return assistants.length === 0 ? null : (
     <>
-      <h2 id="assistants">Assistants you signed in to</h2>
+      <h2 id="assistants">{t.title}</h2>
       <ul aria-labelledby="assistants">
         {assistants.map((assistant) => (
           <li>
             <p>
-              <strong>{assistant.clientName}</strong> (signs in at {assistant.redirectHosts.join(", ")}) may{" "}
-              {assistant.scopes.map((scope) => SCOPE_WORDS[scope] ?? scope).join(" and ")}.
+              <strong>{assistant.clientName}</strong>
+              {t.signsInAt(assistant.redirectHosts.join(", "))}
+              {assistant.scopes.map((scope) => t.scopes[scope] ?? scope).join(t.and)}.
             </p>
             <form method="post" action={actionFor(assistant)}>
               <input type="hidden" name="csrf" value={csrf} />
               <button type="submit" class="danger">
-                Revoke this assistant's access
+                {t.revoke}
               </button>
             </form>
           </li>
@@ -205,3 +225,4 @@ export const AssistantsWithAccess: FC<{
       </ul>
     </>
   );
+};

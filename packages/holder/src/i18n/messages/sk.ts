@@ -1,0 +1,287 @@
+/** The pages' words in Slovak (same shape as en.ts). */
+import type { PluralForms } from "../format.js";
+import type { Messages } from "./en.js";
+
+export const sk: Messages = {
+  layout: {
+    skip: "Preskočiť na obsah",
+    footer: (holder: string) =>
+      `${holder} uchováva dopyty, ktoré AI asistenti zverejňujú za ľudí, čo chcú niečo kúpiť, a posiela im e-mailom zodpovedajúce ponuky zo svojho trhu. Vaša e-mailová adresa sa nikdy nedostane k predajcom ani k asistentom.`,
+    languages: "Jazyk",
+  },
+  duration: {
+    hours: { one: "# hodinu", few: "# hodiny", other: "# hodín" } as PluralForms,
+    days: { one: "# deň", few: "# dni", other: "# dní" } as PluralForms,
+  },
+  facts: {
+    request: "Dopyt",
+    what: "Čo",
+    where: "Kde",
+    budget: "Rozpočet",
+    notGiven: "Neuvedený",
+    hiddenLimit: "Skrytý limit",
+    hiddenLimitSet:
+      "Skrytý limit je nastavený. Jeho hodnota je zapečatená: nikdy sa nezobrazí, ani tu, ani nikde inde.",
+    none: "Žiadny",
+    buyBy: "Kúpiť do",
+    validUntil: "Platí do",
+    visibility: "Viditeľnosť",
+  },
+  status: {
+    prefix: "Stav:",
+    awaiting_consent: {
+      label: "Čaká na súhlas",
+      explain: "S týmto dopytom zatiaľ nikto nesúhlasil, preto sa nič neporovnáva ani neposiela.",
+    },
+    awaiting_email_confirmation: {
+      label: "Čaká na potvrdenie e-mailu",
+      explain: "Otvorte potvrdzovací odkaz, ktorý sme vám poslali e-mailom, a dopyt sa aktivuje.",
+    },
+    active: {
+      label: "Aktívny",
+      explain: "Nové ponuky porovnávame s týmto dopytom a tie, ktoré sa hodia, vám pošleme e-mailom.",
+    },
+    expired: { label: "Vypršal", explain: "Tento dopyt sa skončil. Už sa nič neporovnáva ani neposiela." },
+    withdrawn: { label: "Zrušený", explain: "Tento dopyt ste zrušili. Už sa nič neporovnáva ani neposiela." },
+  },
+  visibility: {
+    private: "Súkromný: porovnáva sa len s vlastným katalógom tejto služby.",
+    pseudonymous:
+      "Pod pseudonymom: predajcovia môžu dopyt vidieť pod pseudonymom a odpovedať naň; váš e-mail nikdy neuvidia.",
+  },
+  criteria: {
+    vehicles: "Vozidlá",
+    property: "Nehnuteľnosti",
+    madeIn: (year: number) => `Vyrobené v roku ${year} alebo neskôr`,
+    mileage: (km: string) => `Najviac ${km} km najazdených`,
+    fuel: (fuel: string) => `Palivo: ${fuel}`,
+    fuels: { petrol: "benzín", diesel: "nafta", hybrid: "hybrid", electric: "elektrina", lpg: "LPG" },
+    kind: (kind: string) => `Druh: ${kind}`,
+    rooms: { one: "Aspoň 1 izba", few: "Aspoň # izby", other: "Aspoň # izieb" } as PluralForms,
+    area: (m2: string) => `Aspoň ${m2} m²`,
+  },
+  consent: {
+    title: "Súhlas s uchovaním dopytu",
+    errorTitle: "Chyba: súhlas s uchovaním dopytu",
+    problems: "Skontrolujte, prosím, formulár",
+    lead: (holder: string) =>
+      `AI asistent požiadal službu ${holder}, aby pre vás uchovávala tento dopyt a posielala vám e-mailom zodpovedajúce ponuky. Nič sa nestane, kým nižšie nesúhlasíte a nepotvrdíte svoju e-mailovú adresu.`,
+    linkWorksUntil: { before: "Tento odkaz funguje raz, a to do ", after: "." },
+    theRequest: "Dopyt",
+    consentText: "Text súhlasu",
+    version: (version: string) => `Verzia ${version}`,
+    onlyInEnglish:
+      "Prevádzkovateľ tejto služby zatiaľ nemá text súhlasu v slovenčine, preto je uvedený v angličtine. Súhlasíte s týmto anglickým textom.",
+    email: "Vaša e-mailová adresa",
+    emailHint:
+      "Na túto adresu pošleme jeden odkaz, aby sme overili, že je vaša. Predajcovia ju nikdy neuvidia.",
+    errorPrefix: "Chyba:",
+    agree: (version: string) => `Súhlasím s textom súhlasu uvedeným vyššie (verzia ${version}).`,
+    submit: "Súhlasiť a poslať potvrdzovací e-mail",
+    errors: {
+      version:
+        "Text súhlasu sa zmenil, odkedy ste túto stránku otvorili. Prečítajte si ho, prosím, znova a vyjadrite súhlas.",
+      emailMissing: "Zadajte svoju e-mailovú adresu.",
+      emailInvalid: "Táto e-mailová adresa nie je platná. Zadajte adresu v tvare meno@example.sk.",
+      consent: "Zaškrtnutím políčka vyjadrite súhlas s textom súhlasu.",
+    },
+  },
+  checkEmail: {
+    title: "Skontrolujte si e-mail",
+    notice: "Ďakujeme. Na zadanú adresu sme poslali potvrdzovací odkaz.",
+    lead: (duration: string) =>
+      `Otvorte odkaz v tom e-maile a váš dopyt sa aktivuje. Dovtedy sa nič neporovnáva ani neposiela. Odkaz platí ${duration}.`,
+    everyMail:
+      "Každý náš e-mail obsahuje odkaz, kde si môžete pozrieť svoj dopyt a jeho ponuky alebo ho zrušiť.",
+    mailbox: {
+      before: "Tento server neposiela skutočné e-maily: prečítate si ich v ",
+      link: "lokálnej schránke",
+      after: ".",
+    },
+  },
+  confirm: {
+    title: "Potvrďte svoju e-mailovú adresu",
+    lead: "Stlačením tlačidla potvrdíte, že táto e-mailová adresa je vaša, a spustíte svoj dopyt.",
+    button: "Potvrdiť a spustiť môj dopyt",
+    why: "Žiadame o stlačenie tlačidla, pretože niektoré e-mailové programy otvárajú odkazy samy; samotné otvorenie tejto stránky nič nezmení.",
+    usedTitle: "Táto e-mailová adresa je už potvrdená",
+    used: "Tento potvrdzovací odkaz už bol použitý: váš dopyt je aktívny a tu už nie je čo stlačiť.",
+    usedManage:
+      "Ak si chcete pozrieť jeho ponuky alebo ho zrušiť, otvorte odkaz na správu dopytu na konci ktoréhokoľvek nášho e-mailu.",
+    goneTitle: "Tento potvrdzovací odkaz už nefunguje",
+    gone: "Už bol použitý alebo mu uplynula platnosť.",
+    goneNext:
+      "Ak je váš dopyt aktívny, odkaz naň nájdete v každom e-maile, ktorý sme vám poslali. Inak požiadajte svojho asistenta, aby dopyt zverejnil znova.",
+  },
+  active: {
+    title: "Váš dopyt je aktívny",
+    notice: "Vaša e-mailová adresa je potvrdená. Zodpovedajúce ponuky vám pošleme e-mailom.",
+    manageLink: {
+      before: "",
+      link: "Jeho ponuky si môžete pozrieť alebo ho zrušiť",
+      after: " kedykoľvek. Rovnaký odkaz je v každom e-maile, ktorý vám pošleme.",
+    },
+    everyMail: "Každý náš e-mail končí odkazom, kde si môžete pozrieť ponuky k dopytu alebo ho zrušiť",
+    mailbox: { before: " (tento server ukladá e-maily do ", link: "lokálnej schránky", after: ")" },
+  },
+  manage: {
+    title: "Váš dopyt",
+    offers: (count: number) => `Ponuky, ktoré sme vám poslali (${count})`,
+    noOffers: "Zatiaľ žiadna zodpovedajúca ponuka. Keď nejaká príde, hneď vám ju pošleme e-mailom.",
+    sellerAnswer: "Odpoveď predajcu na váš dopyt.",
+    sentTo: "Poslané ",
+    withdraw: "Zrušenie",
+    withdrawExplain: "Zrušením sa porovnávanie aj e-maily okamžite zastavia. Nedá sa to vrátiť späť.",
+    withdrawButton: "Zrušiť tento dopyt",
+    ended: "Tento dopyt sa skončil; nie je čo zrušiť.",
+  },
+  withdrawn: {
+    title: "Váš dopyt je zrušený",
+    notice: "Hotovo. Už sa nič neporovnáva a ďalšie ponuky k nemu vám neposielame.",
+    back: "Späť na dopyt",
+  },
+  mailbox: {
+    title: "Lokálna schránka",
+    explain:
+      "Na vývoj: tento server nemá nastavený SMTP server, preto sa e-maily, ktoré by poslal, ukladajú sem. Prečítať si ich môže ktokoľvek, kto otvorí túto stránku.",
+    empty: "Zatiaľ žiadne e-maily.",
+    newestFirst: "Najnovšie navrchu",
+    received: "Prijaté",
+    to: "Komu",
+    subject: "Predmet",
+    back: "Späť do schránky",
+    message: "Správa",
+  },
+  messages: {
+    unknownTitle: "Tento odkaz nepoznáme",
+    unknown: [
+      "Skontrolujte, či sa otvoril celý odkaz: niektoré e-mailové programy dlhé odkazy zalomia do viacerých riadkov.",
+      "Ak ste ho dostali od asistenta, požiadajte ho o odkaz znova.",
+    ],
+    usedTitle: "Tento odkaz už bol použitý",
+    used: [
+      "Niekto už cez tento odkaz súhlasil s uchovaním dopytu a každý odkaz sa dá použiť len raz: dopyt patrí tomu, kto súhlasil prvý.",
+      "Ak ste to boli vy, otvorte potvrdzovací e-mail, ktorý sme vám poslali. Ak nie, požiadajte svojho asistenta, aby dopyt zverejnil znova, a otvorte nový odkaz.",
+    ],
+    expiredTitle: "Platnosť tohto odkazu vypršala",
+    expired: [
+      "Dopyt, s ktorým nikto do jedného dňa nesúhlasí, sa vymaže, a s ním aj jeho odkaz.",
+      "Požiadajte svojho asistenta, aby dopyt zverejnil znova, a otvorte nový odkaz.",
+    ],
+    rateLimitedTitle: "Príliš veľa žiadostí",
+    rateLimited: "Počkajte, prosím, minútu a skúste to znova.",
+    unavailableTitle: "Skúste to, prosím, o niekoľko minút",
+    nothingChanged: "Nič sa nezmenilo.",
+    forbiddenTitle: "Toto nie je dovolené",
+    forbidden: "Tento odkaz takúto akciu nedovoľuje.",
+    failedTitle: "Toto sa nepodarilo",
+    internalTitle: "Niečo sa u nás pokazilo",
+    internal: "Pokiaľ vieme, táto chyba nič nezmenila. Skúste to, prosím, o niekoľko minút.",
+    refusedTitle: "Formulár sa nedal prijať",
+    refusedToken:
+      "Bezpečnostná kontrola formulára chýba alebo je zastaraná (uchováva sa v cookie tejto stránky). Vráťte sa, obnovte stránku a pošlite formulár znova; ak sa to opakuje, povoľte pre túto stránku cookies.",
+    refusedSite:
+      "Formulár bol odoslaný z inej stránky. Otvorte odkaz zo svojho e-mailu a pošlite formulár odtiaľ.",
+    unreadableTitle: "Formulár sa nedal prečítať",
+    unreadable: "Pošlite formulár priamo zo stránky.",
+    tooLargeTitle: "Formulár je príliš veľký",
+    tooLarge: (kb: number) => `Formulár pre tieto stránky môže mať najviac ${kb} kB.`,
+    methodTitle: "Túto stránku takto nemožno použiť",
+    method: "Otvorte odkaz v prehliadači a použite tlačidlo na stránke.",
+    manageGoneTitle: "Tento dopyt sa skončil",
+    manageGone: "Bol zrušený alebo mu uplynula platnosť a jeho odkaz ho už nezobrazí.",
+    notificationsGoneTitle: "Tieto upozornenia sa skončili",
+    notificationsGone:
+      "Ak asistent ešte chce dostávať upozornenia, musí o ne požiadať znova; vtedy dostanete nový e-mail.",
+    noMailTitle: "Takýto e-mail tu nie je",
+    noMail: "Možno bol vymazaný. Vráťte sa do schránky a vyberte iný.",
+  },
+  notifications: {
+    promise:
+      "Asistent sa dozvie len to, že prišli nové ponuky alebo sa zmenil stav dopytu, nikdy nie ktoré ponuky; tie si prečíta sám so svojím vlastným kódom.",
+    relayedThrough: ", cez sprostredkovateľa ",
+    choicesLegend: "Upozornenia pre asistenta (nepovinné)",
+    leaveEmpty: "Ak nesúhlasíte, nechajte políčko prázdne.",
+    alsoNotify: { before: "Upozorňovať aj ", after: ", keď prídu nové ponuky alebo sa zmení stav." },
+    status: {
+      awaiting_verification: "čaká sa, kým adresa asistenta odpovie na našu kontrolu",
+      awaiting_person_approval: "čaká sa na vaše povolenie",
+      active: "povolené",
+      ended: "zastavené",
+    },
+    ended: {
+      "approval-withdrawn": "zastavili ste ich vy",
+      unsubscribed: "zastavil ich asistent",
+      "delivery-failed": "adresa asistenta prestala odpovedať",
+      gone: "adresa asistenta oznámila, že už neexistuje",
+      "lease-expired": "asistent ich neobnovil",
+      "verification-failed": "adresa asistenta neodpovedala na našu kontrolu",
+      "intent-withdrawn": "dopyt bol zrušený",
+      "intent-expired": "dopyt sa skončil",
+    },
+    receiptsTitle: "Asistenti, ktorých upozorňujeme na tento dopyt",
+    notYet: "Zatiaľ bez upozornenia.",
+    lastNotified: "Naposledy upozornený ",
+    listening: "Stále počúva.",
+    notListening: "Momentálne nepočúva.",
+    allow: "Povoliť tieto upozornenia",
+    stop: "Zastaviť tieto upozornenia",
+    approvalTitle: "Upozornenia pre asistenta",
+    allowed: "Hotovo: upozornenia sú povolené.",
+    stopped: "Hotovo: upozornenia sú zastavené.",
+    asked: {
+      before: (holder: string) => `Asistent požiadal službu ${holder}, aby upozorňovala adresu `,
+      after: " na tento dopyt:",
+    },
+    whoTitle: "Kto dostane upozornenie",
+    whoExplain: "Keď sa niečo zmení, pošleme upozornenie na túto adresu; patrí asistentovi, nie nám.",
+    learnsTitle: "Čo sa asistent dozvie",
+    learns: [
+      "že k tomuto dopytu prišli nové ponuky alebo sa zmenil jeho stav;",
+      "nikdy nie ktoré ponuky, nikdy vašu e-mailovú adresu, nikdy váš skrytý limit.",
+    ],
+    learnsAfter: "Ponuky si prečíta sám so svojím vlastným kódom, ako to môže už teraz.",
+    statusPrefix: "Stav:",
+    nothingUntil:
+      "Kým to nepovolíte, nič sa neposiela, a kedykoľvek to môžete zastaviť na stránke správy dopytu.",
+  },
+  assistants: {
+    title: "Asistenti, do ktorých ste sa prihlásili",
+    scopes: {
+      "intents:read": "čítať vaše dopyty a ich ponuky",
+      "intents:manage": "zverejňovať, meniť a rušiť vaše dopyty",
+    },
+    signsInAt: (hosts: string) => ` (prihlasuje sa na ${hosts}) môže `,
+    and: " a ",
+    revoke: "Odobrať tomuto asistentovi prístup",
+  },
+  signin: {
+    title: "Prihlásenie",
+    heading: "Prihláste sa, aby asistent mohol konať za vás",
+    lead: (client: string, holder: string) => ({
+      before: "Asistent ",
+      client,
+      after: ` žiada, aby mohol za vás konať v službe ${holder}. Zadajte svoju e-mailovú adresu: pošleme vám odkaz na prihlásenie. Kým to neschválite, asistent nedostane nič.`,
+    }),
+    email: "Vaša e-mailová adresa",
+    emailHint: "Na túto adresu pošleme jednorazový odkaz na prihlásenie. Asistent ju nikdy neuvidí.",
+    send: "Pošlite mi odkaz na prihlásenie",
+    linkLead: "Stlačením tlačidla sa prihlásite adresou, na ktorú prišiel tento odkaz.",
+    button: "Prihlásiť sa",
+  },
+  approve: {
+    title: "Povolenie pre asistenta",
+    heading: (client: string) => `Povoliť asistentovi ${client} konať za vás?`,
+    asks: { before: "Asistent ", middle: " (vrátite sa k nemu na ", after: ") žiada o tieto oprávnenia:" },
+    hostTitle: "Odkiaľ pracuje",
+    hostExplain: (host: string) =>
+      `Po vašej odpovedi sa prehliadač vráti na ${host}; odtiaľ prichádzajú aj odpovede asistenta.`,
+    learnsTitle: "Čo sa dozvie a čo bude môcť robiť",
+    neverLearns: "Nikdy sa nedozvie vašu e-mailovú adresu ani hodnotu skrytého limitu.",
+    agreeTitle: "S čím súhlasíte pri dopytoch, ktoré zverejní",
+    version: (version: string) =>
+      `Verzia textu súhlasu ${version}. Prístup tohto asistenta môžete zastaviť cez odkaz na správu dopytu v ktoromkoľvek našom e-maile.`,
+    allow: "Povoliť",
+    deny: "Nepovoliť",
+  },
+};
