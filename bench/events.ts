@@ -416,7 +416,9 @@ async function startHookReceiver() {
 }
 
 async function benchWebhook(): Promise<void> {
-  const served = await serve({ webhook: { policy: developmentPolicy(), ttlMs: 30 * 60_000 } });
+  const served = await serve({
+    webhook: { policy: developmentPolicy(), allowAnonymous: true, ttlMs: 30 * 60_000 },
+  });
   const receiver = await startHookReceiver();
   const client = await connect(served.url);
   const total = HOOK_SUBSCRIPTIONS * HOOK_EVENTS_PER_SUBSCRIPTION;

@@ -33,7 +33,7 @@ const events = await createEventsServer({
   nextPollMs: 2_000,
   pushIntervalMs: 1_000,
   // Webhooks to loopback receivers: this example runs on one machine.
-  webhook: { policy: developmentPolicy(), ttlMs: 10 * 60_000 },
+  webhook: { policy: developmentPolicy(), allowAnonymous: true, ttlMs: 10 * 60_000 },
 });
 
 const fileParams = z.object({

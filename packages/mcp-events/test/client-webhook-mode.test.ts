@@ -58,7 +58,7 @@ async function setup(
   server = await startHttpEventsServer((events) => upstream.register(events), {
     pushIntervalMs: 50,
     ...serverOptions,
-    webhook: { policy: developmentPolicy(), ttlMs: 60_000, ...serverOptions.webhook },
+    webhook: { policy: developmentPolicy(), allowAnonymous: true, ttlMs: 60_000, ...serverOptions.webhook },
   });
   const receiver = await startReceiverServer();
   cleanups.push(() => receiver.close());
@@ -91,7 +91,7 @@ describe("webhook mode (sketch dialect)", () => {
 
   it("refreshes before refreshBefore and hands deliveryStatus to the app", async () => {
     const { upstream, events, notices } = await setup({
-      webhook: { policy: developmentPolicy(), ttlMs: 2_000 },
+      webhook: { policy: developmentPolicy(), allowAnonymous: true, ttlMs: 2_000 },
     });
     const sub = await events.subscribe(EVENT);
     await until(
@@ -109,7 +109,7 @@ describe("webhook mode (sketch dialect)", () => {
   it("re-creates a subscription that lapsed (TTL) on its next refresh, adopts the new secret, replays from the cursor", async () => {
     const timers = holdableTimers();
     const { upstream, events, notices } = await setup(
-      { webhook: { policy: developmentPolicy(), ttlMs: 1_500 } },
+      { webhook: { policy: developmentPolicy(), allowAnonymous: true, ttlMs: 1_500 } },
       { timers },
     );
     const sub = await events.subscribe(EVENT);
@@ -126,7 +126,9 @@ describe("webhook mode (sketch dialect)", () => {
   });
 
   it("re-subscribes after a server restart and loses nothing from a durable upstream", async () => {
-    const { upstream, events } = await setup({ webhook: { policy: developmentPolicy(), ttlMs: 1_500 } });
+    const { upstream, events } = await setup({
+      webhook: { policy: developmentPolicy(), allowAnonymous: true, ttlMs: 1_500 },
+    });
     const sub = await events.subscribe(EVENT);
     upstream.append("before");
     await take(sub, 1);

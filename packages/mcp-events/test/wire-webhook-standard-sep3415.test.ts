@@ -45,7 +45,12 @@ beforeEach(async () => {
   hook = await listen(createServer(getRequestListener(receiver)));
   events = await createEventsServer({
     pushIntervalMs: 50,
-    webhook: { policy: developmentPolicy(), ttlMs: 30 * 60_000, verifyTimeoutMs: 3_000 },
+    webhook: {
+      policy: developmentPolicy(),
+      ttlMs: 30 * 60_000,
+      verifyTimeoutMs: 3_000,
+      allowAnonymous: true,
+    },
   });
   events.event(emailReceived(hooks));
   events.event(incidentCreated(upstream));
@@ -99,7 +104,7 @@ describe("a sep-3415 subscriber's webhooks are Standard Webhooks", () => {
     await until(() => received.length === 1);
     expect(received[0]?.json).toEqual({
       type: "terminated",
-      error: { code: -32012, message: "Unauthorized", data: { reason: "Access revoked" } },
+      error: { code: -32012, message: "Forbidden", data: { reason: "Access revoked" } },
     });
   });
 

@@ -38,7 +38,12 @@ beforeEach(async () => {
   hook = await listen(createServer(getRequestListener(receiver)));
   events = await createEventsServer({
     clock: () => Date.now() + offset,
-    webhook: { policy: developmentPolicy(), ttlMs: 30 * 60_000, verifyTimeoutMs: 3_000 },
+    webhook: {
+      policy: developmentPolicy(),
+      ttlMs: 30 * 60_000,
+      verifyTimeoutMs: 3_000,
+      allowAnonymous: true,
+    },
   });
   events.event(emailReceived(hooks));
   http = await serveEvents(events);
@@ -107,7 +112,13 @@ describe("events/subscribe webhook delivery replays the sketch against a real re
     emitEmail(events, "evt_1", "dsp@anthropic.com");
     await until(() => received.length === 1);
     offset = 60_000;
-    const refresh = await session.request(3, "events/subscribe", subscribeParams());
+    // The receiver saw the POST before the engine recorded its answer: refresh until it has.
+    let refresh: Json = {};
+    let requestId = 3;
+    await until(async () => {
+      refresh = await session.request(requestId++, "events/subscribe", subscribeParams());
+      return (refresh.result as { deliveryStatus?: Json }).deliveryStatus?.lastDeliveryAt != null;
+    });
     expect(refresh.result).toEqual({
       id: ID,
       refreshBefore: expect.any(String),

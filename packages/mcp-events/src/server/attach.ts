@@ -85,9 +85,9 @@ export function createAttacher(deps: AttacherDeps) {
 
   return {
     attach(target: AttachTarget, options: AttachOptions = {}): void {
-      if (target instanceof V2McpServer) return attachV2(target.server, options);
-      if (target instanceof V2Server) return attachV2(target, options);
-      attachV1("server" in target ? target.server : target);
+      if (target instanceof V2McpServer) attachV2(target.server, options);
+      else if (target instanceof V2Server) attachV2(target, options);
+      else attachV1("server" in target ? target.server : target);
     },
   };
 }

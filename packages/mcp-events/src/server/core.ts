@@ -230,7 +230,9 @@ export async function runCheck(
 
 /** An error as the caller's dialect writes it on the wire (never the server's default). */
 export function wireError(wire: EventsDialect, error: unknown): ErrorObject {
-  if (error instanceof EventsError) return wire.error(error.kind, error.data, error.message);
+  // A message left at its default (the kind) takes the dialect's name: "Forbidden", not "Unauthorized".
+  if (error instanceof EventsError)
+    return wire.error(error.kind, error.data, error.message === error.kind ? undefined : error.message);
   return { code: -32603, message: "Internal error" };
 }
 

@@ -86,6 +86,16 @@ export class EmitBuffer {
     return { ok: true, entries, cursor: this.cursorOf(last), hasMore };
   }
 
+  /**
+   * Every kept entry of `name` that `accept` keeps, from the oldest (for a subscription without a
+   * cursor that asked for `maxAgeMs` of history). Never a gap: it asks for what is kept.
+   */
+  readRecent(name: string, limit: number, accept: (entry: Entry) => boolean): BufferRead {
+    const slot = this.slot(name);
+    this.evict(slot);
+    return this.read(name, this.cursorOf(slot.evictedUpTo), limit, accept);
+  }
+
   /** The sequence number of a cursor of this process, or undefined. */
   parse(cursor: string): number | undefined {
     const dot = cursor.lastIndexOf(".");

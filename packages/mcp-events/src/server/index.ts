@@ -1,3 +1,5 @@
+export type { AttachOptions, AttachTarget } from "./attach.js";
+export type { CallContext, EventsAuthInfo } from "./context.js";
 export type { Limits } from "./core.js";
 export type { EmitBufferOptions } from "./emit-buffer.js";
 export {
@@ -7,6 +9,7 @@ export {
   type EventsServerOptions,
 } from "./events-server.js";
 export { handleEventsHttpRequest } from "./http.js";
+export { type EventsListenHandler, type McpFetchHandler, withEventsListen } from "./listen.js";
 export type {
   CheckFunction,
   CheckOptions,

@@ -55,6 +55,14 @@ export interface WebhookOptions {
   retry?: RetryPolicy;
   /** Run a delivery worker in this process (default true). */
   worker?: boolean;
+  /**
+   * Webhook subscriptions need an authenticated principal (SEP-3415; `Forbidden` otherwise).
+   * `true` lets anonymous callers subscribe too, keyed as one shared principal: for local
+   * development and closed networks only.
+   */
+  allowAnonymous?: boolean;
+  /** The shortest TTL a client may ask for with `ttlMs` (default 1 s); the longest is `ttlMs`. */
+  minTtlMs?: number;
 }
 
 interface Record_ {
@@ -74,8 +82,10 @@ interface Record_ {
   /** Runs the feed's check now (`EventsServer.wake`). */
   wake?: () => void;
   cursor: string | null;
-  /** An events error sent as a signed envelope, shown once as `deliveryStatus.lastError`. */
+  /** An events error sent as a signed envelope (kept for the refresh that follows it). */
   reported?: string;
+  /** The cursor could not be honoured: delivery restarted from a fresh one (a gap was sent). */
+  truncated?: boolean;
   terminated: boolean;
 }
 
@@ -163,6 +173,10 @@ export class WebhookMode {
     const wire = wireOf(this.core, raw, call);
     const query = wire.subscribe.params.decode(raw);
     const principal = this.core.principalOf(call);
+    if (principal === undefined && this.options.allowAnonymous !== true)
+      throw new EventsError("Unauthorized", {
+        reason: "Webhook subscriptions need an authenticated principal",
+      });
     const paramsKey = canonicalJson(query.params);
     if (query.id !== undefined && query.id.length < MIN_ID_LENGTH)
       throw new EventsError(
@@ -189,7 +203,7 @@ export class WebhookMode {
     if (!verdict.ok) throw new EventsError("InvalidCallbackUrl", { reason: verdict.reason });
 
     const now = this.core.clock();
-    const refreshBefore = now + this.ttlMs;
+    const refreshBefore = now + this.ttlFor(query.ttlMs);
     const channel = channelOf(wire);
     const existing = this.records.get(key);
     const lapsed =
@@ -216,7 +230,8 @@ export class WebhookMode {
         id,
         refreshBefore: new Date(refreshBefore).toISOString(),
         cursor: existing.cursor,
-        deliveryStatus: this.status(before, existing),
+        deliveryStatus: this.status(before),
+        truncated: false,
       };
       existing.reported = undefined;
       return wire.subscribe.result.encode(outcome);
@@ -261,7 +276,14 @@ export class WebhookMode {
         def,
         params,
         ctx,
-        deliver: (event) => void this.enqueue(record, event),
+        // An emit was checked before it got here; what transform made of it may still be refused.
+        deliver: (event) =>
+          void this.enqueueOrSkip(record, event).catch((error: unknown) =>
+            this.core.log.warn(
+              { event: record.name, err: (error as Error).message },
+              "webhook enqueue failed",
+            ),
+          ),
         wake: () => record.wake?.(),
         terminate: (error) => this.terminate(record, error),
       },
@@ -273,11 +295,12 @@ export class WebhookMode {
       throw error;
     }
     this.records.set(key, record);
-    await this.startFeed(record, wire);
+    await this.startFeed(record, wire, query.maxAgeMs);
     const outcome: SubscribeOutcome = {
       id,
       refreshBefore: new Date(refreshBefore).toISOString(),
       cursor: record.cursor,
+      truncated: record.truncated === true,
       ...(query.secret === undefined ? { secret } : {}),
     };
     return wire.subscribe.result.encode(outcome);
@@ -294,6 +317,16 @@ export class WebhookMode {
     if (!record) throw new EventsError("SubscriptionNotFound", { id });
     await this.release(record, "unsubscribed");
     return wire.unsubscribe.result.encode({});
+  }
+
+  /**
+   * The TTL granted: the client's `ttlMs` within [minTtlMs, the server's ttlMs]. `null` (no
+   * expiry) gets the server's longest: these subscriptions do not survive a restart, so the
+   * server's `refreshBefore` stays authoritative (docs/decisions.md, issue 15).
+   */
+  private ttlFor(asked: number | null | undefined): number {
+    if (asked === undefined || asked === null) return this.ttlMs;
+    return Math.min(this.ttlMs, Math.max(this.options.minTtlMs ?? 1_000, asked));
   }
 
   /** Subscriptions whose TTL lapsed without a refresh end. */
@@ -340,20 +373,24 @@ export class WebhookMode {
     }
   }
 
-  private async startFeed(record: Record_, wire: EventsDialect): Promise<void> {
+  private async startFeed(record: Record_, wire: EventsDialect, maxAgeMs?: number): Promise<void> {
     const { def, params, ctx } = record.sub;
     const core = this.core;
     if (!def.check) {
-      if (record.cursor === null) {
+      const mine = (entry: { target?: string; at: number }) =>
+        (entry.target === undefined || entry.target === record.id) &&
+        (maxAgeMs === undefined || entry.at >= core.clock() - maxAgeMs);
+      // No cursor: from now, or, with maxAgeMs, from the oldest event still that young.
+      const read =
+        record.cursor === null
+          ? maxAgeMs === undefined
+            ? undefined
+            : core.buffer.readRecent(def.name, Number.MAX_SAFE_INTEGER, mine)
+          : core.buffer.read(def.name, record.cursor, Number.MAX_SAFE_INTEGER, mine);
+      if (read === undefined) {
         record.cursor = core.buffer.now();
         return;
       }
-      const read = core.buffer.read(
-        def.name,
-        record.cursor,
-        Number.MAX_SAFE_INTEGER,
-        (entry) => entry.target === undefined || entry.target === record.id,
-      );
       if (!read.ok) {
         record.cursor = core.buffer.now();
         await this.gap(record, wire, read.reason);
@@ -361,8 +398,9 @@ export class WebhookMode {
       }
       for (const entry of read.entries) {
         const event = shape(record.sub, entry.event);
-        if (event) await this.enqueue(record, { ...event, cursor: core.buffer.cursorOf(entry.seq) });
+        if (event) await this.enqueueOrSkip(record, { ...event, cursor: core.buffer.cursorOf(entry.seq) });
       }
+      if (read.entries.length === 0) record.cursor = read.cursor;
       return;
     }
     const poll = serialized(async () => {
@@ -370,7 +408,8 @@ export class WebhookMode {
       let expired: string | undefined;
       try {
         const batch = await runCheck(core, def, ctx, params, record.cursor, core.settings.maxMaxEvents);
-        for (const event of batch.events) await this.enqueue(record, event);
+        // One event no delivery can carry is skipped, never retried forever: the cursor moves on.
+        for (const event of batch.events) await this.enqueueOrSkip(record, event);
         record.cursor = batch.cursor;
       } catch (error) {
         if (error instanceof EventsError && error.kind === "CursorExpired") {
@@ -384,9 +423,24 @@ export class WebhookMode {
       // After the fresh cursor is known: SEP-3415's gap envelope carries it.
       if (expired !== undefined) await this.gap(record, wire, expired);
     });
-    if (record.cursor === null) await poll();
+    // The first check runs now, so the answer's cursor and `truncated` are already known.
+    await poll();
     record.wake = () => void poll();
     record.timer = setInterval(record.wake, core.settings.pushIntervalMs);
+  }
+
+  /** Queues an event; one the outbox refuses (too large, an id no header can carry) is logged and skipped. */
+  private async enqueueOrSkip(record: Record_, event: EventOccurrence): Promise<void> {
+    try {
+      await this.enqueue(record, event);
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== "ERR_DELIVERY_INVALID_EVENT") throw error;
+      if (event.cursor !== undefined) record.cursor = event.cursor;
+      this.core.log.warn(
+        { event: record.name, err: (error as Error).message },
+        "an event no webhook can carry was skipped",
+      );
+    }
   }
 
   /**
@@ -396,6 +450,7 @@ export class WebhookMode {
    */
   private async gap(record: Record_, wire: EventsDialect, reason: string): Promise<void> {
     record.reported = "CursorExpired";
+    record.truncated = true;
     if (record.channel === "mcp-standard" && wire.cursorExpiry === "truncate") {
       await this.engine.enqueue(this.store.db, record.deliveryId, {
         type: "gap",
@@ -449,10 +504,10 @@ export class WebhookMode {
     await this.engine.end(this.store.db, record.deliveryId, reason, { notify: false }).catch(() => undefined);
   }
 
-  private status(view: SubscriptionView, record: Record_): DeliveryStatus {
+  private status(view: SubscriptionView): DeliveryStatus {
     const s = view.deliveryStatus;
-    const lastError =
-      record.reported ?? (s.lastError === null ? null : (CATEGORY[s.lastError] ?? "http_4xx"));
+    // Only the six categories: never an endpoint's words, never an events error name.
+    const lastError = s.lastError === null ? null : (CATEGORY[s.lastError] ?? "http_4xx");
     return {
       active: s.active,
       lastDeliveryAt: s.lastDeliveryAt === null ? null : new Date(s.lastDeliveryAt).toISOString(),
