@@ -70,9 +70,11 @@ export async function modernRequest(
   method: string,
   params: Json = {},
   headers: Record<string, string> = {},
+  signal?: AbortSignal,
 ): Promise<{ status: number; message: Json }> {
   const response = await fetch(url, {
     method: "POST",
+    ...(signal === undefined ? {} : { signal }),
     headers: {
       "content-type": "application/json",
       accept: "application/json, text/event-stream",

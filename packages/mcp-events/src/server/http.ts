@@ -1,4 +1,6 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { EVENTS_METHODS, type RequestId } from "../protocol/index.js";
 import type { EventsServer } from "./events-server.js";
@@ -23,11 +25,7 @@ export async function handleEventsHttpRequest(
     } catch {
       parsedBody = undefined;
     }
-    for (const message of Array.isArray(parsedBody) ? parsedBody : [parsedBody]) {
-      const m = message as { method?: unknown; id?: unknown } | null;
-      if (m?.method === EVENTS_METHODS.stream && (typeof m.id === "string" || typeof m.id === "number"))
-        streams.push(m.id);
-    }
+    streams.push(...streamRequests(parsedBody));
     if (parsedBody === undefined) {
       return transport.handleRequest(
         new Request(request.url, { method: "POST", headers: request.headers, body: "{" }),
@@ -48,4 +46,48 @@ export async function handleEventsHttpRequest(
     ...(options.authInfo ? { authInfo: options.authInfo } : {}),
     ...(parsedBody === undefined ? {} : { parsedBody }),
   });
+}
+
+/** The ids of the `events/stream` requests a JSON-RPC body (one message or a batch) carries. */
+function streamRequests(body: unknown): RequestId[] {
+  const ids: RequestId[] = [];
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const m = message as { method?: unknown; id?: unknown } | null;
+    if (m?.method === EVENTS_METHODS.stream && (typeof m.id === "string" || typeof m.id === "number"))
+      ids.push(m.id);
+  }
+  return ids;
+}
+
+/**
+ * The same for the Node transport (`StreamableHTTPServerTransport` of SDK 1.x): a stream whose
+ * response closed before it finished is stopped. Pass the body when a framework already parsed
+ * it; otherwise it is read here (a body that is not JSON goes to the transport as it is).
+ */
+export async function handleEventsNodeRequest(
+  events: EventsServer,
+  transport: StreamableHTTPServerTransport,
+  req: IncomingMessage & { auth?: AuthInfo },
+  res: ServerResponse,
+  parsedBody?: unknown,
+): Promise<void> {
+  let body = parsedBody;
+  if (body === undefined && req.method === "POST") {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString("utf8");
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = text;
+    }
+  }
+  const streams = streamRequests(body);
+  if (streams.length > 0) {
+    res.once("close", () => {
+      if (res.writableFinished) return;
+      for (const id of streams) events.streamDisconnected(transport.sessionId, id);
+    });
+  }
+  await transport.handleRequest(req, res, body);
 }

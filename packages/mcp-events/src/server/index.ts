@@ -8,7 +8,7 @@ export {
   type EventsServer,
   type EventsServerOptions,
 } from "./events-server.js";
-export { handleEventsHttpRequest } from "./http.js";
+export { handleEventsHttpRequest, handleEventsNodeRequest } from "./http.js";
 export { type EventsListenHandler, type McpFetchHandler, withEventsListen } from "./listen.js";
 export type {
   CheckFunction,
