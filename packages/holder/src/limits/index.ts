@@ -11,6 +11,13 @@ export {
   normaliseAddress,
   parseTrustedProxies,
 } from "./client-address.js";
+export {
+  createHolderLimits,
+  type HolderLimits,
+  type HolderLimitsOptions,
+  peerAddress,
+} from "./holder-limits.js";
+export { DEFAULT_LIMITS, LIMIT_BUCKETS, type LimitBucket, parseLimitSpecs } from "./rules.js";
 export { type LimitsTables, limitsMigrations, type RateLimitRow } from "./schema.js";
 export {
   createSharedLimiter,
