@@ -10,9 +10,10 @@ import { createDeliveryEngine, type DeliveryEngine, type DeliveryEngineOptions }
 import type { EngineFixture } from "@doorbell/store/testing";
 import { developmentPolicy } from "@doorbell/webhooks";
 import { type ServerType, serve } from "@hono/node-server";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as LegacyTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { expect } from "vitest";
 import type { HolderConfig } from "../src/context.js";
 import type { CatalogueOfferInput } from "../src/domain/services.js";
@@ -36,8 +37,10 @@ export interface TestHolder {
   /** http://127.0.0.1:<port> */
   origin: string;
   mcpUrl: URL;
-  /** A connected client; closed with the holder. */
+  /** A connected 2026-07-28 client (SDK v2, stateless); closed with the holder. */
   connect(name?: string): Promise<Client>;
+  /** A connected 2025-11-25 client (SDK 1.x, in a session); closed with the holder. */
+  connectLegacy(name?: string): Promise<LegacyClient>;
   close(): Promise<void>;
 }
 
@@ -102,13 +105,14 @@ export async function startHolder(
     mailbox: ctx.mailbox,
     languages: ["sk", "cs", "en"],
     log: ctx.log,
+    ...(options.mcp?.allowedHosts === undefined ? {} : { hosts: { allowedHosts: options.mcp.allowedHosts } }),
   });
   const server: ServerType = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" });
   await new Promise<void>((resolve) => server.once("listening", () => resolve()));
   const { port } = server.address() as AddressInfo;
   const origin = `http://127.0.0.1:${port}`;
   const mcpUrl = new URL(`${origin}/mcp`);
-  const clients: Client[] = [];
+  const clients: { close(): Promise<void> }[] = [];
   return {
     ctx,
     clock,
@@ -118,8 +122,14 @@ export async function startHolder(
     origin,
     mcpUrl,
     async connect(name = "test-agent") {
-      const client = new Client({ name, version: "1.0.0" });
-      await client.connect(new StreamableHTTPClientTransport(mcpUrl, { fetch: scopedSignalFetch() }));
+      const client = new Client({ name, version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+      await client.connect(new StreamableHTTPClientTransport(mcpUrl));
+      clients.push(client);
+      return client;
+    },
+    async connectLegacy(name = "test-agent") {
+      const client = new LegacyClient({ name, version: "1.0.0" });
+      await client.connect(new LegacyTransport(mcpUrl, { fetch: scopedSignalFetch() }));
       clients.push(client);
       return client;
     },
@@ -137,8 +147,13 @@ export async function startHolder(
 // ---------------------------------------------------------------------------------------------
 // Calling tools
 
+/** Either era's client: both call tools the same way. */
+export interface ToolCaller {
+  callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<unknown>;
+}
+
 export async function call(
-  client: Client,
+  client: ToolCaller,
   name: string,
   args: Record<string, unknown>,
 ): Promise<CallToolResult> {
@@ -147,7 +162,7 @@ export async function call(
 
 /** The structured result of a call that must succeed; its text block is the same JSON. */
 export async function ok<T = Record<string, unknown>>(
-  client: Client,
+  client: ToolCaller,
   name: string,
   args: Record<string, unknown>,
 ): Promise<T> {
@@ -166,7 +181,11 @@ export interface Refusal {
 }
 
 /** The refusal of a call that must be refused (a tool error, `isError: true`). */
-export async function refused(client: Client, name: string, args: Record<string, unknown>): Promise<Refusal> {
+export async function refused(
+  client: ToolCaller,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<Refusal> {
   const result = await call(client, name, args);
   if (!result.isError)
     throw new Error(`${name} was not refused: ${JSON.stringify(result.structuredContent)}`);
@@ -213,7 +232,7 @@ export async function confirmAsPerson(h: TestHolder, published: Published, email
 /** Publishes over MCP and confirms as the person: an active intent. */
 export async function activeIntent(
   h: TestHolder,
-  client: Client,
+  client: ToolCaller,
   email: string,
   args: Record<string, unknown> = basicPublish(),
 ): Promise<Published> {

@@ -7,7 +7,13 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { pino } from "pino";
 import type { Principal } from "../domain/types.js";
-import { createMcpEndpoint, type EndpointPolicy, type McpEndpoint, type McpHandler, type McpRequestInfo } from "./endpoint.js";
+import {
+  createMcpEndpoint,
+  type EndpointPolicy,
+  type McpEndpoint,
+  type McpHandler,
+  type McpRequestInfo,
+} from "./endpoint.js";
 import { demandInput } from "./schemas.js";
 import { signInGate } from "./signin-gate.js";
 import {
@@ -53,7 +59,10 @@ const DEFAULT_INSTRUCTIONS =
 
 export type HolderMcpEndpoint = McpEndpoint<SessionSubscriptions>;
 
-export function createMcpHandler(services: HolderToolServices, options: McpHandlerOptions): HolderMcpEndpoint {
+export function createMcpHandler(
+  services: HolderToolServices,
+  options: McpHandlerOptions,
+): HolderMcpEndpoint {
   const clock = options.clock ?? Date.now;
   const log = options.log ?? pino({ level: "silent" });
   const push = services.push;

@@ -15,9 +15,9 @@ export {
   type McpRequestInfo,
 } from "./handler.js";
 export { createOriginGuard, type OriginPolicy } from "./origin-guard.js";
+export { buyerPrincipal, principalFromAuth } from "./principal.js";
 export { createRateLimiter, type RateLimit, type RateLimiter, type RateVerdict } from "./rate-limit.js";
 export { ERROR_META_KEY, type ToolErrorMeta } from "./results.js";
 export { AGGREGATOR_NOTE } from "./schemas.js";
 export { SUBSCRIPTION_URI_PREFIX } from "./subscription-resource.js";
-export { buyerPrincipal, principalFromAuth } from "./principal.js";
 export { type HolderToolServices, PUSH_TOOL_NAMES, TOOL_NAMES, type ToolName } from "./tools.js";

@@ -43,4 +43,3 @@ export const NEEDS_CODE_OR_SIGN_IN =
   "this tool needs the intentCode that intent_publish_intent returned, or the person signed in with OAuth where this holder offers it (its /.well-known/oauth-protected-resource says so)";
 export const NEEDS_SIGN_IN =
   "changing an intent needs the person signed in with OAuth where this holder offers it (its /.well-known/oauth-protected-resource says so); an intentCode cannot change an intent, so withdraw it and publish a new one instead";
-

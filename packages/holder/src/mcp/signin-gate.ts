@@ -33,7 +33,8 @@ function toolCallOf(message: unknown): ToolCall | undefined {
   if (method !== "tools/call" || typeof params !== "object" || params === null) return undefined;
   const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
   if (typeof name !== "string") return undefined;
-  const code = typeof args === "object" && args !== null ? (args as { intentCode?: unknown }).intentCode : undefined;
+  const code =
+    typeof args === "object" && args !== null ? (args as { intentCode?: unknown }).intentCode : undefined;
   return { id, name, hasCode: typeof code === "string" && code !== "" };
 }
 
@@ -49,7 +50,11 @@ export function signInGate(metadataUrl: string) {
       ? "changing an intent needs the person signed in"
       : "this tool needs the intentCode or the person signed in";
     return new Response(
-      JSON.stringify({ jsonrpc: "2.0", id: call.id ?? null, error: { code: -32001, message: `${description}: sign in with OAuth (see resource_metadata)` } }),
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: call.id ?? null,
+        error: { code: -32001, message: `${description}: sign in with OAuth (see resource_metadata)` },
+      }),
       {
         status: 401,
         headers: {
