@@ -82,7 +82,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     const first = await modern(h.mcpUrl, "tools/list");
     const second = await modern(h.mcpUrl, "tools/list");
     const names = (answer: RpcAnswer) =>
-      (answer.body.result?.tools as { name: string }[]).map((tool) => tool.name);
+      ((answer.body.result?.tools ?? []) as { name: string }[]).map((tool) => tool.name);
     expect(names(first)).toEqual(names(second));
     expect(names(first)).toEqual(expect.arrayContaining([...TOOL_NAMES]));
     expect(first.body.result).toMatchObject({ resultType: "complete", cacheScope: "public" });
@@ -126,7 +126,8 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
         name: "intent_publish_intent",
         arguments: basicPublish(),
       });
-      const code = (published.body.result?.structuredContent as { intentCode: string }).intentCode;
+      const code = (published.body.result?.structuredContent as { intentCode?: string } | undefined)
+        ?.intentCode;
       const request = new Request(h.mcpUrl, {
         method: "POST",
         headers: {
@@ -185,7 +186,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       );
       expect(status).toBe(400);
       expect(body.error?.code).toBe(-32022);
-      expect((body.error?.data as { supported: string[] }).supported).toContain(MODERN);
+      expect((body.error?.data as { supported?: string[] } | undefined)?.supported).toContain(MODERN);
     });
     it("an unknown method: 404, -32601", async () => {
       const { status, body } = await modern(h.mcpUrl, "prompts/get", { name: "nothing" });

@@ -164,8 +164,8 @@ export function createLegacySessions<S>(
         sessionIdGenerator: () => id,
         onsessioninitialized: () => {
           sessions.set(id, session);
-          let own = perKey.get(clientKey);
-          if (own === undefined) perKey.set(clientKey, (own = new Set()));
+          const own = perKey.get(clientKey) ?? new Set<Session<S>>();
+          perKey.set(clientKey, own);
           own.add(session);
         },
         ...(options.maxBodyBytes === undefined ? {} : { maxRequestBodySize: options.maxBodyBytes }),
