@@ -62,9 +62,11 @@ export * from "./mcp/index.js";
 export {
   type CatalogueFormat,
   catalogueFormatFromPath,
+  checkCatalogueFile,
   createOfferService,
   demoCatalogue,
   readCatalogueFile,
+  streamCatalogueFile,
 } from "./offers/index.js";
 export {
   checkedDoorbell,

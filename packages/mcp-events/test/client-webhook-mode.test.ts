@@ -8,6 +8,8 @@ import {
   systemTimers,
   type Timers,
 } from "../src/client/index.js";
+import { fromErrorObject, isFinal } from "../src/client/wire.js";
+import { sep3415, sketch } from "../src/protocol/index.js";
 import type { EventsServerOptions } from "../src/server/index.js";
 import {
   connectHttp,
@@ -53,6 +55,7 @@ function holdableTimers(): Timers & { hold(): void; release(): void } {
 async function setup(
   serverOptions: Partial<EventsServerOptions> = {},
   clientOptions: Partial<EventsClientOptions> = {},
+  webhookOptions: Partial<NonNullable<EventsClientOptions["webhook"]>> = {},
 ) {
   const upstream = new Upstream();
   server = await startHttpEventsServer((events) => upstream.register(events), {
@@ -67,7 +70,7 @@ async function setup(
   const store = createMemoryCursorStore();
   const events = new EventsClient({
     connect: () => connectHttp(url),
-    webhook: { url: receiver.url },
+    webhook: { url: receiver.url, ...webhookOptions },
     store,
     onNotice: (notice) => notices.push(notice),
     ...clientOptions,
@@ -196,3 +199,36 @@ describe("webhook mode (sep-3415 dialect)", () => {
 async function allKeys(store: ReturnType<typeof createMemoryCursorStore>): Promise<string[]> {
   return store.keys();
 }
+
+describe("issue 15: the client's secret and a server of the other dialect", () => {
+  it("accepts a vault-provisioned whsec_ secret, sends it, and verifies deliveries with it", async () => {
+    const vault = `whsec_${Buffer.alloc(32, 7).toString("base64")}` as const;
+    const { upstream, events, store } = await setup({}, {}, { secret: vault });
+    const sub = await events.subscribe(EVENT);
+    expect(sub.mode).toBe("webhook");
+    const [key] = await allKeys(store);
+    expect((await store.get(key as string))?.webhook?.secret).toBe(vault);
+    upstream.append("from the vault");
+    expect((await take(sub, 1))[0]?.data.text).toBe("from the vault");
+  });
+
+  it("refuses a provisioned secret that is not whsec_ of 24..64 bytes", () => {
+    expect(
+      () =>
+        new EventsClient({
+          connect: () => connectHttp("http://127.0.0.1:9"),
+          webhook: { url: "http://127.0.0.1:9/hooks", secret: `whsec_${Buffer.alloc(8).toString("base64")}` },
+        }),
+    ).toThrow(expect.objectContaining({ code: "ERR_EVENTS_INVALID_ARGUMENT" }));
+  });
+
+  it("a revocation in the other dialect's codes is final, never retried forever", () => {
+    // A sketch client hears SEP-3415's draft Forbidden; a SEP-3415 client the sketch's SubscriptionNotFound.
+    const fromSep = fromErrorObject(sketch, { code: -32024, message: "Forbidden" }, "refresh");
+    expect(fromSep.code).toBe("ERR_EVENTS_UNAUTHORIZED");
+    expect(isFinal(fromSep)).toBe(true);
+    const fromSketch = fromErrorObject(sep3415, { code: -32016, message: "SubscriptionNotFound" }, "refresh");
+    expect(fromSketch.code).toBe("ERR_EVENTS_SUBSCRIPTION_NOT_FOUND");
+    expect(isFinal(fromSketch)).toBe(true);
+  });
+});

@@ -2,8 +2,9 @@ import { parseArgs } from "node:util";
 import {
   type CatalogueFormat,
   catalogueFormatFromPath,
+  checkCatalogueFile,
   createHolder,
-  readCatalogueFile,
+  streamCatalogueFile,
 } from "@doorbell/holder";
 import { type Io, UsageError } from "../io.js";
 import { holderLogger, holderSettings, SHARED_USAGE, sharedOptions } from "./holder-config.js";
@@ -75,16 +76,17 @@ export async function catalogueCommand(args: readonly string[], io: Io): Promise
   }
   const settings = holderSettings(values, io, "http://127.0.0.1:8080");
 
-  let text: string;
+  // Checked whole before the database is opened: a file with problems changes nothing. The file
+  // is streamed (twice: checked, then imported), so memory stays bounded whatever its size.
+  let offers: number;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(await io.readFile(file));
+    offers = (await checkCatalogueFile(file, { format })).offers;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    io.stderr(`doorbell: cannot read ${file}${code ? ` (${code})` : ": it is not UTF-8 text"}\n`);
+    if (typeof code !== "string" || code.startsWith("ERR_HOLDER")) throw error;
+    io.stderr(`doorbell: cannot read ${file} (${code})\n`);
     return 1;
   }
-  // Checked before the database is opened: a file with problems changes nothing.
-  const offers = readCatalogueFile(text, { format, now: io.now() });
 
   const holder = await createHolder({
     dataDir: settings.dataDir,
@@ -98,11 +100,11 @@ export async function catalogueCommand(args: readonly string[], io: Io): Promise
     clock: io.now,
   });
   try {
-    const result = await holder.services.offers.importCatalogue(offers);
+    const result = await holder.services.offers.importCatalogue(streamCatalogueFile(file, { format }));
     io.stdout(
       `imported ${file} into ${holder.summary.dialect}: ${holder.summary.database}\n` +
-        `  ${offers.length} offers read, ${result.inserted} new, ${result.updated} updated, ` +
-        `${offers.length - result.inserted - result.updated} unchanged; ${result.matched} new matches\n`,
+        `  ${offers} offers read, ${result.inserted} new, ${result.updated} updated, ` +
+        `${offers - result.inserted - result.updated} unchanged; ${result.matched} new matches\n`,
     );
     return 0;
   } finally {

@@ -98,9 +98,13 @@ export interface MatchService {
 }
 
 export interface OfferService {
-  /** Inserts or updates catalogue offers by source.ref and matches new ones against active intents. */
+  /**
+   * Inserts or updates catalogue offers by source.ref and matches new ones against active intents.
+   * An array is checked whole before anything is written; a stream (a large file, checked first by
+   * its reader) is checked and written a batch at a time, its matches told once at the end.
+   */
   importCatalogue(
-    offers: readonly CatalogueOfferInput[],
+    offers: readonly CatalogueOfferInput[] | AsyncIterable<CatalogueOfferInput>,
   ): Promise<{ inserted: number; updated: number; matched: number }>;
   /** A seller's reply to a pseudonymous intent; the seller never learns anything about the buyer. */
   submitReply(offer: ReplyOfferInput): Promise<{ accepted: boolean }>;

@@ -2,11 +2,13 @@ export {
   type CatalogueFileProblem,
   type CatalogueFormat,
   catalogueFormatFromPath,
+  checkCatalogueFile,
   formatProblems,
   type ParseCatalogueOptions,
   type ParsedCatalogue,
   parseCatalogueFile,
   readCatalogueFile,
+  streamCatalogueFile,
 } from "./catalogue-file.js";
 export {
   DEMO_CATALOGUE_DEFAULT_NOW,

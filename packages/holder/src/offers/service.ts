@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Insertable, Kysely } from "@doorbell/store";
 import type { HolderContext } from "../context.js";
 import type { CatalogueOfferInput, OfferService, ReplyOfferInput } from "../domain/services.js";
-import type { Offer } from "../domain/types.js";
+import { HolderError, type Offer } from "../domain/types.js";
 import { reserveArrivals } from "../matching/reader.js";
 import { fits, intentFilter, offerFacts } from "../matching/rule.js";
 import { FILTER_COLUMNS, type FoundMatches, type MatchingService } from "../matching/service.js";
@@ -97,8 +97,16 @@ export function createOfferService(
     const changed: Offer[] = [];
     let updated = 0;
     for (const offer of batch) {
-      const next = content(offer, Date.parse(offer.publishedAt));
       const old = existing.get(offer.source.ref);
+      // Without its own publishedAt an offer keeps the time it was first seen, so a feed that
+      // gives none does not look changed on every import (issue 16 item 8).
+      const publishedAt =
+        offer.publishedAt !== undefined
+          ? Date.parse(offer.publishedAt)
+          : old !== undefined
+            ? Number(old.published_at)
+            : now;
+      const next = content(offer, publishedAt);
       if (old === undefined) {
         const row: OfferRow = {
           id: newId(),
@@ -128,7 +136,9 @@ export function createOfferService(
 
   return {
     async importCatalogue(offers) {
-      const valid = validateCatalogueOffers(offers);
+      const batches = Array.isArray(offers)
+        ? batchesOf(validateCatalogueOffers(offers), batchSize)
+        : checkedBatches(offers as AsyncIterable<CatalogueOfferInput>, batchSize);
       let inserted = 0;
       let updated = 0;
       let matched = 0;
@@ -136,15 +146,19 @@ export function createOfferService(
       const told: string[] = [];
       await matching.start();
       const round = matching.newRound();
-      for (let start = 0; start < valid.length; start += batchSize) {
-        const batch = valid.slice(start, start + batchSize);
-        const result = await store.transaction((trx) => importBatch(trx, batch, round));
-        inserted += result.inserted;
-        updated += result.updated;
-        matched += result.found.count;
-        for (const id of result.found.firstInRound) told.push(id);
+      try {
+        for await (const batch of batches) {
+          const result = await store.transaction((trx) => importBatch(trx, batch, round));
+          inserted += result.inserted;
+          updated += result.updated;
+          matched += result.found.count;
+          for (const id of result.found.firstInRound) told.push(id);
+        }
+      } finally {
+        // What was committed before a stream failed is told too, not left for a re-run that
+        // finds it unchanged.
+        await matching.notify(told);
       }
-      await matching.notify(told);
       log.info({ inserted, updated, matched }, "catalogue imported");
       return { inserted, updated, matched };
     },
@@ -198,6 +212,38 @@ export function createOfferService(
       return searchOffers(store, statement, limit);
     },
   };
+}
+
+function* batchesOf<T>(items: readonly T[], size: number): Generator<readonly T[]> {
+  for (let start = 0; start < items.length; start += size) yield items.slice(start, start + size);
+}
+
+/** A stream of offers in validated batches; a repeated ref across batches is refused too. */
+async function* checkedBatches(
+  offers: AsyncIterable<CatalogueOfferInput>,
+  size: number,
+): AsyncGenerator<readonly CatalogueOfferInput[]> {
+  const refs = new Set<string>();
+  let batch: CatalogueOfferInput[] = [];
+  const checked = () => {
+    const valid = validateCatalogueOffers(batch);
+    for (const offer of valid) {
+      if (refs.has(offer.source.ref)) {
+        throw new HolderError(
+          "ERR_HOLDER_INVALID",
+          `source.ref ${JSON.stringify(offer.source.ref)} repeats an earlier offer`,
+        );
+      }
+      refs.add(offer.source.ref);
+    }
+    batch = [];
+    return valid;
+  };
+  for await (const offer of offers) {
+    batch.push(offer);
+    if (batch.length >= size) yield checked();
+  }
+  if (batch.length > 0) yield checked();
 }
 
 /** The message a refused reply carries wherever a reason is shown (MCP layer). */

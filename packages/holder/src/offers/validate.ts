@@ -368,9 +368,15 @@ export function checkCatalogueOffer(value: unknown, path = "offer"): Checked<Cat
     if (ref !== undefined) source = { kind: "catalogue", ref, ...(seller !== undefined ? { seller } : {}) };
   }
   const rest = common(value, path, problems);
-  const publishedAt = dateTime(value.publishedAt, at(path, "publishedAt"), problems);
-  if (problems.length > 0 || !rest || !source || !publishedAt) return { problems };
-  return { value: { ...rest, source, publishedAt }, problems };
+  // Optional: an offer that gives none is published when the holder first sees it, and keeps that
+  // time on every later import (issue 16 item 8: an unchanged row is unchanged).
+  const publishedAt =
+    value.publishedAt === undefined
+      ? undefined
+      : dateTime(value.publishedAt, at(path, "publishedAt"), problems);
+  if (problems.length > 0 || !rest || !source || (value.publishedAt !== undefined && !publishedAt))
+    return { problems };
+  return { value: { ...rest, source, ...(publishedAt === undefined ? {} : { publishedAt }) }, problems };
 }
 
 /** A seller's reply, normalised, or every problem found. */

@@ -15,12 +15,14 @@ import { Hono } from "hono";
 import type { Logger } from "pino";
 import type { HolderConfig } from "../context.js";
 import type { ConsentService, DemandService, IntentService, MatchService } from "../domain/services.js";
+import type { HolderLimits } from "../limits/index.js";
 import type { LocalMailbox } from "../mail/local-mailbox.js";
 import type { McpHandler } from "../mcp/handler.js";
 import { type HolderOAuth, type IntentAssistants, PROTECTED_RESOURCE_PATH } from "../oauth/index.js";
 import type { PushService } from "../push/service.js";
 import { mountCheckPage } from "./pages/check-page.js";
 import { mountPages } from "./pages/index.js";
+import { type HostPolicy, hostGuard } from "./host-guard.js";
 
 export const DESCRIPTOR_PATH = "/.well-known/isto-intents.json";
 export const JWKS_PATH = "/.well-known/jwks.json";
@@ -59,6 +61,8 @@ export interface HolderAppDeps {
   mcp: McpHandler;
   /** The local mailbox when no SMTP server is configured (its dev page is mounted then). */
   mailbox?: LocalMailbox;
+  /** Issue #16 item 1: where the dev mailbox page is (createHolder makes an unguessable path). */
+  mailboxPath?: string;
   languages: readonly string[];
   /** The public agreement checker's trust rule (default: the profile's trusted host). */
   check?: CheckOptions;
@@ -72,6 +76,16 @@ export interface HolderAppDeps {
   /** OAuth: the manage page's list of the person's assistants and revocation. */
   assistants?: IntentAssistants;
   log: Logger;
+  /**
+   * Issue #16 item 1: the Host allow-list checked before every route (web/host-guard.ts). Default:
+   * the public URL's host, and loopback names when that host is loopback.
+   */
+  hosts?: Omit<HostPolicy, "publicUrl">;
+  /**
+   * Issue #14 item 1 / #16 item 2: client addresses and the limits shared across processes
+   * (limits/holder-limits.ts); the pages limit requested mails with it.
+   */
+  limits?: HolderLimits;
 }
 
 /** The node server's socket, when the app runs under @hono/node-server. */
@@ -109,6 +123,7 @@ export function holderDescriptor(
 export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindings }> {
   const app = new Hono<{ Bindings: NodeBindings }>();
   const descriptor = JSON.stringify(holderDescriptor(deps));
+  app.use("*", hostGuard({ ...deps.hosts, publicUrl: deps.config.publicUrl }));
 
   app.all(MCP_PATH, async (c) => {
     // Issue #8: a request with an Authorization header needs a good token for this resource (401
@@ -161,7 +176,11 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
         `Holder descriptor: ${deps.config.publicUrl}${DESCRIPTOR_PATH}`,
         ...(deps.mailbox === undefined
           ? []
-          : [`Local mailbox (development): ${deps.config.publicUrl}/dev/mailbox`]),
+          : [
+              deps.mailboxPath === undefined
+                ? `Local mailbox (development): ${deps.config.publicUrl}/dev/mailbox`
+                : "Local mailbox (development): at the address in the holder's start-up summary",
+            ]),
         "",
         "An Isto Intents holder (MCP binding 0.1, consent-link profile), run by Doorbell.",
         "",
@@ -181,6 +200,8 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
     ...(deps.assistants === undefined ? {} : { assistants: deps.assistants }),
     config: deps.config,
     ...(deps.mailbox === undefined ? {} : { mailbox: deps.mailbox }),
+    ...(deps.mailboxPath === undefined ? {} : { mailboxPath: deps.mailboxPath }),
+    ...(deps.limits === undefined ? {} : { limits: deps.limits }),
     log: deps.log,
   });
 

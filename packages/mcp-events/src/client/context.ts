@@ -22,7 +22,7 @@ export interface WebhookSetup {
   url: string;
   receiver: EventsWebhookReceiver;
   /** Who makes the `whsec_` secret: the server (sketch default) or this client (SEP-3415 requires it). */
-  secret: "server" | "client";
+  secret: "server" | "client" | `whsec_${string}`;
   /** SEP-3415: the TTL to ask for. */
   ttlMs?: number;
 }

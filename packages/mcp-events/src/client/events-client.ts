@@ -8,6 +8,8 @@
  * for await (const event of sub) console.log(event.name, event.data);
  * ```
  */
+
+import { decodeSecret } from "@doorbell/webhooks";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { DIALECTS } from "../protocol/detect.js";
 import type { DialectName, EventsDialect } from "../protocol/dialect.js";
@@ -33,8 +35,12 @@ export interface WebhookConfig {
    * subscription gets `<url>/<random route>`; mount the receiver so it sees those paths.
    */
   url: string;
-  /** `server` (the sketch's default) or `client` (a `whsec_` made here; SEP-3415 always does this). */
-  secret?: "server" | "client";
+  /**
+   * `server` (the sketch's default), `client` (a `whsec_` made here; SEP-3415 always does this),
+   * or a `whsec_…` secret provisioned elsewhere (a vault): every subscription of this client then
+   * signs with it.
+   */
+  secret?: "server" | "client" | `whsec_${string}`;
   /** SEP-3415: the subscription TTL to ask for. */
   ttlMs?: number;
   /** How long a delivery waits for an `events/subscribe` in flight to name its secret (default 10 s). */
@@ -123,6 +129,16 @@ export class EventsClient {
       }
       if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
         throw new EventsClientError("ERR_EVENTS_INVALID_ARGUMENT", "webhook.url must be http(s)");
+      }
+      if (config.secret !== undefined && config.secret !== "server" && config.secret !== "client") {
+        try {
+          decodeSecret(config.secret);
+        } catch {
+          throw new EventsClientError(
+            "ERR_EVENTS_INVALID_ARGUMENT",
+            "webhook.secret must be whsec_ followed by base64 of 24 to 64 bytes",
+          );
+        }
       }
       this.receiver = new EventsWebhookReceiver({
         clock: () => this.#timers.now(),

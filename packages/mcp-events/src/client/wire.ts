@@ -6,6 +6,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { DIALECTS } from "../protocol/detect.js";
 import type { EventsDialect } from "../protocol/dialect.js";
 import { type EventsErrorName, isEventsError } from "../protocol/errors.js";
 import type { JsonObject } from "../protocol/model.js";
@@ -57,7 +58,14 @@ export function fromErrorObject(
   error: { code: number; message: string; data?: JsonObject },
   context: string,
 ): EventsClientError {
-  const name = dialect.errorName(error);
+  // A server of the other dialect: its code still says what happened (a revoked subscription is
+  // final either way), instead of becoming an unknown error retried forever.
+  const name =
+    dialect.errorName(error) ??
+    Object.values(DIALECTS)
+      .filter((other) => other !== dialect)
+      .map((other) => other.errorName(error))
+      .find((found) => found !== undefined);
   const code = name ? BY_NAME[name] : "ERR_EVENTS_SERVER_ERROR";
   // The server's words are untrusted; only the code's name goes into the message.
   const label = name ?? `error ${error.code}`;

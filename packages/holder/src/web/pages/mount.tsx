@@ -24,7 +24,9 @@ import type { HolderConfig } from "../../context.js";
 import { normaliseEmail } from "../../domain/consent.js";
 import type { ConsentService, IntentService, MatchService } from "../../domain/services.js";
 import { HolderError, type HolderErrorCode } from "../../domain/types.js";
+import { type HolderLimits, peerAddress } from "../../limits/index.js";
 import type { LocalMailbox } from "../../mail/local-mailbox.js";
+import { allowRequestedMail, mailLimitMessage } from "../../mail/request-limits.js";
 import type { IntentAssistants } from "../../oauth/owners.js";
 import type { PushService } from "../../push/service.js";
 import { consentChoiceField, NotificationApprovalPage } from "./notification-views.js";
@@ -58,6 +60,13 @@ export interface PagesDeps {
    * `isLocalMailbox(ctx.mailer) ? ctx.mailer : undefined`.
    */
   mailbox?: Pick<LocalMailbox, "listMailbox">;
+  /**
+   * Where the mailbox page is (issue #16 item 1: createHolder makes it unguessable and prints it in
+   * the start-up summary). Default `/dev/mailbox`.
+   */
+  mailboxPath?: string;
+  /** Issue #16 item 2: the shared limits on mails asked for from the consent page. */
+  limits?: HolderLimits;
   /** Failures the pages cannot explain (500s) are logged here, without the URL (it holds a token). */
   log?: Pick<Logger, "error">;
   /** Randomness for the form tokens (default `crypto.randomBytes`). */
@@ -105,7 +114,8 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
     publicUrl: config.publicUrl,
     ...(deps.random ? { random: deps.random } : {}),
   });
-  const mailboxUrl = deps.mailbox !== undefined ? "/dev/mailbox" : undefined;
+  const mailboxPath = deps.mailboxPath ?? "/dev/mailbox";
+  const mailboxUrl = deps.mailbox !== undefined ? mailboxPath : undefined;
 
   const render = async (c: Context, status: number, page: JSX.Element): Promise<Response> => {
     const body = `<!doctype html>${await page.toString()}`;
@@ -302,6 +312,19 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
       if (errors.email !== undefined || errors.consent !== undefined || errors.version !== undefined) {
         const status = errors.version !== undefined ? 409 : 400;
         return await consentForm(c, token, status, { email: email.slice(0, 254), errors });
+      }
+      if (deps.limits !== undefined) {
+        // Issue #16 item 2: a confirmation is a mail anyone with the link asks for.
+        const verdict = await allowRequestedMail(deps.limits, {
+          recipient: email,
+          clientKey: deps.limits.clientKey(peerAddress(c.env), c.req.raw.headers),
+          interaction: `consent:${view.intent.id}`,
+        });
+        if (!verdict.ok) {
+          const refused = await message(c, 429, "Please wait", mailLimitMessage(verdict.retryAfterSeconds));
+          refused.headers.set("Retry-After", String(verdict.retryAfterSeconds));
+          return refused;
+        }
       }
       try {
         await consent.giveConsent(token, { email, accepted: true });

@@ -40,18 +40,24 @@ export async function runWebhook(ctx: DriverContext, state: WebhookState): Promi
   const setup = ctx.webhook;
   if (!setup)
     throw new EventsClientError("ERR_EVENTS_DELIVERY_MODE_UNAVAILABLE", "this client has no webhook config");
-  const clientSecret = setup.secret === "client" || ctx.dialect.name === "sep-3415";
+  // A vault-provisioned whsec_ is the client's secret, whatever the dialect.
+  const provisioned = setup.secret.startsWith("whsec_") ? setup.secret : undefined;
+  const clientSecret =
+    provisioned !== undefined || setup.secret === "client" || ctx.dialect.name === "sep-3415";
+  const fresh = () => provisioned ?? generateSecret();
   if (!ctx.record.webhook) {
     ctx.record.webhook = {
       route: randomBytes(16).toString("base64url"),
       // The sketch's id: ≥ 122 random bits, made once and kept (it is a bearer capability).
       ...(ctx.dialect.name === "sketch" ? { id: randomUUID() } : {}),
-      ...(clientSecret ? { secret: generateSecret() } : {}),
+      ...(clientSecret ? { secret: fresh() } : {}),
     };
     await ctx.save();
   }
   const hook = ctx.record.webhook;
-  if (clientSecret && hook.secret === undefined) hook.secret = generateSecret();
+  if (clientSecret && hook.secret === undefined) hook.secret = fresh();
+  // The vault's secret changed since this record was made: sign with the new one from now on.
+  if (provisioned !== undefined && hook.secret !== provisioned) hook.secret = provisioned;
   const url = `${setup.url.replace(/\/+$/, "")}/${hook.route}`;
 
   let previous: { secret: string; until: number } | undefined;
