@@ -570,16 +570,20 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
   const { mailbox } = deps;
   if (mailbox === undefined) return;
 
-  app.get("/dev/mailbox", async (c) => {
+  app.get(mailboxPath, async (c) => {
     try {
       const entries = await mailbox.listMailbox({ limit: 200 });
-      return await render(c, 200, <MailboxListPage holderName={holderName} entries={entries} />);
+      return await render(
+        c,
+        200,
+        <MailboxListPage holderName={holderName} entries={entries} base={mailboxPath} />,
+      );
     } catch (error) {
       return fail(c, error, unknownLink);
     }
   });
 
-  app.get("/dev/mailbox/:id", async (c) => {
+  app.get(`${mailboxPath}/:id`, async (c) => {
     const id = c.req.param("id") ?? "";
     const notFound = () =>
       message(
@@ -593,14 +597,18 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
       const wanted = Number(id);
       const entry = (await mailbox.listMailbox({ limit: 1000 })).find((mail) => mail.id === wanted);
       if (entry === undefined) return await notFound();
-      return await render(c, 200, <MailboxMailPage holderName={holderName} entry={entry} />);
+      return await render(
+        c,
+        200,
+        <MailboxMailPage holderName={holderName} entry={entry} base={mailboxPath} />,
+      );
     } catch (error) {
       return fail(c, error, unknownLink);
     }
   });
 
-  app.all("/dev/mailbox", methodNotAllowed("GET, HEAD"));
-  app.all("/dev/mailbox/:id", methodNotAllowed("GET, HEAD"));
+  app.all(mailboxPath, methodNotAllowed("GET, HEAD"));
+  app.all(`${mailboxPath}/:id`, methodNotAllowed("GET, HEAD"));
 }
 
 /**

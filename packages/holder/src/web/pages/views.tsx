@@ -383,7 +383,10 @@ export const MessagePage: FC<{ holderName: string; title: string; children?: Chi
   </Layout>
 );
 
-export const MailboxListPage: FC<{ holderName: string; entries: readonly MailboxEntry[] }> = (props) => (
+/** `base`: the mailbox page's own path (unguessable under `doorbell serve`, issue #16 item 1). */
+export const MailboxListPage: FC<{ holderName: string; entries: readonly MailboxEntry[]; base?: string }> = (
+  props,
+) => (
   <Layout title="Local mailbox" holderName={props.holderName}>
     <h1>Local mailbox</h1>
     <p class="muted">
@@ -410,7 +413,7 @@ export const MailboxListPage: FC<{ holderName: string; entries: readonly Mailbox
               </td>
               <td>{entry.to}</td>
               <td>
-                <a href={`/dev/mailbox/${entry.id}`}>{entry.subject}</a>
+                <a href={`${props.base ?? "/dev/mailbox"}/${entry.id}`}>{entry.subject}</a>
               </td>
             </tr>
           ))}
@@ -439,10 +442,14 @@ export function linkify(text: string): Child[] {
   return parts;
 }
 
-export const MailboxMailPage: FC<{ holderName: string; entry: MailboxEntry }> = ({ holderName, entry }) => (
+export const MailboxMailPage: FC<{ holderName: string; entry: MailboxEntry; base?: string }> = ({
+  holderName,
+  entry,
+  base,
+}) => (
   <Layout title={entry.subject} holderName={holderName}>
     <p>
-      <a href="/dev/mailbox">Back to the mailbox</a>
+      <a href={base ?? "/dev/mailbox"}>Back to the mailbox</a>
     </p>
     <h1>{entry.subject}</h1>
     <dl class="facts">
