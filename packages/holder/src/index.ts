@@ -68,6 +68,7 @@ export {
   readCatalogueFile,
   streamCatalogueFile,
 } from "./offers/index.js";
+export * from "./observability/index.js";
 export {
   checkedDoorbell,
   NOTIFICATION_SCHEMA,

@@ -6,6 +6,7 @@
  *                                          schemas/holder-descriptor.schema.json)
  *   GET /.well-known/jwks.json             the holder's signing keys (none yet: the push profile adds them)
  *   GET /healthz                           200 when the database answers, 503 when it does not
+ *   GET /metrics                           Prometheus text, when turned on (observability/)
  *   GET/POST /check                        the public agreement record checker (pages/check-page.tsx)
  *   GET /                                  where things are, in plain text
  *   the person's pages                     consent, confirm, manage, dev mailbox (web/pages)
@@ -19,10 +20,13 @@ import type { HolderLimits } from "../limits/index.js";
 import type { LocalMailbox } from "../mail/local-mailbox.js";
 import type { McpHandler } from "../mcp/handler.js";
 import { type HolderOAuth, type IntentAssistants, PROTECTED_RESOURCE_PATH } from "../oauth/index.js";
+import { type AccessLogger, accessLogMiddleware } from "../observability/access-log.js";
+import type { HolderMetrics } from "../observability/metrics.js";
+import { type MetricsOptions, mountMetrics } from "../observability/metrics-route.js";
 import type { PushService } from "../push/service.js";
+import { type HostPolicy, hostGuard } from "./host-guard.js";
 import { mountCheckPage } from "./pages/check-page.js";
 import { mountPages } from "./pages/index.js";
-import { type HostPolicy, hostGuard } from "./host-guard.js";
 
 export const DESCRIPTOR_PATH = "/.well-known/isto-intents.json";
 export const JWKS_PATH = "/.well-known/jwks.json";
@@ -76,6 +80,10 @@ export interface HolderAppDeps {
   /** OAuth: the manage page's list of the person's assistants and revocation. */
   assistants?: IntentAssistants;
   log: Logger;
+  /** Issue #17: one access-log line per request (observability/access-log.ts). */
+  accessLog?: AccessLogger;
+  /** Issue #17: GET /metrics, only when given (observability/metrics-route.ts). */
+  metrics?: { metrics: HolderMetrics; options: MetricsOptions };
   /**
    * Issue #16 item 1: the Host allow-list checked before every route (web/host-guard.ts). Default:
    * the public URL's host, and loopback names when that host is loopback.
@@ -123,6 +131,7 @@ export function holderDescriptor(
 export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindings }> {
   const app = new Hono<{ Bindings: NodeBindings }>();
   const descriptor = JSON.stringify(holderDescriptor(deps));
+  if (deps.accessLog !== undefined) app.use("*", accessLogMiddleware(deps.accessLog));
   app.use("*", hostGuard({ ...deps.hosts, publicUrl: deps.config.publicUrl }));
 
   app.all(MCP_PATH, async (c) => {
@@ -153,6 +162,8 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
     app.get(PROTECTED_RESOURCE_PATH, () => publicJson(metadata));
     deps.oauth.mountPages(app);
   }
+
+  if (deps.metrics !== undefined) mountMetrics(app, deps.metrics.metrics, deps.metrics.options);
 
   app.get("/healthz", async (c) => {
     let ok = true;

@@ -1,0 +1,156 @@
+/**
+ * One access-log line per request (issue #17), never with a code in clear: the consent, confirm,
+ * manage and notifications links carry their token in the path, the sign-in link carries one too,
+ * and OAuth redirects carry codes in the query. The path is logged with those parts replaced by
+ * their names (`/manage/:token/withdraw`), and the query with its values dropped (`?code=*`).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { MiddlewareHandler } from "hono";
+import type { Logger } from "pino";
+import type { HolderMetrics } from "./metrics.js";
+
+/**
+ * Paths whose parts after a fixed prefix are secrets or per-person ids, with their names. The
+ * actions are listed word by word, so the shapes (and the metric labels made from them) are few.
+ */
+const SHAPES: readonly [RegExp, string][] = [
+  [/^\/manage\/[^/]+\/notifications\/[^/]+\/(allow|stop)$/, "/manage/:token/notifications/:id/$1"],
+  [/^\/manage\/[^/]+\/assistants\/[^/]+\/revoke$/, "/manage/:token/assistants/:grant/revoke"],
+  [/^\/manage\/[^/]+\/withdraw$/, "/manage/:token/withdraw"],
+  [/^\/notifications\/[^/]+\/(allow|stop)$/, "/notifications/:token/$1"],
+  [/^\/(consent|confirm|manage|notifications)\/[^/]+$/, "/$1/:token"],
+  [/^\/(consent|confirm|manage|notifications)\/.*$/, "/$1/:token/…"],
+  [/^\/signin\/[^/]+\/link\/[^/]+$/, "/signin/:uid/link/:token"],
+  [/^\/signin\/[^/]+\/(email|approve|deny)$/, "/signin/:uid/$1"],
+  [/^\/signin\/.*$/, "/signin/:uid"],
+  [/^\/dev\/mailbox\/[^/]+$/, "/dev/mailbox/:id"],
+];
+
+/**
+ * A part of an unknown path shown as it is: a short plain word. Anything else (long enough to be
+ * a token or code, percent-encoded, an address with @) is replaced by `:redacted`.
+ */
+const PLAIN_PART = /^[A-Za-z0-9_.-]{0,15}$/;
+
+/** Fixed paths counted under their own name in the metrics; other unknown paths are `other`. */
+const FIXED_ROUTES = new Set([
+  "/",
+  "/mcp",
+  "/healthz",
+  "/metrics",
+  "/check",
+  "/dev/mailbox",
+  "/.well-known/isto-intents.json",
+  "/.well-known/jwks.json",
+  "/.well-known/oauth-protected-resource",
+  "/.well-known/oauth-protected-resource/mcp",
+  "/.well-known/oauth-authorization-server",
+]);
+
+/** A request's path as logged, and the route it is counted under. */
+export function classifyPath(path: string): { shown: string; route: string } {
+  for (const [pattern, shape] of SHAPES) {
+    if (pattern.test(path)) {
+      const shown = path.replace(pattern, shape);
+      return { shown, route: shown };
+    }
+  }
+  if (FIXED_ROUTES.has(path)) return { shown: path, route: path };
+  const shown = path
+    .split("/")
+    .map((part) => (PLAIN_PART.test(part) ? part : ":redacted"))
+    .slice(0, 12)
+    .join("/");
+  // The OAuth server's own paths are few and fixed; anything else unknown is one label.
+  return { shown, route: /^\/oauth\/[a-z_]{1,32}$/.test(shown) ? shown : "other" };
+}
+
+/** The path with every code-bearing or id part replaced by its name. */
+export function redactPath(path: string): string {
+  return classifyPath(path).shown;
+}
+
+/** The query with its values dropped: `?code=*&state=*`. At most 10 names, each cut to 32. */
+export function redactQuery(search: string): string {
+  if (search === "" || search === "?") return "";
+  const names = [...new URLSearchParams(search).keys()]
+    .slice(0, 10)
+    .map((name) => `${name.replace(/[^A-Za-z0-9_.-]/g, "").slice(0, 32)}=*`);
+  return names.length === 0 ? "" : `?${names.join("&")}`;
+}
+
+interface RequestFacts {
+  method: string;
+  /** The raw path (still encoded) and query, as received. */
+  path: string;
+  search: string;
+  status: number;
+  seconds: number;
+  /** Response bytes, when known. */
+  bytes?: number;
+}
+
+export type AccessLogger = (facts: RequestFacts) => void;
+
+/** Writes the line and counts the request: the one place both happen. */
+export function createAccessLogger(log: Logger, metrics?: HolderMetrics): AccessLogger {
+  const access = log.child({ component: "http" });
+  return ({ method, path, search, status, seconds, bytes }) => {
+    const { shown, route } = classifyPath(path);
+    const ms = Math.round(seconds * 10_000) / 10;
+    const safeMethod = /^[A-Z]{1,10}$/.test(method) ? method : "OTHER";
+    access.info(
+      {
+        event: "http.request",
+        method: safeMethod,
+        path: `${shown}${redactQuery(search)}`,
+        status,
+        ms,
+        ...(bytes === undefined ? {} : { bytes }),
+      },
+      `${safeMethod} ${shown} ${status} ${ms} ms`,
+    );
+    metrics?.observeRequest(route, safeMethod, status, seconds);
+  };
+}
+
+/** The middleware for the Hono app: registered first, so it sees every request and answer. */
+export function accessLogMiddleware(logger: AccessLogger): MiddlewareHandler {
+  return async (c, next) => {
+    const started = performance.now();
+    let status = 500;
+    try {
+      await next();
+      status = c.res.status;
+    } finally {
+      const url = new URL(c.req.url);
+      const length = c.res?.headers.get("content-length");
+      logger({
+        method: c.req.method,
+        path: url.pathname,
+        search: url.search,
+        status,
+        seconds: (performance.now() - started) / 1000,
+        ...(length === null || length === undefined ? {} : { bytes: Number(length) }),
+      });
+    }
+  };
+}
+
+/** The same line for requests served by Node handlers outside the app (the OAuth server). */
+export function logNodeRequest(logger: AccessLogger, req: IncomingMessage, res: ServerResponse): void {
+  const started = performance.now();
+  res.once("close", () => {
+    const raw = req.url ?? "/";
+    const query = raw.indexOf("?");
+    const length = res.getHeader("content-length");
+    logger({
+      method: req.method ?? "GET",
+      path: query < 0 ? raw : raw.slice(0, query),
+      search: query < 0 ? "" : raw.slice(query),
+      status: res.statusCode,
+      seconds: (performance.now() - started) / 1000,
+      ...(length === undefined ? {} : { bytes: Number(length) }),
+    });
+  });
+}

@@ -1,0 +1,172 @@
+/**
+ * The holder's Prometheus metrics (issue #17): MCP calls by tool, outcome and latency, mails sent,
+ * catalogue imports, and HTTP requests by route shape — beside the delivery engine's own registry
+ * (deliveries by outcome and category, queue depth, age of the oldest waiting doorbell).
+ *
+ * Numbers only. A label is one of a few fixed words, never a URL, path, host, secret, contact or
+ * code: tool names and outcomes are checked against a small shape and a cap on distinct values,
+ * so a caller cannot grow the label set without bound.
+ */
+import { Counter, Histogram, Registry } from "prom-client";
+import type { OfferService } from "../domain/services.js";
+import type { Mailer } from "../mail/mailer.js";
+
+export interface HolderMetrics {
+  readonly registry: Registry;
+  /**
+   * One MCP tool call: `tool` is the tool's name (`intent_publish`…), `outcome` one word
+   * (`ok`, `tool_error`, `refused`, `failed`…), `seconds` how long the call took.
+   */
+  observeToolCall(tool: string, outcome: string, seconds: number): void;
+  /** One finished HTTP request, by route shape (see access-log.ts), method and status class. */
+  observeRequest(route: string, method: string, status: number, seconds: number): void;
+  /** Counts each mail the mailer sent, and each that failed. */
+  countMail(mailer: Mailer): Mailer;
+  /** Counts each catalogue import and the offers it inserted, updated and matched. */
+  countImports(offers: OfferService): OfferService;
+  /** Adds another registry's metrics (the delivery engine's) to every scrape. */
+  include(other: Registry): void;
+  /** The text exposition of these metrics and of the included registries. */
+  scrape(): Promise<{ contentType: string; body: string }>;
+}
+
+/** Distinct tool names and outcomes kept as labels; any more are counted as `other`. */
+const MAX_LABEL_VALUES = 64;
+const LABEL_SHAPE = /^[a-z][a-z0-9_.-]{0,63}$/;
+
+/** Route shapes: a path made of fixed words and `:names` (access-log.ts makes them). */
+const ROUTE_SHAPE = /^\/[A-Za-z0-9_.:/…-]{0,79}$/;
+
+function boundedLabel(shape = LABEL_SHAPE): (value: string) => string {
+  const seen = new Set<string>();
+  return (value) => {
+    if (!shape.test(value)) return "other";
+    if (seen.has(value)) return value;
+    if (seen.size >= MAX_LABEL_VALUES) return "other";
+    seen.add(value);
+    return value;
+  };
+}
+
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
+export function createHolderMetrics(): HolderMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const toolCalls = new Counter({
+    name: "doorbell_mcp_tool_calls_total",
+    help: "MCP tool calls by tool and outcome.",
+    labelNames: ["tool", "outcome"],
+    registers,
+  });
+  const toolSeconds = new Histogram({
+    name: "doorbell_mcp_tool_call_seconds",
+    help: "Time of one MCP tool call, by tool.",
+    labelNames: ["tool"],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers,
+  });
+  const requests = new Counter({
+    name: "doorbell_http_requests_total",
+    help: "HTTP requests by route shape, method and status class.",
+    labelNames: ["route", "method", "status"],
+    registers,
+  });
+  const requestSeconds = new Histogram({
+    name: "doorbell_http_request_seconds",
+    help: "Time to answer one HTTP request, by route shape.",
+    labelNames: ["route"],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers,
+  });
+  const mails = new Counter({
+    name: "doorbell_mails_total",
+    help: "Mails to people, by transport and result.",
+    labelNames: ["transport", "result"],
+    registers,
+  });
+  const imports = new Counter({
+    name: "doorbell_catalogue_imports_total",
+    help: "Catalogue imports, by result.",
+    labelNames: ["result"],
+    registers,
+  });
+  const importedOffers = new Counter({
+    name: "doorbell_catalogue_offers_total",
+    help: "Offers written by catalogue imports: inserted or updated.",
+    labelNames: ["change"],
+    registers,
+  });
+  const importMatches = new Counter({
+    name: "doorbell_catalogue_import_matches_total",
+    help: "New matches found by catalogue imports.",
+    registers,
+  });
+  const tool = boundedLabel();
+  const outcome = boundedLabel();
+  const route = boundedLabel(ROUTE_SHAPE);
+  const others: Registry[] = [];
+
+  return {
+    registry,
+    observeToolCall(name, result, seconds) {
+      const label = tool(name);
+      toolCalls.inc({ tool: label, outcome: outcome(result) });
+      if (Number.isFinite(seconds) && seconds >= 0) toolSeconds.observe({ tool: label }, seconds);
+    },
+    observeRequest(shape, method, status, seconds) {
+      requests.inc({
+        route: route(shape),
+        method: METHODS.has(method) ? method : "other",
+        status: status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : "other",
+      });
+      if (Number.isFinite(seconds) && seconds >= 0) requestSeconds.observe({ route: route(shape) }, seconds);
+    },
+    countMail(mailer) {
+      const transport = mailer.kind;
+      // A wrapper with the mailer as prototype: whoever asks whether it is the local mailbox
+      // (isLocalMailbox) still gets it, with its page's methods.
+      return Object.create(mailer, {
+        send: {
+          value: async (message: Parameters<Mailer["send"]>[0]) => {
+            try {
+              await mailer.send(message);
+            } catch (error) {
+              mails.inc({ transport, result: "failed" });
+              throw error;
+            }
+            mails.inc({ transport, result: "sent" });
+          },
+        },
+      }) as Mailer;
+    },
+    countImports(offers) {
+      return {
+        ...offers,
+        search: (statement, limit) => offers.search(statement, limit),
+        submitReply: (offer) => offers.submitReply(offer),
+        async importCatalogue(list) {
+          let result: Awaited<ReturnType<OfferService["importCatalogue"]>>;
+          try {
+            result = await offers.importCatalogue(list);
+          } catch (error) {
+            imports.inc({ result: "failed" });
+            throw error;
+          }
+          imports.inc({ result: "done" });
+          importedOffers.inc({ change: "inserted" }, result.inserted);
+          importedOffers.inc({ change: "updated" }, result.updated);
+          importMatches.inc(result.matched);
+          return result;
+        },
+      };
+    },
+    include(other) {
+      others.push(other);
+    },
+    async scrape() {
+      const merged = others.length === 0 ? registry : Registry.merge([registry, ...others]);
+      return { contentType: merged.contentType, body: await merged.metrics() };
+    },
+  };
+}
