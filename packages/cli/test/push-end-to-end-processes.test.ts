@@ -76,6 +76,9 @@ function doorbell(args: string[], env: Record<string, string> = {}) {
   };
 }
 
+/** Each holder process's mailbox address, read from its start-up summary. */
+const mailboxUrls = new Map<string, string>();
+
 async function tool<T>(client: Client, name: string, args: Record<string, unknown>): Promise<T> {
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
   if (result.isError) throw new Error(`${name} was refused: ${JSON.stringify(result.content)}`);
@@ -84,7 +87,8 @@ async function tool<T>(client: Client, name: string, args: Record<string, unknow
 
 /** Opens the newest mail whose subject starts with `subject` in the holder's local mailbox. */
 async function openMail(page: Page, holder: string, subject: string): Promise<void> {
-  await page.goto(`${holder}/dev/mailbox`);
+  // Issue #16 item 1: the mailbox is where the holder's start-up summary says.
+  await page.goto(mailboxUrls.get(holder) ?? `${holder}/dev/mailbox`);
   await navigates(page, () =>
     page
       .getByRole("link", { name: new RegExp(`^${subject}`) })
@@ -120,6 +124,8 @@ describe.runIf(withChromium)("doorbells through holder, forwarder and agent proc
     ]);
     processes.push(holderProcess);
     await holderProcess.waitFor("Ctrl+C stops");
+    const mailbox = /Mailbox\s+(http\S+)/.exec(holderProcess.out.text)?.[1];
+    if (mailbox !== undefined) mailboxUrls.set(holder, mailbox);
     const forwarderProcess = doorbell([
       "forwarder",
       "--upstream",

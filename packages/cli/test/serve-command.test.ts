@@ -64,11 +64,14 @@ describe("doorbell serve with no flags but a data dir", () => {
       });
       expect((found.structuredContent as { offers: unknown[] }).offers.length).toBeGreaterThan(0);
       await client.close();
-      expect((await fetch(`${origin}/dev/mailbox`)).status).toBe(200);
+      // Issue #16 item 1: only under the unguessable path of the summary.
+      expect((await fetch(`${origin}/dev/mailbox`)).status).toBe(404);
     });
     expect(first.code).toBe(0);
     expect(first.out).toContain(`MCP endpoint    http://127.0.0.1:${port}/mcp`);
-    expect(first.out).toContain(`Mailbox         http://127.0.0.1:${port}/dev/mailbox`);
+    expect(first.out).toMatch(
+      new RegExp(`Mailbox {9}http://127\\.0\\.0\\.1:${port}/dev/mailbox/[A-Za-z0-9]{32} `),
+    );
     expect(first.out).toMatch(/Database {8}sqlite:.*holder\.sqlite/);
     expect(first.out).toMatch(/Demo catalogue {2}imported 3,000 offers/);
     expect(first.out).toMatch(/Seal keys {7}generated key file .*seal-keys/);

@@ -50,6 +50,23 @@ export {
   importDemoCatalogueOnce,
 } from "./holder.js";
 export {
+  addressKey,
+  type ClientAddressResolver,
+  createClientAddressResolver,
+  createHolderLimits,
+  createSharedLimiter,
+  DEFAULT_LIMITS,
+  type HolderLimits,
+  LIMIT_BUCKETS,
+  type LimitBucket,
+  type LimitRule,
+  type LimitVerdict,
+  limitsMigrations,
+  parseLimitSpecs,
+  parseTrustedProxies,
+  type SharedLimiter,
+} from "./limits/index.js";
+export {
   createLocalMailbox,
   isLocalMailbox,
   type LocalMailbox,

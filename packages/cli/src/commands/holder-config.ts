@@ -1,4 +1,5 @@
 import path from "node:path";
+import { type LimitBucket, type LimitRule, parseLimitSpecs, parseTrustedProxies } from "@doorbell/holder";
 import { pino } from "pino";
 import { type Io, UsageError } from "../io.js";
 
@@ -23,6 +24,8 @@ export const ENV = {
   smtp: "DOORBELL_SMTP_URL",
   mailFrom: "DOORBELL_MAIL_FROM",
   logLevel: "DOORBELL_LOG_LEVEL",
+  trustProxy: "DOORBELL_TRUST_PROXY",
+  limits: "DOORBELL_LIMITS",
 } as const;
 
 export const sharedOptions = {
@@ -111,4 +114,31 @@ export function keysLine(source: string, file: string | undefined): string {
   if (source === "env") return "from DOORBELL_SEAL_KEYS";
   if (source === "key-file") return `key file ${file}`;
   return `generated key file ${file} (back it up with the database: sealed data needs it)`;
+}
+
+/**
+ * Issue #14 item 1: `--trust-proxy` (CIDRs, comma-separated or repeated; else DOORBELL_TRUST_PROXY)
+ * and `--limit bucket=points/seconds` (repeated; else DOORBELL_LIMITS, comma-separated).
+ */
+export function limitSettings(
+  values: { "trust-proxy"?: string[] | undefined; limit?: string[] | undefined },
+  io: Io,
+): { trustProxy: string[]; limits: Partial<Record<LimitBucket, LimitRule>> } {
+  const fromEnv = (name: string) => (empty(io.env[name]) === undefined ? [] : [io.env[name] as string]);
+  const trustProxy = (values["trust-proxy"]?.length ? values["trust-proxy"] : fromEnv(ENV.trustProxy))
+    .flatMap((value) => value.split(","))
+    .map((value) => value.trim())
+    .filter((value) => value !== "");
+  try {
+    parseTrustedProxies(trustProxy);
+  } catch (error) {
+    throw new UsageError(`--trust-proxy: ${(error as Error).message}`);
+  }
+  let limits: Partial<Record<LimitBucket, LimitRule>>;
+  try {
+    limits = parseLimitSpecs(values.limit?.length ? values.limit : fromEnv(ENV.limits));
+  } catch (error) {
+    throw new UsageError(`--limit: ${(error as Error).message}`);
+  }
+  return { trustProxy, limits };
 }

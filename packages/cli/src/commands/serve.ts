@@ -1,6 +1,14 @@
 import { createHolder, type Holder } from "@doorbell/holder";
 import { type Io, UsageError } from "../io.js";
-import { holderLogger, holderSettings, keysLine, SHARED_USAGE, sharedOptions } from "./holder-config.js";
+import {
+  ENV,
+  holderLogger,
+  holderSettings,
+  keysLine,
+  limitSettings,
+  SHARED_USAGE,
+  sharedOptions,
+} from "./holder-config.js";
 import {
   listenFlags,
   listenOrClose,
@@ -22,6 +30,11 @@ a local mailbox page. With no flags: a SQLite file under .doorbell, the demo cat
   --webhook-policy P    where doorbells (push profile) may go: production (https:443, public
                         addresses only) or development (also http and loopback, for a demo on one
                         machine). Default: development with the local mailbox, production with SMTP
+  --trust-proxy CIDRS   proxies whose Forwarded / X-Forwarded-For give the client address that
+                        limits count (comma-separated or repeated, e.g. 10.0.0.0/8; ${ENV.trustProxy})
+  --limit B=N/SECONDS   change a shared limit, e.g. mail.recipient=3/3600 (repeatable; ${ENV.limits},
+                        comma-separated). Limits: mail.recipient, mail.client, mail.interaction,
+                        oauth.register, mcp.session, mcp.tool
 ${SHARED_USAGE}
 Log lines (JSON) go to stderr at DOORBELL_LOG_LEVEL (default info).`;
 
@@ -32,6 +45,8 @@ const options = {
   demo: { type: "boolean" },
   "no-demo": { type: "boolean" },
   "webhook-policy": { type: "string" },
+  "trust-proxy": { type: "string", multiple: true },
+  limit: { type: "string", multiple: true },
 } as const;
 
 export interface ServeControl {
@@ -52,6 +67,14 @@ export async function serveCommand(
   const webhookPolicy = webhookPolicyFlag(values["webhook-policy"]);
   const settings = holderSettings(values, io, listen.guessedUrl);
   const log = holderLogger(io, "info");
+  const { trustProxy, limits } = limitSettings(values, io);
+  if (settings.smtp === undefined && !isLoopbackAddress(listen.host)) {
+    // Issue #16 item 7: a refusal of the settings, in one line, before anything starts.
+    io.stderr(
+      `doorbell serve: --host ${listen.host} serves beyond this machine, but without --smtp (${ENV.smtp}) every mail, with its confirm and manage links, would go to the local mailbox page; configure --smtp or listen on 127.0.0.1\n`,
+    );
+    return 2;
+  }
 
   const holder = await createHolder({
     dataDir: settings.dataDir,
@@ -61,6 +84,8 @@ export async function serveCommand(
     ...(settings.mailFrom === undefined ? {} : { mailFrom: settings.mailFrom }),
     demo: values["no-demo"] !== true,
     ...(webhookPolicy === undefined ? {} : { webhookPolicy }),
+    ...(trustProxy.length === 0 ? {} : { trustProxy }),
+    limits,
     env: io.env,
     log,
   });
@@ -98,6 +123,18 @@ export async function serveCommand(
         ? "none (consent-link only)"
         : `OAuth 2.1 for assistants (${s.oauth === "built-in" ? `${s.publicUrl}/oauth` : "external issuer"}; metadata at /.well-known/oauth-protected-resource/mcp)`,
     ],
+    [
+      "Egress",
+      s.webhookPolicy === "production"
+        ? "production policy: doorbells and client metadata fetches go to https:443 on public addresses only"
+        : "DEVELOPMENT policy: doorbells and client metadata fetches may go to http and loopback addresses; not for production (--smtp or --webhook-policy production)",
+    ],
+    [
+      "Client address",
+      trustProxy.length === 0
+        ? "the TCP peer (no --trust-proxy)"
+        : `from Forwarded / X-Forwarded-For when sent by ${trustProxy.join(", ")}`,
+    ],
     ["Active intents", String(s.activeIntents)],
     ["Listening on", `${address.host}:${address.port}`],
   ];
@@ -111,4 +148,10 @@ export async function serveCommand(
   await untilStopped(io, control.until);
   await holder.close();
   return 0;
+}
+
+/** 127.0.0.0/8, ::1 or localhost: only this machine can connect. */
+function isLoopbackAddress(host: string): boolean {
+  const name = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return name === "localhost" || name === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
 }

@@ -6,6 +6,7 @@
  */
 import type { Area, Money } from "../domain/types.js";
 import type { MailMessage } from "./mailer.js";
+import { quoteText } from "./quoting.js";
 
 export type RenderedMail = Omit<MailMessage, "to">;
 
@@ -77,8 +78,9 @@ function renderText(blocks: readonly Block[]): string {
         parts.push(block.text);
         break;
       case "quote":
+        // Issue #16 item 2: quoted text is someone else's words: capped, never a link.
         parts.push(
-          block.text
+          quoteText(block.text)
             .split("\n")
             .map((line) => `> ${line}`)
             .join("\n"),
@@ -117,7 +119,7 @@ function renderHtml(subject: string, blocks: readonly Block[]): string {
         break;
       case "quote":
         body.push(
-          `<blockquote style="margin:0 0 1em;padding:0 1em;border-left:3px solid #999">${escapeHtml(block.text).replace(/\n/g, "<br>")}</blockquote>`,
+          `<blockquote style="margin:0 0 1em;padding:0 1em;border-left:3px solid #999">${escapeHtml(quoteText(block.text)).replace(/\n/g, "<br>")}</blockquote>`,
         );
         break;
       case "action":

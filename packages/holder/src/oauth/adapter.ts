@@ -32,6 +32,11 @@ export interface AdapterDeps {
   clientMetadata?: ClientMetadataResolver;
   /** Epoch milliseconds; must be the provider's clock (real time). */
   now?: () => number;
+  /**
+   * Issue #16 item 3: a registered client ends after this many seconds unless a person allows it
+   * (its first grant keeps it). Default: kept.
+   */
+  unusedClientTtlSeconds?: number;
 }
 
 export interface OidcAdapter {
@@ -61,6 +66,9 @@ export function createStoreAdapter(deps: AdapterDeps): OidcAdapterClass {
 
     async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
       const idHash = codes.hash(id);
+      // A registered client lives only until a person allows it (then it has a grant).
+      const ttl =
+        this.model === "Client" && expiresIn === undefined ? deps.unusedClientTtlSeconds : expiresIn;
       const row = {
         model: this.model,
         id_hash: idHash,
@@ -71,7 +79,7 @@ export function createStoreAdapter(deps: AdapterDeps): OidcAdapterClass {
         account_id:
           this.model === "Grant" && typeof payload.accountId === "string" ? payload.accountId : null,
         client_id: this.model === "Grant" && typeof payload.clientId === "string" ? payload.clientId : null,
-        expires_at: expiresIn === undefined ? null : now() + expiresIn * 1000,
+        expires_at: ttl === undefined ? null : now() + ttl * 1000,
         consumed_at: null,
       };
       await store.transaction(async (trx) => {
@@ -81,6 +89,15 @@ export function createStoreAdapter(deps: AdapterDeps): OidcAdapterClass {
           .where("id_hash", "in", codes.lookupHashes(id))
           .execute();
         await trx.insertInto("holder_oauth_models").values(row).execute();
+        if (this.model === "Grant" && typeof payload.clientId === "string") {
+          // The client was used: it stays as long as the provider keeps clients.
+          await trx
+            .updateTable("holder_oauth_models")
+            .set({ expires_at: null })
+            .where("model", "=", "Client")
+            .where("id_hash", "in", codes.lookupHashes(payload.clientId))
+            .execute();
+        }
       });
     }
 

@@ -8,7 +8,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { EgressPolicy } from "@doorbell/webhooks";
 import type { Env, Hono, Schema } from "hono";
 import type { IntentServiceOptions } from "../domain/intents.js";
+import { type HolderLimits, peerAddress } from "../limits/index.js";
+import { hostRefused } from "../web/host-guard.js";
 import { mountOAuthPages } from "../web/pages/oauth-pages.js";
+import { purgeExpiredModels } from "./adapter.js";
 import { clientMetadataResolver } from "./client-metadata.js";
 import { type AssistantAccessService, assistantAccess, intentOwnership } from "./owners.js";
 import { createAuthorizationServer } from "./provider.js";
@@ -35,8 +38,14 @@ export { ISSUER_PATH, PROTECTED_RESOURCE_PATH, SCOPE_MANAGE, SCOPE_READ, SIGNIN_
 export interface HolderOAuthOptions {
   /** Use this issuer's tokens (JWTs checked against its JWKS) instead of the built-in server. */
   external?: ExternalIssuer;
-  /** Lifetimes of the built-in server, in seconds. */
-  ttl?: { accessToken?: number; refreshToken?: number; authorizationCode?: number; interaction?: number };
+  /** Lifetimes of the built-in server, in seconds (`unusedClient`: a registration no one allowed). */
+  ttl?: {
+    accessToken?: number;
+    refreshToken?: number;
+    authorizationCode?: number;
+    interaction?: number;
+    unusedClient?: number;
+  };
 }
 
 /** A path the Node server hands to a Node handler instead of the web-standard app. */
@@ -55,6 +64,8 @@ export interface HolderOAuth {
   mountPages<E extends Env, S extends Schema, B extends string>(app: Hono<E, S, B>): void;
   /** The manage page's list of assistants and revocation (built-in server only). */
   readonly access?: AssistantAccessService;
+  /** Deletes ended codes, tokens, sessions and clients never allowed (built-in server only). */
+  purgeExpired(): Promise<number>;
 }
 
 /** RFC 8414 §3: the metadata of issuer `<origin>/oauth` is at this path. */
@@ -62,7 +73,14 @@ const RFC8414_PATH = `/.well-known/oauth-authorization-server${ISSUER_PATH}`;
 
 export async function createHolderOAuth(
   ctx: SignInContext,
-  options: HolderOAuthOptions & { resource: string; egress: EgressPolicy },
+  options: HolderOAuthOptions & {
+    resource: string;
+    egress: EgressPolicy;
+    /** Issue #16: the shared limits (sign-in mails, registrations per address). */
+    limits?: HolderLimits;
+    /** Issue #16 item 1: the Host allow-list, applied to the provider's Node routes too. */
+    hostAllowed?: (host: string | undefined) => boolean;
+  },
 ): Promise<HolderOAuth> {
   const { resource } = options;
   const ownership = intentOwnership(ctx);
@@ -78,6 +96,7 @@ export async function createHolderOAuth(
       intentOptions: ownership,
       nodeRoutes: [],
       mountPages() {},
+      purgeExpired: async () => 0,
     };
   }
   const server = await createAuthorizationServer({
@@ -88,8 +107,10 @@ export async function createHolderOAuth(
     resource,
     clientMetadata: clientMetadataResolver({ policy: options.egress }),
     ...(options.ttl === undefined ? {} : { ttl: options.ttl }),
+    holderName: ctx.config.name,
     log: ctx.log,
   });
+  const { limits, hostAllowed } = options;
   return {
     resource: protectedResource({
       resource,
@@ -104,6 +125,40 @@ export async function createHolderOAuth(
         matches: (path) =>
           path === ISSUER_PATH || path.startsWith(`${ISSUER_PATH}/`) || path === RFC8414_PATH,
         handle(req, res) {
+          const path = (req.url ?? "").split("?")[0];
+          if (hostAllowed !== undefined && !hostAllowed(req.headers.host)) {
+            const refused = hostRefused(path ?? "");
+            res.writeHead(refused.status, Object.fromEntries(refused.headers));
+            refused.text().then((body) => res.end(body));
+            return;
+          }
+          if (limits !== undefined && req.method === "POST" && path === `${ISSUER_PATH}/reg`) {
+            // Issue #16 item 3: dynamic registrations per client address.
+            const key = limits.clientKey(peerAddress({ incoming: req }), req.headers);
+            if (key !== undefined) {
+              limits
+                .consume("oauth.register", key)
+                .then((verdict) => {
+                  if (verdict.ok) return server.handle(req, res);
+                  res.writeHead(429, {
+                    "content-type": "application/json",
+                    "cache-control": "no-store",
+                    "retry-after": String(verdict.retryAfterSeconds),
+                  });
+                  res.end(
+                    JSON.stringify({
+                      error: "invalid_request",
+                      error_description: `too many client registrations from this address; try again in ${verdict.retryAfterSeconds} seconds`,
+                    }),
+                  );
+                })
+                .catch(() => {
+                  res.writeHead(503, { "retry-after": "5" });
+                  res.end();
+                });
+              return;
+            }
+          }
           // The provider serves its metadata at <issuer>/.well-known/openid-configuration; RFC 8414
           // puts it at /.well-known/oauth-authorization-server/oauth. Same document.
           if ((req.url ?? "").split("?")[0] === RFC8414_PATH)
@@ -119,8 +174,10 @@ export async function createHolderOAuth(
         config: ctx.config,
         resource,
         log: ctx.log,
+        ...(limits === undefined ? {} : { limits }),
       });
     },
     access: assistantAccess(ctx, server.provider, resource),
+    purgeExpired: () => purgeExpiredModels(ctx.store, Date.now()),
   };
 }

@@ -65,6 +65,10 @@ declare module "oidc-provider" {
   export const errors: {
     InvalidTarget: new (description?: string) => Error;
     InvalidScope: new (description?: string, scope?: string) => Error;
+    /** `invalid_redirect_uri` when the description starts with "redirect_uris", else invalid_client_metadata. */
+    InvalidClientMetadata: new (
+      description: string,
+    ) => Error;
   };
   export default Provider;
 }

@@ -18,6 +18,8 @@ import Provider, { errors } from "oidc-provider";
 import type { Logger } from "pino";
 import { createStoreAdapter } from "./adapter.js";
 import type { ClientMetadataResolver } from "./client-metadata.js";
+import { checkClientMetadata } from "./client-policy.js";
+import { oauthErrorPage } from "./error-page.js";
 import { loadProviderKeys } from "./keys.js";
 import type { OAuthTables } from "./schema.js";
 import { ISSUER_PATH, RESOURCE_SCOPES, SIGNIN_PATH } from "./scopes.js";
@@ -31,8 +33,19 @@ export interface AuthorizationServerOptions {
   /** The protected resource (the MCP endpoint's URL). */
   resource: string;
   clientMetadata?: ClientMetadataResolver;
-  /** Lifetimes in seconds (defaults: access 1 h, refresh 14 days, code 60 s, sign-in 10 min). */
-  ttl?: { accessToken?: number; refreshToken?: number; authorizationCode?: number; interaction?: number };
+  /**
+   * Lifetimes in seconds (defaults: access 1 h, refresh 14 days, code 60 s, sign-in 10 min, a
+   * registered client that no person ever allowed 24 h).
+   */
+  ttl?: {
+    accessToken?: number;
+    refreshToken?: number;
+    authorizationCode?: number;
+    interaction?: number;
+    unusedClient?: number;
+  };
+  /** Shown on the provider's error pages. */
+  holderName?: string;
   log: Logger;
 }
 
@@ -60,7 +73,20 @@ export async function createAuthorizationServer(
       sealer: options.sealer,
       codes: options.codes,
       ...(options.clientMetadata === undefined ? {} : { clientMetadata: options.clientMetadata }),
+      unusedClientTtlSeconds: ttl.unusedClient ?? 24 * 3600,
     }),
+    // Issue #16 item 3: the validator runs for every client the provider loads (registered, stored,
+    // client ID metadata documents); listing one recognised property is what makes it run.
+    extraClientMetadata: {
+      properties: ["client_name"],
+      validator: (_ctx: unknown, _key: string, _value: unknown, metadata: Record<string, unknown>) =>
+        checkClientMetadata(metadata),
+    },
+    // Issue #16 item 3: errors in the holder's layout and headers, no third-party request.
+    renderError: oauthErrorPage(options.holderName ?? "Doorbell intent holder"),
+    // Issue #13 item 5: client ID metadata documents are the preferred registration; DCR stays
+    // (deprecated by MCP 2026-07-28).
+    discovery: { client_id_metadata_document_supported: true },
     clients: [],
     jwks: keys.jwks,
     cookies: { keys: keys.cookieKeys, long: { signed: true }, short: { signed: true } },

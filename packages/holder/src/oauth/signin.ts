@@ -11,6 +11,7 @@ import type { Database } from "@doorbell/store";
 import type { HolderContext } from "../context.js";
 import { normaliseEmail } from "../domain/consent.js";
 import { newPageToken, randomBase62 } from "../domain/intents.js";
+import { quoteName } from "../mail/quoting.js";
 import type { OAuthTables } from "./schema.js";
 import { SIGNIN_PATH } from "./scopes.js";
 
@@ -49,14 +50,18 @@ export async function sendSignInLink(
     })
     .execute();
   const url = signInLinkUrl(ctx.config.publicUrl, uid, token);
+  // Issue #16 item 2: the client's name is its own words: one short line, quoted, never a link.
+  const quotedName = quoteName(clientName);
   const text = [
-    `Someone asked to sign in to ${ctx.config.name} with this address, so that the assistant "${clientName}" can act for you.`,
+    `Someone asked to sign in to ${ctx.config.name} with this address, for an assistant that calls itself:`,
+    "",
+    `> ${quotedName}`,
     "",
     `Open this link to sign in (it works once, for 15 minutes): ${url}`,
     "",
     "If it was not you, ignore this e-mail: nothing happens without the link.",
   ].join("\n");
-  const html = `<p>${escapeHtml(text.split("\n")[0] ?? "")}</p><p><a href="${escapeHtml(url)}">Sign in</a> (it works once, for 15 minutes).</p><p>If it was not you, ignore this e-mail.</p>`;
+  const html = `<p>${escapeHtml(`Someone asked to sign in to ${ctx.config.name} with this address, for an assistant that calls itself:`)}</p><blockquote style="margin:0 0 1em;padding:0 1em;border-left:3px solid #999">${escapeHtml(quotedName)}</blockquote><p><a href="${escapeHtml(url)}">Sign in</a> (it works once, for 15 minutes).</p><p>If it was not you, ignore this e-mail.</p>`;
   await ctx.mailer.send({ to: address.address, subject: `Sign in to ${ctx.config.name}`, text, html });
   ctx.log.info({ event: "oauth.signin_link_sent" }, "sign-in link sent");
 }

@@ -24,6 +24,9 @@ import type { Interaction, Provider } from "oidc-provider";
 import type { Logger } from "pino";
 import type { HolderConfig } from "../../context.js";
 import { HolderError } from "../../domain/types.js";
+import { type HolderLimits, peerAddress } from "../../limits/index.js";
+import { MAX_NAME_CHARS } from "../../mail/quoting.js";
+import { allowRequestedMail, mailLimitMessage } from "../../mail/request-limits.js";
 import { SCOPE_WORDS, SIGNIN_PATH } from "../../oauth/scopes.js";
 import { type SignInContext, sendSignInLink, useSignInLink } from "../../oauth/signin.js";
 import { CONTENT_SECURITY_POLICY, Layout } from "./layout.js";
@@ -36,6 +39,8 @@ export interface OAuthPagesDeps {
   /** The protected resource (the MCP endpoint's URL). */
   resource: string;
   log?: Pick<Logger, "error">;
+  /** Issue #16 item 2: the shared limits on sign-in mails. */
+  limits?: HolderLimits;
 }
 
 interface NodeBindings {
@@ -203,7 +208,12 @@ export function mountOAuthPages<E extends Env, S extends Schema, B extends strin
       const url = new URL(String(interaction.params.redirect_uri ?? ""));
       redirectHost = url.host === "" ? url.protocol : url.host;
     } catch {}
-    return { name: client?.clientName ?? clientId, redirectHost };
+    const name = client?.clientName ?? clientId;
+    // Issue #16 item 2: whatever a client calls itself is shown short.
+    return {
+      name: name.length > MAX_NAME_CHARS ? `${name.slice(0, MAX_NAME_CHARS - 1)}…` : name,
+      redirectHost,
+    };
   }
 
   async function formOk(c: Context): Promise<Record<string, string> | Response> {
@@ -283,6 +293,19 @@ export function mountOAuthPages<E extends Env, S extends Schema, B extends strin
     const fields = await formOk(c);
     if (fields instanceof Response) return fields;
     const client = await clientOf(interaction);
+    if (deps.limits !== undefined) {
+      // Issue #16 item 2: a sign-in link is a mail anyone may ask for.
+      const verdict = await allowRequestedMail(deps.limits, {
+        recipient: fields.email ?? "",
+        clientKey: deps.limits.clientKey(peerAddress(c.env), c.req.raw.headers),
+        interaction: `signin:${interaction.uid}`,
+      });
+      if (!verdict.ok) {
+        const refused = await message(c, 429, "Please wait", mailLimitMessage(verdict.retryAfterSeconds));
+        refused.headers.set("Retry-After", String(verdict.retryAfterSeconds));
+        return refused;
+      }
+    }
     try {
       await sendSignInLink(deps.signIn, interaction.uid, fields.email ?? "", client.name);
     } catch (error) {
