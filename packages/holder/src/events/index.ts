@@ -7,14 +7,19 @@
  */
 
 import {
+  type AttachOptions,
+  type AttachTarget,
+  type CallContext,
   createEventsServer,
   type EventDefinition,
+  type EventsListenHandler,
   type EventsServer,
   type EventsServerOptions,
+  type McpFetchHandler,
   type WebhookOptions,
+  withEventsListen,
 } from "@doorbell/mcp-events";
 import type { Kysely } from "@doorbell/store";
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { IntentService } from "../domain/services.js";
 import type { HolderTables } from "../schema.js";
 import {
@@ -42,14 +47,36 @@ export interface HolderEventsOptions {
 
 export interface HolderEvents extends IntentChangeListener {
   readonly server: EventsServer;
-  /** Puts `events/*` and the capability on one session's server (before it connects). */
-  attach(server: McpServer): void;
+  /**
+   * Puts `events/*` and the capability (top-level `events` and the extension) on a server before
+   * it connects: SDK 2.x `McpServer`/`Server` in `createMcpHandler`'s per-request factory (cheap:
+   * the handlers are built once), `{ session: true }` for a sessionful 2025-11-25 server, or an
+   * SDK 1.x server.
+   */
+  attach(server: AttachTarget, options?: AttachOptions): void;
+  /**
+   * Wraps the `createMcpHandler` handler so `subscriptions/listen` honours `eventsListChanged`
+   * (the SDK's own listen router knows only the core change types). Serve /mcp with its `fetch`.
+   */
+  listen(handler: McpFetchHandler): EventsListenHandler;
   close(): Promise<void>;
+}
+
+/**
+ * Who may hold a webhook subscription: an OAuth token's subject. An agent with only an
+ * intentCode has no principal, so it polls or streams (its code authorizes each call) and a
+ * webhook subscription is Forbidden; its webhooks are the push profile's
+ * `intent_subscribe_events` (docs/decisions.md, issue 15).
+ */
+export function holderPrincipal(call: CallContext): string | undefined {
+  const subject = call.authInfo?.extra?.subject;
+  return typeof subject === "string" && subject !== "" ? subject : undefined;
 }
 
 export async function createHolderEvents(options: HolderEventsOptions): Promise<HolderEvents> {
   const clock = options.clock ?? Date.now;
   const server = await createEventsServer({
+    principal: holderPrincipal,
     ...options.tuning,
     clock,
     ...(options.webhook === undefined ? {} : { webhook: options.webhook }),
@@ -87,7 +114,8 @@ export async function createHolderEvents(options: HolderEventsOptions): Promise<
   };
   return {
     server,
-    attach: (mcp) => server.attach(mcp),
+    attach: (mcp, attachOptions) => server.attach(mcp, attachOptions),
+    listen: (handler) => withEventsListen(handler, server),
     matchesRecorded(intentIds) {
       for (const intentId of intentIds) wake(MATCHES_DELIVERED, intentId);
     },

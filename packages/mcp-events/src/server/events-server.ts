@@ -27,7 +27,7 @@ import { EmitBuffer, type EmitBufferOptions } from "./emit-buffer.js";
 import { PollMode } from "./poll.js";
 import { StreamMode } from "./stream.js";
 import type { AnyEventDefinition, EventDefinition, EventInput } from "./types.js";
-import { WebhookMode, type WebhookOptions } from "./webhook.js";
+import type { WebhookMode, WebhookOptions } from "./webhook.js";
 
 export interface EventsServerOptions {
   /** The wire the server speaks by default (requests that say otherwise are answered in kind). */
@@ -131,7 +131,11 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
   };
   const poll = new PollMode(core);
   const stream = new StreamMode(core);
-  const webhook = options.webhook ? new WebhookMode(core, options.webhook) : undefined;
+  // Loaded only when webhooks are on: poll and push never load @doorbell/delivery and
+  // @doorbell/store (and so never need better-sqlite3 or pg installed).
+  const webhook = options.webhook
+    ? new (await import("./webhook.js")).WebhookMode(core, options.webhook)
+    : undefined;
   await webhook?.start();
 
   const timers = [
