@@ -13,6 +13,7 @@ import {
   sendQuietly,
 } from "../domain/intents.js";
 import { HolderError } from "../domain/types.js";
+import { consentLanguage } from "../i18n/consent-texts.js";
 import { notificationApprovalMail } from "../mail/templates.js";
 import { emit, type Push } from "./context.js";
 import { engineView, enqueueStatus, grant, ownRow } from "./rows.js";
@@ -47,6 +48,7 @@ export async function mailApproval(push: Push, intentId: string, subscriptionId:
     approveUrl: `${ctx.config.publicUrl}/notifications/${token}`,
     deliveryHost: hosts.deliveryHost,
     ...(hosts.relayFor === undefined ? {} : { relayFor: hosts.relayFor }),
+    lang: consentLanguage(ctx.config, intent.consent_version),
   });
   await sendQuietly(ctx, { to: contact.email, ...mail }, "notification_approval", intentId);
 }

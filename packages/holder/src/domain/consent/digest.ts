@@ -1,5 +1,6 @@
 /** The match digest to the verified channel (consent-link rule 6): each match mailed once. */
 import type { HolderContext } from "../../context.js";
+import { consentLanguage } from "../../i18n/consent-texts.js";
 import { matchDigestMail } from "../../mail/templates.js";
 import { type MatchPosition, readMatches, START } from "../../matching/reader.js";
 import { effectiveStatus, manageUrl, openContact, sendQuietly } from "../intents.js";
@@ -46,6 +47,7 @@ export async function sendMatchDigest(ctx: HolderContext, intentId: string): Pro
       ...(offer.url === undefined ? {} : { url: offer.url }),
     })),
     more: pending.length - listed.length,
+    lang: consentLanguage(ctx.config, row.consent_version),
   });
   if (await sendQuietly(ctx, { to: contact.email, ...mail }, "match_digest", intentId)) return pending.length;
   // The matches wait for the next digest.

@@ -17,7 +17,11 @@ import { HolderError } from "../types.js";
 import { normaliseEmail } from "./email.js";
 import { findConsent, goneMessage, wellFormed } from "./tokens.js";
 
-export async function consentView(ctx: HolderContext, consentToken: string, lang?: Lang): Promise<ConsentView> {
+export async function consentView(
+  ctx: HolderContext,
+  consentToken: string,
+  lang?: Lang,
+): Promise<ConsentView> {
   if (!wellFormed(consentToken)) return { state: "unknown" };
   const found = await findConsent(ctx, consentToken);
   if (found === undefined) return { state: "unknown" };
@@ -26,10 +30,21 @@ export async function consentView(ctx: HolderContext, consentToken: string, lang
   if (effectiveStatus(found.row, now) !== "awaiting_consent") return { state: "expired" };
   const intent = intentFromRow(found.row, now);
   if (lang === undefined)
-    return { state: "open", intent, consentText: ctx.config.consentText, consentVersion: ctx.config.consentVersion };
+    return {
+      state: "open",
+      intent,
+      consentText: ctx.config.consentText,
+      consentVersion: ctx.config.consentVersion,
+    };
   // Issue 17 item 8: the text in the page's language, each language with its own version.
   const text = consentTextFor(ctx.config, lang);
-  return { state: "open", intent, consentText: text.text, consentVersion: text.version, consentLanguage: text.lang };
+  return {
+    state: "open",
+    intent,
+    consentText: text.text,
+    consentVersion: text.version,
+    consentLanguage: text.lang,
+  };
 }
 
 export async function giveConsent(
@@ -113,6 +128,7 @@ export async function giveConsent(
     confirmUrl: `${ctx.config.publicUrl}/confirm/${confirmToken}`,
     confirmExpiresAt: new Date(confirmExpiresAt).toISOString(),
     hasHiddenLimit: found.row.hidden_limit_sealed !== null,
+    lang: agreed.lang,
   });
   if (!(await sendQuietly(ctx, { to: email.address, ...mail }, "confirmation", id))) {
     // Without the mail nobody can confirm: give the link back so the person can try again.

@@ -1,5 +1,6 @@
 /** Ending an intent by withdrawal, from an agent or the manage page. */
 import type { HolderContext } from "../../context.js";
+import { consentLanguage } from "../../i18n/consent-texts.js";
 import { withdrawnMail } from "../../mail/templates.js";
 import { lastArrival } from "../../matching/reader.js";
 import { SCOPE_MANAGE } from "../../oauth/scopes.js";
@@ -73,6 +74,7 @@ export async function withdrawIntent(
         statement: result.row.statement,
         manageUrl: manageUrl(ctx, result.contact.manageToken),
         withdrawnAt: iso(now),
+        lang: consentLanguage(ctx.config, result.row.consent_version),
       });
       await sendQuietly(ctx, { to: result.contact.email, ...mail }, "withdrawn_notice", id);
     }

@@ -14,7 +14,7 @@ export const cs: Messages = {
     days: { one: "# den", few: "# dny", other: "# dní" } as PluralForms,
   },
   facts: {
-    request: "Poptávka",
+    request: "Znění",
     what: "Co",
     where: "Kde",
     budget: "Rozpočet",
@@ -274,10 +274,18 @@ export const cs: Messages = {
   approve: {
     title: "Povolení pro asistenta",
     heading: (client: string) => `Povolit asistentovi ${client} jednat za vás?`,
-    asks: { before: "Asistent ", middle: " (vrátíte se k němu na ", after: ") žádá o tato oprávnění:" },
+    asks: {
+      before: "Asistent ",
+      after:
+        " žádá, aby mohl jednat za vás v této službě. Než odpovíte, podívejte se, co se dozví a odkud pracuje.",
+    },
     hostTitle: "Odkud pracuje",
     hostExplain: (host: string) =>
-      `Po vaší odpovědi se prohlížeč vrátí na ${host}; odtud přicházejí i odpovědi asistenta.`,
+      `Po vaší odpovědi se prohlížeč vrátí na ${host} a tam asistent dostane přístup.`,
+    scopes: {
+      "intents:read": "číst poptávky, které za vás zveřejnil, a nabídky, které k nim přišly",
+      "intents:manage": "zveřejňovat za vás poptávky (posílané na vaši e-mailovou adresu), měnit je a rušit",
+    },
     learnsTitle: "Co se dozví a co bude moci dělat",
     neverLearns: "Nikdy se nedozví vaši e-mailovou adresu ani hodnotu skrytého limitu.",
     agreeTitle: "S čím souhlasíte u poptávek, které zveřejní",

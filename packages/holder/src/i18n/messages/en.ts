@@ -279,10 +279,19 @@ export const en = {
   approve: {
     title: "Allow an assistant",
     heading: (client: string) => `Allow ${client} to act for you?`,
-    asks: { before: "The assistant ", middle: " (it will be sent back to ", after: ") asks to:" },
+    asks: {
+      before: "The assistant ",
+      after:
+        " asks to act for you here. Before you answer, this is what it will learn and where it works from.",
+    },
     hostTitle: "Where it works from",
     hostExplain: (host: string) =>
-      `After you answer, your browser goes back to ${host}; the assistant's answers come from there.`,
+      `After you answer, your browser is sent back to ${host}, and the assistant receives its access there.`,
+    scopes: {
+      "intents:read": "read the requests it published for you and the offers delivered for them",
+      "intents:manage":
+        "publish requests for you (sent to your e-mail address), change them and withdraw them",
+    } as Record<string, string>,
     learnsTitle: "What it will learn and be able to do",
     neverLearns: "It never learns your e-mail address, and never the value of a hidden limit.",
     agreeTitle: "What you agree to for the requests it publishes",

@@ -14,7 +14,7 @@ export const sk: Messages = {
     days: { one: "# deň", few: "# dni", other: "# dní" } as PluralForms,
   },
   facts: {
-    request: "Dopyt",
+    request: "Znenie",
     what: "Čo",
     where: "Kde",
     budget: "Rozpočet",
@@ -272,10 +272,18 @@ export const sk: Messages = {
   approve: {
     title: "Povolenie pre asistenta",
     heading: (client: string) => `Povoliť asistentovi ${client} konať za vás?`,
-    asks: { before: "Asistent ", middle: " (vrátite sa k nemu na ", after: ") žiada o tieto oprávnenia:" },
+    asks: {
+      before: "Asistent ",
+      after:
+        " žiada, aby mohol konať za vás v tejto službe. Predtým, ako odpoviete, si pozrite, čo sa dozvie a odkiaľ pracuje.",
+    },
     hostTitle: "Odkiaľ pracuje",
     hostExplain: (host: string) =>
-      `Po vašej odpovedi sa prehliadač vráti na ${host}; odtiaľ prichádzajú aj odpovede asistenta.`,
+      `Po vašej odpovedi sa prehliadač vráti na ${host} a tam asistent dostane prístup.`,
+    scopes: {
+      "intents:read": "čítať dopyty, ktoré za vás zverejnil, a ponuky, ktoré k nim prišli",
+      "intents:manage": "zverejňovať za vás dopyty (posielané na vašu e-mailovú adresu), meniť ich a rušiť",
+    },
     learnsTitle: "Čo sa dozvie a čo bude môcť robiť",
     neverLearns: "Nikdy sa nedozvie vašu e-mailovú adresu ani hodnotu skrytého limitu.",
     agreeTitle: "S čím súhlasíte pri dopytoch, ktoré zverejní",

@@ -24,6 +24,10 @@ import type { HolderConfig } from "../../context.js";
 import { normaliseEmail } from "../../domain/consent.js";
 import type { ConsentService, IntentService, MatchService } from "../../domain/services.js";
 import { HolderError, type HolderErrorCode } from "../../domain/types.js";
+import { consentTextByVersion } from "../../i18n/consent-texts.js";
+import { DEFAULT_LANG, type Lang } from "../../i18n/languages.js";
+import { messagesFor } from "../../i18n/messages/index.js";
+import { requestLanguage } from "../../i18n/request-language.js";
 import { type HolderLimits, peerAddress } from "../../limits/index.js";
 import type { LocalMailbox } from "../../mail/local-mailbox.js";
 import { allowRequestedMail, mailLimitMessage } from "../../mail/request-limits.js";
@@ -86,17 +90,24 @@ const GRANT_ID = /^[A-Za-z0-9_-]{10,64}$/;
 /** A subscription id in a page URL. */
 const SUBSCRIPTION_ID = /^sub_[A-Za-z0-9]{16,64}$/;
 
-/** The service's own words for a refused address, as a sentence. */
-function emailProblem(email: string): string | undefined {
-  if (email === "") return "Enter your e-mail address.";
+/**
+ * Why an address is refused, as a sentence: the service's own (English) words, or in Slovak and
+ * Czech one plain sentence with an example.
+ */
+function emailProblem(email: string, lang: Lang): string | undefined {
+  const words = messagesFor(lang).consent.errors;
+  if (email === "") return words.emailMissing;
   try {
     normaliseEmail(email);
     return undefined;
   } catch (error) {
     if (!(error instanceof HolderError)) throw error;
-    return sentence(error.message);
+    return lang === DEFAULT_LANG ? sentence(error.message) : words.emailInvalid;
   }
 }
+
+/** A paragraph of a message page; the services' own details are English, and marked so. */
+type Paragraph = string | { text: string; lang: Lang };
 
 const sentence = (text: string): string => {
   const trimmed = text.trim();
@@ -122,43 +133,39 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
     return c.html(body, status as 200);
   };
 
-  const message = (c: Context, status: number, title: string, ...paragraphs: string[]) =>
+  /** The request's language, negotiated once (i18n/request-language.ts). */
+  const languages = new WeakMap<Context, Lang>();
+  const langOf = (c: Context): Lang => {
+    let lang = languages.get(c);
+    if (lang === undefined) {
+      lang = requestLanguage(c);
+      languages.set(c, lang);
+    }
+    return lang;
+  };
+  const t = (c: Context) => messagesFor(langOf(c));
+  /** Only a page a GET shows again offers the switch (switching reloads the page by GET). */
+  const switchable = (c: Context) => c.req.method === "GET";
+  /** An English detail from a service, shown as English on a page in another language. */
+  const detail = (c: Context, text: string): Paragraph =>
+    langOf(c) === DEFAULT_LANG ? text : { text, lang: DEFAULT_LANG };
+
+  const message = (c: Context, status: number, title: string, ...paragraphs: Paragraph[]) =>
     render(
       c,
       status,
-      <MessagePage holderName={holderName} title={title}>
-        {paragraphs.map((text) => (
-          <p>{text}</p>
-        ))}
+      <MessagePage holderName={holderName} title={title} lang={langOf(c)} langSwitch={switchable(c)}>
+        {paragraphs.map((paragraph) =>
+          typeof paragraph === "string" ? <p>{paragraph}</p> : <p lang={paragraph.lang}>{paragraph.text}</p>,
+        )}
       </MessagePage>,
     );
 
-  const unknownLink = (c: Context) =>
-    message(
-      c,
-      404,
-      "We do not know this link",
-      "Check that the whole link was opened: some e-mail programs break long links across lines.",
-      "If you received it from an assistant, ask it for the link again.",
-    );
+  const unknownLink = (c: Context) => message(c, 404, t(c).messages.unknownTitle, ...t(c).messages.unknown);
 
-  const usedLink = (c: Context) =>
-    message(
-      c,
-      410,
-      "This link has already been used",
-      "Somebody has already agreed to keep this request with this link, and each link can be used only once: the first person to agree holds the request.",
-      "If that was you, open the confirmation e-mail we sent you. If it was not, ask your assistant to publish the request again and open the new link.",
-    );
+  const usedLink = (c: Context) => message(c, 410, t(c).messages.usedTitle, ...t(c).messages.used);
 
-  const expiredLink = (c: Context) =>
-    message(
-      c,
-      410,
-      "This link has expired",
-      "A request that nobody agrees to within a day is deleted, and so is its link.",
-      "Ask your assistant to publish the request again and open the new link.",
-    );
+  const expiredLink = (c: Context) => message(c, 410, t(c).messages.expiredTitle, ...t(c).messages.expired);
 
   const closedConsent = (c: Context, state: "taken" | "expired" | "unknown") =>
     state === "taken" ? usedLink(c) : state === "expired" ? expiredLink(c) : unknownLink(c);
@@ -168,61 +175,53 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
       const status = STATUS_FOR[error.code];
       if (error.code === "ERR_HOLDER_NOT_FOUND") return unknownLink(c);
       if (error.code === "ERR_HOLDER_GONE" || error.code === "ERR_HOLDER_CONFLICT") return gone(c);
+      const words = t(c).messages;
       if (error.code === "ERR_HOLDER_RATE_LIMITED")
-        return message(c, status, "Too many requests", "Please wait a minute and try again.");
+        return message(c, status, words.rateLimitedTitle, words.rateLimited);
       if (error.code === "ERR_HOLDER_UNAVAILABLE")
-        return message(c, status, "Please try again in a few minutes", error.message, "Nothing was changed.");
+        return message(c, status, words.unavailableTitle, detail(c, error.message), words.nothingChanged);
       if (error.code === "ERR_HOLDER_FORBIDDEN")
-        return message(c, status, "This is not allowed", "This link does not allow that action.");
-      return message(c, status, "This could not be done", error.message);
+        return message(c, status, words.forbiddenTitle, words.forbidden);
+      return message(c, status, words.failedTitle, detail(c, error.message));
     }
     deps.log?.error({ err: loggable(error), route: c.req.routePath }, "holder page failed");
+    return message(c, 500, t(c).messages.internalTitle, t(c).messages.internal);
+  };
+
+  const refusedForm = (c: Context, reason: "fetch-site" | "origin" | "token") => {
+    const words = t(c).messages;
     return message(
       c,
-      500,
-      "Something went wrong on our side",
-      "Nothing was changed by this error as far as we know. Please try again in a few minutes.",
+      403,
+      words.refusedTitle,
+      reason === "token" ? words.refusedToken : words.refusedSite,
+      words.nothingChanged,
     );
   };
 
-  const refusedForm = (c: Context, reason: "fetch-site" | "origin" | "token") =>
-    message(
+  const badForm = (c: Context, reason: "content-type" | "malformed") => {
+    const words = t(c).messages;
+    return message(
       c,
-      403,
-      "This form could not be accepted",
-      reason === "token"
-        ? "The form's security check is missing or out of date (it is kept in a cookie for this site). Go back, reload the page and send the form again; if this keeps happening, allow cookies for this site."
-        : "The form was sent from another site. Open the link from your e-mail and send the form from there.",
-      "Nothing was changed.",
+      reason === "content-type" ? 415 : 400,
+      words.unreadableTitle,
+      words.unreadable,
+      words.nothingChanged,
     );
-
-  const badForm = (c: Context, reason: "content-type" | "malformed") =>
-    reason === "content-type"
-      ? message(
-          c,
-          415,
-          "This form could not be read",
-          "Send the form from the page itself.",
-          "Nothing was changed.",
-        )
-      : message(
-          c,
-          400,
-          "This form could not be read",
-          "Send the form from the page itself.",
-          "Nothing was changed.",
-        );
+  };
 
   const tooLarge = bodyLimit({
     maxSize: MAX_FORM_BYTES,
-    onError: (c) =>
-      message(
+    onError: (c) => {
+      const words = t(c).messages;
+      return message(
         c,
         413,
-        "This form is too large",
-        `A form sent to these pages is at most ${MAX_FORM_BYTES / 1024} KB.`,
-        "Nothing was changed.",
-      ),
+        words.tooLargeTitle,
+        words.tooLarge(MAX_FORM_BYTES / 1024),
+        words.nothingChanged,
+      );
+    },
   }) as MiddlewareHandler;
 
   /** The token from the URL, or undefined when it cannot be one of ours. */
@@ -241,12 +240,7 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
   };
 
   const methodNotAllowed = (allow: string) => async (c: Context) => {
-    const response = await message(
-      c,
-      405,
-      "This page cannot be used like that",
-      "Open the link in a browser and use the page's own button.",
-    );
+    const response = await message(c, 405, t(c).messages.methodTitle, t(c).messages.method);
     response.headers.set("Allow", allow);
     return response;
   };
@@ -261,7 +255,8 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
     status: number,
     extra: { email?: string; errors?: ConsentErrors } = {},
   ): Promise<Response> => {
-    const view = await consent.consentView(token);
+    const lang = langOf(c);
+    const view = await consent.consentView(token, lang);
     if (view.state !== "open") return closedConsent(c, view.state);
     const notifications = push === undefined ? [] : await push.consentChoices(view.intent.id);
     return render(
@@ -272,9 +267,14 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
         intent={view.intent}
         consentText={view.consentText}
         consentVersion={view.consentVersion}
+        {...(view.consentLanguage !== undefined && view.consentLanguage !== lang
+          ? { consentLanguage: view.consentLanguage }
+          : {})}
         action={`/consent/${token}`}
         csrf={guard.issue(c)}
         notifications={notifications}
+        lang={lang}
+        langSwitch={switchable(c)}
         {...extra}
       />,
     );
@@ -296,19 +296,22 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
     try {
       const fields = await postedForm(c);
       if (fields instanceof Response) return fields;
-      const view = await consent.consentView(token);
+      // The answer speaks the language of the text the person read (the form says which).
+      const lang = consentTextByVersion(config, fields.consentVersion)?.lang ?? langOf(c);
+      if (lang !== langOf(c)) {
+        languages.set(c, lang);
+        c.header("Content-Language", lang);
+      }
+      const view = await consent.consentView(token, lang);
       if (view.state !== "open") return closedConsent(c, view.state);
 
+      const words = messagesFor(lang).consent.errors;
       const email = (fields.email ?? "").trim();
       const errors: ConsentErrors = {};
-      if (fields.consentVersion !== view.consentVersion) {
-        errors.version =
-          "The consent text has changed since you opened this page. Please read it again and agree to it.";
-      }
-      const problem = emailProblem(email);
+      if (fields.consentVersion !== view.consentVersion) errors.version = words.version;
+      const problem = emailProblem(email, lang);
       if (problem !== undefined) errors.email = problem;
-      if (fields.consent !== "yes" || errors.version !== undefined)
-        errors.consent = "Tick the box to agree to the consent text.";
+      if (fields.consent !== "yes" || errors.version !== undefined) errors.consent = words.consent;
       if (errors.email !== undefined || errors.consent !== undefined || errors.version !== undefined) {
         const status = errors.version !== undefined ? 409 : 400;
         return await consentForm(c, token, status, { email: email.slice(0, 254), errors });
@@ -327,7 +330,8 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
         }
       }
       try {
-        await consent.giveConsent(token, { email, accepted: true });
+        // The record names the text, and so the language, the person agreed to.
+        await consent.giveConsent(token, { email, accepted: true, consentVersion: view.consentVersion });
         if (push !== undefined) {
           // Push §6 rule 3: only boxes the person ticked; confirming decides the rest.
           const choices = await push.consentChoices(view.intent.id);
@@ -341,7 +345,7 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
         if (error instanceof HolderError && error.code === "ERR_HOLDER_INVALID") {
           return await consentForm(c, token, 400, {
             email,
-            errors: { email: sentence(error.message) },
+            errors: { email: lang === DEFAULT_LANG ? sentence(error.message) : words.emailInvalid },
           });
         }
         throw error;
@@ -353,6 +357,7 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
           holderName={holderName}
           confirmTtlMs={config.confirmTtlMs}
           {...(mailboxUrl ? { mailboxUrl } : {})}
+          lang={lang}
         />,
       );
     } catch (error) {
@@ -365,22 +370,32 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
   // ---- confirm: the double opt-in --------------------------------------------------------------
 
   const confirmGone = (c: Context) =>
-    message(
-      c,
-      410,
-      "This confirmation link no longer works",
-      "It has already been used or it has expired.",
-      "If your request is active, every e-mail we sent you has a link to it. Otherwise ask your assistant to publish the request again.",
-    );
+    message(c, 410, t(c).confirm.goneTitle, t(c).confirm.gone, t(c).confirm.goneNext);
 
   app.get("/confirm/:token", async (c) => {
     const token = tokenOf(c);
     if (token === undefined) return unknownLink(c);
-    return render(
-      c,
-      200,
-      <ConfirmPage holderName={holderName} action={`/confirm/${token}`} csrf={guard.issue(c)} />,
-    );
+    try {
+      // A link already used says so first: no button that would only answer "already done".
+      const state = await consent.confirmState(token);
+      if (state === "confirmed")
+        return await message(c, 200, t(c).confirm.usedTitle, t(c).confirm.used, t(c).confirm.usedManage);
+      if (state === "ended") return await confirmGone(c);
+      // "open", and "unknown" too: the POST answers an unknown link (a GET reveals nothing more).
+      return await render(
+        c,
+        200,
+        <ConfirmPage
+          holderName={holderName}
+          action={`/confirm/${token}`}
+          csrf={guard.issue(c)}
+          lang={langOf(c)}
+          langSwitch={switchable(c)}
+        />,
+      );
+    } catch (error) {
+      return fail(c, error, confirmGone);
+    }
   });
 
   app.post("/confirm/:token", tooLarge, async (c) => {
@@ -395,7 +410,12 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
       return await render(
         c,
         200,
-        <ActivePage holderName={holderName} intent={intent} {...(mailboxUrl ? { mailboxUrl } : {})} />,
+        <ActivePage
+          holderName={holderName}
+          intent={intent}
+          {...(mailboxUrl ? { mailboxUrl } : {})}
+          lang={langOf(c)}
+        />,
       );
     } catch (error) {
       return fail(c, error, confirmGone);
@@ -406,13 +426,7 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
 
   // ---- manage: see the offers, withdraw in one action -------------------------------------------
 
-  const manageGone = (c: Context) =>
-    message(
-      c,
-      410,
-      "This request has ended",
-      "It has been withdrawn or has expired, and its link no longer shows it.",
-    );
+  const manageGone = (c: Context) => message(c, 410, t(c).messages.manageGoneTitle, t(c).messages.manageGone);
 
   app.get("/manage/:token", async (c) => {
     const token = tokenOf(c);
@@ -443,6 +457,8 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
                 assistants: signedIn,
                 assistantAction: (assistant) => `/manage/${token}/assistants/${assistant.grantId}/revoke`,
               })}
+          lang={langOf(c)}
+          langSwitch={switchable(c)}
         />,
       );
     } catch (error) {
@@ -462,7 +478,12 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
       return await render(
         c,
         200,
-        <WithdrawnPage holderName={holderName} intent={intent} manageUrl={`/manage/${token}`} />,
+        <WithdrawnPage
+          holderName={holderName}
+          intent={intent}
+          manageUrl={`/manage/${token}`}
+          lang={langOf(c)}
+        />,
       );
     } catch (error) {
       return fail(c, error, manageGone);
@@ -495,12 +516,7 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
 
   if (push !== undefined) {
     const notificationGone = (c: Context) =>
-      message(
-        c,
-        410,
-        "These notifications have ended",
-        "The assistant has to ask again if it still wants to be notified; you will get a new e-mail then.",
-      );
+      message(c, 410, t(c).messages.notificationsGoneTitle, t(c).messages.notificationsGone);
 
     app.post("/manage/:token/notifications/:id/:action{allow|stop}", tooLarge, async (c) => {
       const token = tokenOf(c);
@@ -532,6 +548,8 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
           stopAction={`/notifications/${token}/stop`}
           csrf={guard.issue(c)}
           {...(done === undefined ? {} : { done })}
+          lang={langOf(c)}
+          langSwitch={switchable(c)}
         />,
       );
     };
@@ -576,7 +594,13 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
       return await render(
         c,
         200,
-        <MailboxListPage holderName={holderName} entries={entries} base={mailboxPath} />,
+        <MailboxListPage
+          holderName={holderName}
+          entries={entries}
+          base={mailboxPath}
+          lang={langOf(c)}
+          langSwitch={switchable(c)}
+        />,
       );
     } catch (error) {
       return fail(c, error, unknownLink);
@@ -585,13 +609,7 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
 
   app.get(`${mailboxPath}/:id`, async (c) => {
     const id = c.req.param("id") ?? "";
-    const notFound = () =>
-      message(
-        c,
-        404,
-        "No such mail",
-        "It may have been deleted. Go back to the mailbox and pick another one.",
-      );
+    const notFound = () => message(c, 404, t(c).messages.noMailTitle, t(c).messages.noMail);
     if (!/^[1-9][0-9]{0,14}$/.test(id)) return notFound();
     try {
       const wanted = Number(id);
@@ -600,7 +618,13 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
       return await render(
         c,
         200,
-        <MailboxMailPage holderName={holderName} entry={entry} base={mailboxPath} />,
+        <MailboxMailPage
+          holderName={holderName}
+          entry={entry}
+          base={mailboxPath}
+          lang={langOf(c)}
+          langSwitch={switchable(c)}
+        />,
       );
     } catch (error) {
       return fail(c, error, unknownLink);

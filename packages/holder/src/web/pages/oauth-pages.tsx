@@ -24,10 +24,14 @@ import type { Interaction, Provider } from "oidc-provider";
 import type { Logger } from "pino";
 import type { HolderConfig } from "../../context.js";
 import { HolderError } from "../../domain/types.js";
+import { consentTextByVersion, consentTextFor } from "../../i18n/consent-texts.js";
+import { DEFAULT_LANG, type Lang } from "../../i18n/languages.js";
+import { messagesFor } from "../../i18n/messages/index.js";
+import { requestLanguage } from "../../i18n/request-language.js";
 import { type HolderLimits, peerAddress } from "../../limits/index.js";
 import { MAX_NAME_CHARS } from "../../mail/quoting.js";
 import { allowRequestedMail, mailLimitMessage } from "../../mail/request-limits.js";
-import { SCOPE_WORDS, SIGNIN_PATH } from "../../oauth/scopes.js";
+import { SIGNIN_PATH } from "../../oauth/scopes.js";
 import { type SignInContext, sendSignInLink, useSignInLink } from "../../oauth/signin.js";
 import { CONTENT_SECURITY_POLICY, Layout } from "./layout.js";
 import { createFormGuard, isTokenShaped, MAX_FORM_BYTES, PAGE_HEADERS, readForm } from "./security.js";
@@ -56,44 +60,70 @@ const SignInPage: FC<{
   action: string;
   csrf: string;
   error?: string;
-}> = (props) => (
-  <Layout title="Sign in" holderName={props.holderName}>
-    <h1>Sign in to let an assistant act for you</h1>
-    <p>
-      The assistant <strong>{props.clientName}</strong> asks to act for you at {props.holderName}. Enter your
-      e-mail address: we send you a link to sign in. Nothing is given to the assistant before you approve.
-    </p>
-    <form method="post" action={props.action}>
-      <FormToken value={props.csrf} />
-      {props.error === undefined ? null : (
-        <p class="error" id="email-error">
-          {props.error}
-        </p>
-      )}
-      <label for="email">Your e-mail address</label>
-      <input
-        id="email"
-        name="email"
-        type="email"
-        autocomplete="email"
-        required
-        {...(props.error === undefined ? {} : { "aria-invalid": "true", "aria-describedby": "email-error" })}
-      />
-      <button type="submit">Send me a sign-in link</button>
-    </form>
-  </Layout>
-);
+  lang?: Lang;
+  langSwitch?: boolean;
+}> = ({ lang = DEFAULT_LANG, ...props }) => {
+  const t = messagesFor(lang).signin;
+  const lead = t.lead(props.clientName, props.holderName);
+  return (
+    <Layout title={t.title} holderName={props.holderName} lang={lang} langSwitch={props.langSwitch}>
+      <h1>{t.heading}</h1>
+      <p>
+        {lead.before}
+        <strong>{lead.client}</strong>
+        {lead.after}
+      </p>
+      <form method="post" action={props.action}>
+        <FormToken value={props.csrf} />
+        {/* The label above its own input, with a hint: the two no longer run together. */}
+        <div class="field">
+          <label for="email">{t.email}</label>
+          <span class="hint" id="email-hint">
+            {t.emailHint}
+          </span>
+          {props.error === undefined ? null : (
+            <span class="error" id="email-error">
+              {props.error}
+            </span>
+          )}
+          <input
+            id="email"
+            name="email"
+            type="email"
+            autocomplete="email"
+            inputmode="email"
+            spellcheck={false}
+            required
+            maxlength={254}
+            aria-describedby={props.error === undefined ? "email-hint" : "email-hint email-error"}
+            {...(props.error === undefined ? {} : { "aria-invalid": "true" })}
+          />
+        </div>
+        <button type="submit">{t.send}</button>
+      </form>
+    </Layout>
+  );
+};
 
-const LinkPage: FC<{ holderName: string; action: string; csrf: string }> = (props) => (
-  <Layout title="Sign in" holderName={props.holderName}>
-    <h1>Sign in</h1>
-    <p>Press the button to sign in with the address this link was sent to.</p>
-    <form method="post" action={props.action}>
-      <FormToken value={props.csrf} />
-      <button type="submit">Sign in</button>
-    </form>
-  </Layout>
-);
+const LinkPage: FC<{
+  holderName: string;
+  action: string;
+  csrf: string;
+  lang?: Lang;
+  langSwitch?: boolean;
+}> = ({ lang = DEFAULT_LANG, ...props }) => {
+  const t = messagesFor(lang).signin;
+  return (
+    <Layout title={t.title} holderName={props.holderName} lang={lang} langSwitch={props.langSwitch}>
+      <h1>{t.title}</h1>
+      <p>{t.linkLead}</p>
+      <form method="post" action={props.action}>
+        <FormToken value={props.csrf} />
+        <button type="submit">{t.button}</button>
+      </form>
+    </Layout>
+  );
+};
 
 const ConsentPage: FC<{
   holderName: string;
@@ -102,42 +132,68 @@ const ConsentPage: FC<{
   scopes: string[];
   consentText: string;
   consentVersion: string;
+  /** The consent text's own language (English when the page's has no translation). */
+  consentLanguage?: Lang;
   approve: string;
   deny: string;
   csrf: string;
-}> = (props) => (
-  <Layout title="Allow an assistant" holderName={props.holderName}>
-    <h1>Allow {props.clientName} to act for you?</h1>
-    <p>
-      The assistant <strong>{props.clientName}</strong> (it will be sent back to{" "}
-      <strong>{props.redirectHost}</strong>) asks to:
-    </p>
-    <ul>
-      {props.scopes.map((scope) => (
-        <li>
-          {SCOPE_WORDS[scope] ?? scope} (<code>{scope}</code>)
-        </li>
-      ))}
-    </ul>
-    <h2>What you agree to for the requests it publishes</h2>
-    <p>{props.consentText}</p>
-    <p class="muted">
-      Consent text version {props.consentVersion}. You can stop this assistant's access from the manage link
-      in any e-mail we send you.
-    </p>
-    <form method="post" action={props.approve}>
-      <FormToken value={props.csrf} />
-      <input type="hidden" name="consentVersion" value={props.consentVersion} />
-      <button type="submit">Allow</button>
-    </form>
-    <form method="post" action={props.deny}>
-      <FormToken value={props.csrf} />
-      <button type="submit" class="danger">
-        Do not allow
-      </button>
-    </form>
-  </Layout>
-);
+  lang?: Lang;
+  langSwitch?: boolean;
+}> = ({ lang = DEFAULT_LANG, ...props }) => {
+  const t = messagesFor(lang).approve;
+  return (
+    <Layout title={t.title} holderName={props.holderName} lang={lang} langSwitch={props.langSwitch}>
+      <h1>{t.heading(props.clientName)}</h1>
+      <p>
+        {t.asks.before}
+        <strong>{props.clientName}</strong>
+        {t.asks.after}
+      </p>
+      {/* Issue 17 item 8: what the assistant will learn, and from which host it works, first. */}
+      <dl class="facts">
+        <dt>{t.hostTitle}</dt>
+        <dd>
+          <strong>{props.redirectHost}</strong>
+          <br />
+          <span class="muted">{t.hostExplain(props.redirectHost)}</span>
+        </dd>
+        <dt>{t.learnsTitle}</dt>
+        <dd>
+          <ul>
+            {props.scopes.map((scope) => (
+              <li>
+                {t.scopes[scope] ?? scope} (<code>{scope}</code>)
+              </li>
+            ))}
+          </ul>
+          {t.neverLearns}
+        </dd>
+      </dl>
+      <h2>{t.agreeTitle}</h2>
+      <p
+        lang={
+          props.consentLanguage !== undefined && props.consentLanguage !== lang
+            ? props.consentLanguage
+            : undefined
+        }
+      >
+        {props.consentText}
+      </p>
+      <p class="muted">{t.version(props.consentVersion)}</p>
+      <form method="post" action={props.approve}>
+        <FormToken value={props.csrf} />
+        <input type="hidden" name="consentVersion" value={props.consentVersion} />
+        <button type="submit">{t.allow}</button>
+      </form>
+      <form method="post" action={props.deny}>
+        <FormToken value={props.csrf} />
+        <button type="submit" class="danger">
+          {t.deny}
+        </button>
+      </form>
+    </Layout>
+  );
+};
 
 const Message: FC<{ holderName: string; title: string; text: string }> = (props) => (
   <Layout title={props.title} holderName={props.holderName}>
@@ -264,11 +320,20 @@ export function mountOAuthPages<E extends Env, S extends Schema, B extends strin
       return render(
         c,
         200,
-        <SignInPage holderName={holderName} clientName={client.name} action={`${base}/email`} csrf={csrf} />,
+        <SignInPage
+          holderName={holderName}
+          clientName={client.name}
+          action={`${base}/email`}
+          csrf={csrf}
+          lang={requestLanguage(c)}
+          langSwitch
+        />,
       );
     }
     const missing = interaction.prompt.details.missingResourceScopes as Record<string, string[]> | undefined;
     const scopes = missing?.[deps.resource] ?? [];
+    const lang = requestLanguage(c);
+    const consentText = consentTextFor(config, lang);
     return render(
       c,
       200,
@@ -277,8 +342,11 @@ export function mountOAuthPages<E extends Env, S extends Schema, B extends strin
         clientName={client.name}
         redirectHost={client.redirectHost}
         scopes={scopes}
-        consentText={config.consentText}
-        consentVersion={config.consentVersion}
+        consentText={consentText.text}
+        consentVersion={consentText.version}
+        consentLanguage={consentText.lang}
+        lang={lang}
+        langSwitch
         approve={`${base}/approve`}
         deny={`${base}/deny`}
         csrf={csrf}
@@ -320,6 +388,7 @@ export function mountOAuthPages<E extends Env, S extends Schema, B extends strin
           action={`${SIGNIN_PATH}/${interaction.uid}/email`}
           csrf={csrf}
           error={error.message}
+          lang={requestLanguage(c)}
         />,
       );
     }
@@ -344,6 +413,8 @@ export function mountOAuthPages<E extends Env, S extends Schema, B extends strin
         holderName={holderName}
         action={`${SIGNIN_PATH}/${interaction.uid}/link/${token}`}
         csrf={csrf}
+        lang={requestLanguage(c)}
+        langSwitch
       />,
     );
   });
@@ -376,7 +447,8 @@ export function mountOAuthPages<E extends Env, S extends Schema, B extends strin
     if (interaction.prompt.name !== "consent" || accountId === undefined) {
       return message(c, 409, "Sign in first", "Sign in before you allow an assistant.");
     }
-    if (fields.consentVersion !== config.consentVersion) {
+    // Any language's current text will do: each has its own version (issue 17 item 8).
+    if (consentTextByVersion(config, fields.consentVersion) === undefined) {
       return message(c, 409, "The consent text changed", "Reload the page and read the new text.");
     }
     const clientId = String(interaction.params.client_id);

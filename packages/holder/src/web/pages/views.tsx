@@ -4,6 +4,8 @@
  */
 import type { Child, FC } from "hono/jsx";
 import type { Intent, Match } from "../../domain/types.js";
+import { DEFAULT_LANG, type Lang } from "../../i18n/languages.js";
+import { messagesFor } from "../../i18n/messages/index.js";
 import type { MailboxEntry } from "../../mail/local-mailbox.js";
 import type { AssistantAccess } from "../../oauth/owners.js";
 import type { NotificationReceipt } from "../../push/service.js";
@@ -14,27 +16,28 @@ import {
   formatDuration,
   formatMoney,
   isoDateTime,
-  STATUS_WORDS,
   safeExternalUrl,
-  VISIBILITY_WORDS,
+  statusWords,
+  visibilityWords,
 } from "./format.js";
 import { Layout } from "./layout.js";
 import { AssistantsWithAccess, NotificationChoices, NotificationReceipts } from "./notification-views.js";
 
-const When: FC<{ value: string | number }> = ({ value }) => (
-  <time datetime={isoDateTime(value)}>{formatDateTime(value)}</time>
+const When: FC<{ value: string | number; lang?: Lang }> = ({ value, lang = DEFAULT_LANG }) => (
+  <time datetime={isoDateTime(value)}>{formatDateTime(value, lang)}</time>
 );
 
 /** The intent as the person reads it: everything an agent may see, and "a hidden limit is set". */
-export const IntentFacts: FC<{ intent: Intent }> = ({ intent }) => {
-  const criteria = criteriaLines(intent.criteria);
+export const IntentFacts: FC<{ intent: Intent; lang?: Lang }> = ({ intent, lang = DEFAULT_LANG }) => {
+  const criteria = criteriaLines(intent.criteria, lang);
+  const t = messagesFor(lang).facts;
   return (
     <dl class="facts">
-      <dt>Request</dt>
+      <dt>{t.request}</dt>
       <dd class="statement">{intent.statement}</dd>
       {criteria.length > 0 && (
         <>
-          <dt>What</dt>
+          <dt>{t.what}</dt>
           <dd>
             <ul>
               {criteria.map((line) => (
@@ -44,30 +47,26 @@ export const IntentFacts: FC<{ intent: Intent }> = ({ intent }) => {
           </dd>
         </>
       )}
-      <dt>Where</dt>
-      <dd>{formatArea(intent.area)}</dd>
-      <dt>Budget</dt>
-      <dd>{intent.budget === undefined ? "Not given" : formatMoney(intent.budget)}</dd>
-      <dt>Hidden limit</dt>
-      <dd>
-        {intent.hasHiddenLimit
-          ? "A hidden limit is set. Its value is sealed: it is never shown, here or anywhere else."
-          : "None"}
-      </dd>
+      <dt>{t.where}</dt>
+      <dd>{formatArea(intent.area, lang)}</dd>
+      <dt>{t.budget}</dt>
+      <dd>{intent.budget === undefined ? t.notGiven : formatMoney(intent.budget, lang)}</dd>
+      <dt>{t.hiddenLimit}</dt>
+      <dd>{intent.hasHiddenLimit ? t.hiddenLimitSet : t.none}</dd>
       {intent.buyBy !== undefined && (
         <>
-          <dt>Buy by</dt>
+          <dt>{t.buyBy}</dt>
           <dd>
-            <When value={intent.buyBy} />
+            <When value={intent.buyBy} lang={lang} />
           </dd>
         </>
       )}
-      <dt>Valid until</dt>
+      <dt>{t.validUntil}</dt>
       <dd>
-        <When value={intent.validUntil} />
+        <When value={intent.validUntil} lang={lang} />
       </dd>
-      <dt>Visibility</dt>
-      <dd>{VISIBILITY_WORDS[intent.visibility]}</dd>
+      <dt>{t.visibility}</dt>
+      <dd>{visibilityWords(intent.visibility, lang)}</dd>
     </dl>
   );
 };
@@ -78,10 +77,11 @@ function statusClass(intent: Intent): string {
   return "badge waiting";
 }
 
-const StatusLine: FC<{ intent: Intent }> = ({ intent }) => (
+const StatusLine: FC<{ intent: Intent; lang?: Lang }> = ({ intent, lang = DEFAULT_LANG }) => (
   <p>
-    Status: <span class={statusClass(intent)}>{STATUS_WORDS[intent.status].label}</span>{" "}
-    <span class="muted">{STATUS_WORDS[intent.status].explain}</span>
+    {messagesFor(lang).status.prefix}{" "}
+    <span class={statusClass(intent)}>{statusWords(intent.status, lang).label}</span>{" "}
+    <span class="muted">{statusWords(intent.status, lang).explain}</span>
   </p>
 );
 
@@ -99,28 +99,34 @@ export interface ConsentFormProps {
   intent: Intent;
   consentText: string;
   consentVersion: string;
+  /** The consent text's own language, when it differs from the page's (no translation yet). */
+  consentLanguage?: Lang;
   action: string;
   csrf: string;
   email?: string;
   errors?: ConsentErrors;
   /** Push subscriptions made while the request awaited consent: separate, unticked choices. */
   notifications?: readonly NotificationReceipt[];
+  lang?: Lang;
+  langSwitch?: boolean;
 }
 
 export const ConsentFormPage: FC<ConsentFormProps> = (props) => {
-  const { intent, errors = {} } = props;
+  const { intent, errors = {}, lang = DEFAULT_LANG } = props;
+  const t = messagesFor(lang).consent;
+  const textLang = props.consentLanguage ?? lang;
   const problems = [
     errors.version && { href: "#consent-text", text: errors.version },
     errors.email && { href: "#email", text: errors.email },
     errors.consent && { href: "#consent", text: errors.consent },
   ].filter((item): item is { href: string; text: string } => typeof item === "object");
-  const title = problems.length > 0 ? "Error: agree to keep this request" : "Agree to keep this request";
+  const title = problems.length > 0 ? t.errorTitle : t.title;
   return (
-    <Layout title={title} holderName={props.holderName}>
-      <h1>Agree to keep this request</h1>
+    <Layout title={title} holderName={props.holderName} lang={lang} langSwitch={props.langSwitch}>
+      <h1>{t.title}</h1>
       {problems.length > 0 && (
         <div class="alert" role="alert" aria-labelledby="problems">
-          <h2 id="problems">Please check the form</h2>
+          <h2 id="problems">{t.problems}</h2>
           <ul>
             {problems.map((problem) => (
               <li>
@@ -130,31 +136,31 @@ export const ConsentFormPage: FC<ConsentFormProps> = (props) => {
           </ul>
         </div>
       )}
-      <p class="lead">
-        An AI assistant asked {props.holderName} to keep this request for you and to e-mail you matching
-        offers. Nothing happens until you agree below and confirm your e-mail address.
-      </p>
+      <p class="lead">{t.lead(props.holderName)}</p>
       {intent.draftExpiresAt !== undefined && (
         <p class="muted">
-          This link works once, until <When value={intent.draftExpiresAt} />.
+          {t.linkWorksUntil.before}
+          <When value={intent.draftExpiresAt} lang={lang} />
+          {t.linkWorksUntil.after}
         </p>
       )}
-      <h2>The request</h2>
-      <IntentFacts intent={intent} />
-      <h2 id="consent-text">Consent text</h2>
-      <p class="muted">Version {props.consentVersion}</p>
-      <blockquote>{props.consentText}</blockquote>
+      <h2>{t.theRequest}</h2>
+      <IntentFacts intent={intent} lang={lang} />
+      <h2 id="consent-text">{t.consentText}</h2>
+      <p class="muted">{t.version(props.consentVersion)}</p>
+      {textLang !== lang && <p>{t.onlyInEnglish}</p>}
+      <blockquote lang={textLang === lang ? undefined : textLang}>{props.consentText}</blockquote>
       <form method="post" action={props.action}>
         <FormToken value={props.csrf} />
         <input type="hidden" name="consentVersion" value={props.consentVersion} />
         <div class="field">
-          <label for="email">Your e-mail address</label>
+          <label for="email">{t.email}</label>
           <span class="hint" id="email-hint">
-            We send one link to this address to check that it is yours. Sellers never see it.
+            {t.emailHint}
           </span>
           {errors.email && (
             <span class="error" id="email-error">
-              Error: {errors.email}
+              {t.errorPrefix} {errors.email}
             </span>
           )}
           <input
@@ -174,7 +180,7 @@ export const ConsentFormPage: FC<ConsentFormProps> = (props) => {
         <div class="field">
           {errors.consent && (
             <span class="error" id="consent-error">
-              Error: {errors.consent}
+              {t.errorPrefix} {errors.consent}
             </span>
           )}
           <div class="check">
@@ -187,86 +193,101 @@ export const ConsentFormPage: FC<ConsentFormProps> = (props) => {
               aria-invalid={errors.consent ? "true" : undefined}
               aria-describedby={errors.consent ? "consent-error" : undefined}
             />
-            <label for="consent">I agree to the consent text above (version {props.consentVersion}).</label>
+            <label for="consent">{t.agree(props.consentVersion)}</label>
           </div>
         </div>
-        <NotificationChoices choices={props.notifications ?? []} />
-        <button type="submit">Agree and send the confirmation e-mail</button>
+        <NotificationChoices choices={props.notifications ?? []} lang={lang} />
+        <button type="submit">{t.submit}</button>
       </form>
     </Layout>
   );
 };
 
-export const CheckEmailPage: FC<{ holderName: string; confirmTtlMs: number; mailboxUrl?: string }> = (
-  props,
-) => (
-  <Layout title="Check your e-mail" holderName={props.holderName}>
-    <h1>Check your e-mail</h1>
-    <p class="notice" role="status">
-      Thank you. We sent a confirmation link to the address you gave.
-    </p>
-    <p class="lead">
-      Open the link in that e-mail to make your request active. Until then nothing is matched or sent. The
-      link works for {formatDuration(props.confirmTtlMs)}.
-    </p>
-    <p>Every e-mail we send has a link where you can see your request and its offers, or withdraw it.</p>
-    {props.mailboxUrl !== undefined && (
-      <p>
-        This server sends no real e-mail: read it in the <a href={props.mailboxUrl}>local mailbox</a>.
+export const CheckEmailPage: FC<{
+  holderName: string;
+  confirmTtlMs: number;
+  mailboxUrl?: string;
+  lang?: Lang;
+}> = ({ lang = DEFAULT_LANG, ...props }) => {
+  const t = messagesFor(lang).checkEmail;
+  return (
+    <Layout title={t.title} holderName={props.holderName} lang={lang}>
+      <h1>{t.title}</h1>
+      <p class="notice" role="status">
+        {t.notice}
       </p>
-    )}
-  </Layout>
-);
+      <p class="lead">{t.lead(formatDuration(props.confirmTtlMs, lang))}</p>
+      <p>{t.everyMail}</p>
+      {props.mailboxUrl !== undefined && (
+        <p>
+          {t.mailbox.before}
+          <a href={props.mailboxUrl}>{t.mailbox.link}</a>
+          {t.mailbox.after}
+        </p>
+      )}
+    </Layout>
+  );
+};
 
-export const ConfirmPage: FC<{ holderName: string; action: string; csrf: string }> = (props) => (
-  <Layout title="Confirm your e-mail address" holderName={props.holderName}>
-    <h1>Confirm your e-mail address</h1>
-    <p class="lead">
-      Press the button to confirm that this e-mail address is yours and to start your request.
-    </p>
-    <form method="post" action={props.action}>
-      <FormToken value={props.csrf} />
-      <button type="submit">Confirm and start my request</button>
-    </form>
-    <p class="muted">
-      We ask for a press of the button because some e-mail programs open links by themselves; opening this
-      page alone changes nothing.
-    </p>
-  </Layout>
-);
+export const ConfirmPage: FC<{
+  holderName: string;
+  action: string;
+  csrf: string;
+  lang?: Lang;
+  langSwitch?: boolean;
+}> = ({ lang = DEFAULT_LANG, ...props }) => {
+  const t = messagesFor(lang).confirm;
+  return (
+    <Layout title={t.title} holderName={props.holderName} lang={lang} langSwitch={props.langSwitch}>
+      <h1>{t.title}</h1>
+      <p class="lead">{t.lead}</p>
+      <form method="post" action={props.action}>
+        <FormToken value={props.csrf} />
+        <button type="submit">{t.button}</button>
+      </form>
+      <p class="muted">{t.why}</p>
+    </Layout>
+  );
+};
 
 export const ActivePage: FC<{
   holderName: string;
   intent: Intent;
   manageUrl?: string;
   mailboxUrl?: string;
-}> = (props) => (
-  <Layout title="Your request is active" holderName={props.holderName}>
-    <h1>Your request is active</h1>
-    <p class="notice" role="status">
-      Your e-mail address is confirmed. We will e-mail you offers that match.
-    </p>
-    <StatusLine intent={props.intent} />
-    <IntentFacts intent={props.intent} />
-    {props.manageUrl !== undefined ? (
-      <p>
-        <a href={props.manageUrl}>See its offers or withdraw it</a> at any time. The same link is in every
-        e-mail we send you.
+  lang?: Lang;
+}> = ({ lang = DEFAULT_LANG, ...props }) => {
+  const t = messagesFor(lang).active;
+  return (
+    <Layout title={t.title} holderName={props.holderName} lang={lang}>
+      <h1>{t.title}</h1>
+      <p class="notice" role="status">
+        {t.notice}
       </p>
-    ) : (
-      <p>
-        Every e-mail we send you ends with a link where you can see its offers or withdraw it
-        {props.mailboxUrl !== undefined ? (
-          <>
-            {" "}
-            (this server keeps its mail in the <a href={props.mailboxUrl}>local mailbox</a>)
-          </>
-        ) : null}
-        .
-      </p>
-    )}
-  </Layout>
-);
+      <StatusLine intent={props.intent} lang={lang} />
+      <IntentFacts intent={props.intent} lang={lang} />
+      {props.manageUrl !== undefined ? (
+        <p>
+          {t.manageLink.before}
+          <a href={props.manageUrl}>{t.manageLink.link}</a>
+          {t.manageLink.after}
+        </p>
+      ) : (
+        <p>
+          {t.everyMail}
+          {props.mailboxUrl !== undefined ? (
+            <>
+              {t.mailbox.before}
+              <a href={props.mailboxUrl}>{t.mailbox.link}</a>
+              {t.mailbox.after}
+            </>
+          ) : null}
+          .
+        </p>
+      )}
+    </Layout>
+  );
+};
 
 export interface ManageProps {
   holderName: string;
@@ -280,26 +301,29 @@ export interface ManageProps {
   /** OAuth (issue #8): the assistants the person signed in to, and where revoking one posts. */
   assistants?: readonly AssistantAccess[];
   assistantAction?: (assistant: AssistantAccess) => string;
+  lang?: Lang;
+  langSwitch?: boolean;
 }
 
 export const ManagePage: FC<ManageProps> = (props) => {
-  const { holderName, intent, matches, withdrawAction, csrf } = props;
+  const { holderName, intent, matches, withdrawAction, csrf, lang = DEFAULT_LANG } = props;
+  const t = messagesFor(lang).manage;
   const open =
     intent.status === "active" ||
     intent.status === "awaiting_email_confirmation" ||
     intent.status === "awaiting_consent";
   return (
-    <Layout title="Your request" holderName={holderName}>
-      <h1>Your request</h1>
-      <StatusLine intent={intent} />
-      <IntentFacts intent={intent} />
-      <h2 id="offers">Offers sent to you ({matches.length})</h2>
+    <Layout title={t.title} holderName={holderName} lang={lang} langSwitch={props.langSwitch}>
+      <h1>{t.title}</h1>
+      <StatusLine intent={intent} lang={lang} />
+      <IntentFacts intent={intent} lang={lang} />
+      <h2 id="offers">{t.offers(matches.length)}</h2>
       {matches.length === 0 ? (
-        <p>No matching offer yet. We e-mail you as soon as one arrives.</p>
+        <p>{t.noOffers}</p>
       ) : (
         <ol class="offers" aria-labelledby="offers">
           {newestFirst(matches).map((match) => (
-            <OfferItem match={match} />
+            <OfferItem match={match} lang={lang} />
           ))}
         </ol>
       )}
@@ -308,6 +332,7 @@ export const ManagePage: FC<ManageProps> = (props) => {
           receipts={props.notifications ?? []}
           actionFor={props.notificationAction}
           csrf={csrf}
+          lang={lang}
         />
       )}
       {props.assistantAction !== undefined && (
@@ -315,19 +340,20 @@ export const ManagePage: FC<ManageProps> = (props) => {
           assistants={props.assistants ?? []}
           actionFor={props.assistantAction}
           csrf={csrf}
+          lang={lang}
         />
       )}
-      <h2>Withdraw</h2>
+      <h2>{t.withdraw}</h2>
       {open ? (
         <form method="post" action={withdrawAction}>
           <FormToken value={csrf} />
-          <p>Withdrawing stops matching and e-mails at once. It cannot be undone.</p>
+          <p>{t.withdrawExplain}</p>
           <button type="submit" class="danger">
-            Withdraw this request
+            {t.withdrawButton}
           </button>
         </form>
       ) : (
-        <p>This request has ended; there is nothing to withdraw.</p>
+        <p>{t.ended}</p>
       )}
     </Layout>
   );
@@ -337,8 +363,9 @@ export const ManagePage: FC<ManageProps> = (props) => {
 const newestFirst = (matches: readonly Match[]): Match[] =>
   [...matches].sort((a, b) => (a.deliveredAt < b.deliveredAt ? 1 : a.deliveredAt > b.deliveredAt ? -1 : 0));
 
-const OfferItem: FC<{ match: Match }> = ({ match }) => {
+const OfferItem: FC<{ match: Match; lang: Lang }> = ({ match, lang }) => {
   const { offer } = match;
+  const t = messagesFor(lang).manage;
   const url = safeExternalUrl(offer.url);
   return (
     <li>
@@ -352,64 +379,83 @@ const OfferItem: FC<{ match: Match }> = ({ match }) => {
         )}
       </h3>
       <p>
-        <strong>{formatMoney(offer.price)}</strong> · {formatArea(offer.location)}
+        <strong>{formatMoney(offer.price, lang)}</strong> · {formatArea(offer.location, lang)}
       </p>
-      {offer.source.kind === "reply" && <p>A seller's answer to your request.</p>}
+      {offer.source.kind === "reply" && <p>{t.sellerAnswer}</p>}
       <p class="muted">
-        Sent to you <When value={match.deliveredAt} />
+        {t.sentTo}
+        <When value={match.deliveredAt} lang={lang} />
       </p>
     </li>
   );
 };
 
-export const WithdrawnPage: FC<{ holderName: string; intent: Intent; manageUrl: string }> = (props) => (
-  <Layout title="Your request is withdrawn" holderName={props.holderName}>
-    <h1>Your request is withdrawn</h1>
-    <p class="notice" role="status">
-      Done. Nothing more is matched and we send you no more offers for it.
-    </p>
-    <StatusLine intent={props.intent} />
-    <p>
-      <a href={props.manageUrl}>Back to the request</a>
-    </p>
-  </Layout>
-);
+export const WithdrawnPage: FC<{ holderName: string; intent: Intent; manageUrl: string; lang?: Lang }> = ({
+  lang = DEFAULT_LANG,
+  ...props
+}) => {
+  const t = messagesFor(lang).withdrawn;
+  return (
+    <Layout title={t.title} holderName={props.holderName} lang={lang}>
+      <h1>{t.title}</h1>
+      <p class="notice" role="status">
+        {t.notice}
+      </p>
+      <StatusLine intent={props.intent} lang={lang} />
+      <p>
+        <a href={props.manageUrl}>{t.back}</a>
+      </p>
+    </Layout>
+  );
+};
 
 /** Any page that only explains: an error, a used link, a refused form. */
-export const MessagePage: FC<{ holderName: string; title: string; children?: Child }> = (props) => (
-  <Layout title={props.title} holderName={props.holderName}>
+export const MessagePage: FC<{
+  holderName: string;
+  title: string;
+  lang?: Lang;
+  langSwitch?: boolean;
+  children?: Child;
+}> = (props) => (
+  <Layout title={props.title} holderName={props.holderName} lang={props.lang} langSwitch={props.langSwitch}>
     <h1>{props.title}</h1>
     {props.children}
   </Layout>
 );
 
 /** `base`: the mailbox page's own path (unguessable under `doorbell serve`, issue #16 item 1). */
-export const MailboxListPage: FC<{ holderName: string; entries: readonly MailboxEntry[]; base?: string }> = (
-  props,
-) => (
-  <Layout title="Local mailbox" holderName={props.holderName}>
-    <h1>Local mailbox</h1>
-    <p class="muted">
-      For development: this server has no SMTP server configured, so the mails it would send are kept here.
-      Anyone who can open this page can read them.
-    </p>
+export const MailboxListPage: FC<{
+  holderName: string;
+  entries: readonly MailboxEntry[];
+  base?: string;
+  lang?: Lang;
+  langSwitch?: boolean;
+}> = ({ lang = DEFAULT_LANG, ...props }) => (
+  <Layout
+    title={messagesFor(lang).mailbox.title}
+    holderName={props.holderName}
+    lang={lang}
+    langSwitch={props.langSwitch}
+  >
+    <h1>{messagesFor(lang).mailbox.title}</h1>
+    <p class="muted">{messagesFor(lang).mailbox.explain}</p>
     {props.entries.length === 0 ? (
-      <p>No mail yet.</p>
+      <p>{messagesFor(lang).mailbox.empty}</p>
     ) : (
-      <table>
-        <caption class="muted">Newest first</caption>
+      <table class="mailbox">
+        <caption class="muted">{messagesFor(lang).mailbox.newestFirst}</caption>
         <thead>
           <tr>
-            <th scope="col">Received</th>
-            <th scope="col">To</th>
-            <th scope="col">Subject</th>
+            <th scope="col">{messagesFor(lang).mailbox.received}</th>
+            <th scope="col">{messagesFor(lang).mailbox.to}</th>
+            <th scope="col">{messagesFor(lang).mailbox.subject}</th>
           </tr>
         </thead>
         <tbody>
           {props.entries.map((entry) => (
             <tr>
               <td>
-                <When value={entry.createdAt} />
+                <When value={entry.createdAt} lang={lang} />
               </td>
               <td>{entry.to}</td>
               <td>
@@ -442,25 +488,27 @@ export function linkify(text: string): Child[] {
   return parts;
 }
 
-export const MailboxMailPage: FC<{ holderName: string; entry: MailboxEntry; base?: string }> = ({
-  holderName,
-  entry,
-  base,
-}) => (
-  <Layout title={entry.subject} holderName={holderName}>
+export const MailboxMailPage: FC<{
+  holderName: string;
+  entry: MailboxEntry;
+  base?: string;
+  lang?: Lang;
+  langSwitch?: boolean;
+}> = ({ holderName, entry, base, lang = DEFAULT_LANG, langSwitch }) => (
+  <Layout title={entry.subject} holderName={holderName} lang={lang} langSwitch={langSwitch}>
     <p>
-      <a href={base ?? "/dev/mailbox"}>Back to the mailbox</a>
+      <a href={base ?? "/dev/mailbox"}>{messagesFor(lang).mailbox.back}</a>
     </p>
     <h1>{entry.subject}</h1>
     <dl class="facts">
-      <dt>To</dt>
+      <dt>{messagesFor(lang).mailbox.to}</dt>
       <dd>{entry.to}</dd>
-      <dt>Received</dt>
+      <dt>{messagesFor(lang).mailbox.received}</dt>
       <dd>
-        <When value={entry.createdAt} />
+        <When value={entry.createdAt} lang={lang} />
       </dd>
     </dl>
-    <h2>Message</h2>
+    <h2>{messagesFor(lang).mailbox.message}</h2>
     <pre class="mail">{linkify(entry.text)}</pre>
   </Layout>
 );
