@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import { createServer, type Server as HttpServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Worker } from "node:worker_threads";
-import { scopedSignalFetch } from "@doorbell/holder";
 import {
   createEventsServer,
   EVENTS_METHODS,
@@ -15,8 +14,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { createMcpHandler, McpServer as McpServerV2 } from "@modelcontextprotocol/server";
 import { Agent, request } from "undici";
 import { z } from "zod";
+import { scopedSignalFetch } from "../packages/holder/src/mcp/client-fetch.js";
 import { type Measurement, printComparison } from "./harness.js";
 
 // MCP Events (`@doorbell/mcp-events`) over Streamable HTTP on loopback, three figures each beside a
@@ -43,6 +44,7 @@ export async function benchEvents(): Promise<void> {
     `Node ${process.version}; loopback; Streamable HTTP in session mode (one SDK server per session).`,
   );
   await benchPoll();
+  await benchPollModern();
   await benchFanout();
   await benchWebhook();
 }
@@ -147,6 +149,94 @@ async function benchPoll(): Promise<void> {
   } finally {
     await client.close();
     await served.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1b. The same on SDK v2's modern path: createMcpHandler, a fresh McpServer per request (what the
+// holder serves), protocol 2026-07-28 requests written as deployed clients write them.
+
+async function benchPollModern(): Promise<void> {
+  const events = await createEventsServer({ heartbeatMs: 30_000 });
+  events.event({ name: TYPE, description: "A benchmark event", payloadSchema: { type: "object" } });
+  const handler = createMcpHandler(() => {
+    const server = new McpServerV2({ name: "bench-events-modern", version: "1.0.0" });
+    server.registerTool("constant", { description: "returns a constant" }, async () => ({
+      content: [{ type: "text", text: "ok" }],
+    }));
+    events.attach(server);
+    return server;
+  });
+  const http = createServer(
+    { keepAliveTimeout: 60_000 },
+    getRequestListener((req) => handler.fetch(req)),
+  );
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+  const agent = new Agent({ connections: 1, pipelining: 0 });
+  let id = 0;
+  const send = async (method: string, params: Record<string, unknown>, name?: string) => {
+    id += 1;
+    const response = await request(url, {
+      method: "POST",
+      dispatcher: agent,
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": method,
+        ...(name === undefined ? {} : { "mcp-name": name }),
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id,
+        method,
+        params: {
+          ...params,
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+          },
+        },
+      }),
+    });
+    const body = (await response.body.json()) as { result?: Record<string, unknown>; error?: unknown };
+    if (!body.result) throw new Error(`${method} failed: ${JSON.stringify(body.error)}`);
+    return body.result;
+  };
+  try {
+    const first = await send(EVENTS_METHODS.poll, { name: TYPE, arguments: {}, cursor: null });
+    const cursor = first.cursor;
+    const poll = async () => {
+      const result = await send(EVENTS_METHODS.poll, { name: TYPE, arguments: {}, cursor });
+      if ((result.events as unknown[]).length !== 0) throw new Error("the poll was not empty");
+    };
+    const call = async () => {
+      const result = await send("tools/call", { name: "constant", arguments: {} }, "constant");
+      if (result.isError) throw new Error("the constant tool failed");
+    };
+    for (let i = 0; i < 300; i++) {
+      await poll();
+      await call();
+    }
+    const rounds = await interleaved(
+      [
+        ["events/poll, empty, modern 2026-07-28 (fresh McpServer per request)", poll],
+        ["tools/call of a constant tool, same handler", call],
+      ],
+      POLL_ROUNDS,
+      POLL_ROUND_MS,
+    );
+    printComparison(
+      `Modern path round trips/s, sequential, one keep-alive connection (${POLL_ROUNDS} interleaved rounds of ${POLL_ROUND_MS} ms, median; goal ≥ 0.90×):`,
+      rounds,
+    );
+  } finally {
+    await agent.close();
+    http.closeAllConnections();
+    await new Promise<void>((resolve) => http.close(() => resolve()));
+    await handler.close();
+    await events.close();
   }
 }
 
