@@ -4,6 +4,8 @@ export interface MailMessage {
   subject: string;
   text: string;
   html: string;
+  /** Extra header fields, e.g. RFC 8058 List-Unsubscribe (web/one-click-unsubscribe.ts). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** SMTP in production; the local mailbox (a dev page of the running server) when none is configured. */

@@ -81,6 +81,7 @@ export function createSmtpMailer(options: SmtpMailerOptions): SmtpMailer {
           subject: message.subject,
           text: message.text,
           html: message.html,
+          ...(message.headers === undefined ? {} : { headers: { ...message.headers } }),
           // Nothing in a message may make the holder read a file or fetch a URL.
           disableFileAccess: true,
           disableUrlAccess: true,

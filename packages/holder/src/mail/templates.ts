@@ -6,6 +6,7 @@
  */
 import type { Area, Money } from "../domain/types.js";
 import type { MailMessage } from "./mailer.js";
+import { listUnsubscribeHeaders } from "../web/one-click-unsubscribe.js";
 import { quoteText } from "./quoting.js";
 
 export type RenderedMail = Omit<MailMessage, "to">;
@@ -152,7 +153,15 @@ function renderHtml(subject: string, blocks: readonly Block[]): string {
 }
 
 function render(subject: string, blocks: readonly Block[]): RenderedMail {
-  return { subject, text: renderText(blocks), html: renderHtml(subject, blocks) };
+  // Issue #16 item 17: a mail about an intent (it has the manage footer) carries RFC 8058 one-click
+  // List-Unsubscribe, which stops the intent's notifications (push §6 rule 3).
+  const manage = blocks.find((block) => block.kind === "footer");
+  return {
+    subject,
+    text: renderText(blocks),
+    html: renderHtml(subject, blocks),
+    ...(manage?.kind === "footer" ? { headers: listUnsubscribeHeaders(manage.url) } : {}),
+  };
 }
 
 function footer(data: MailCommon): Block {

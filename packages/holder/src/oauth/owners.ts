@@ -13,7 +13,9 @@ import type { Provider } from "oidc-provider";
 import { normaliseEmail } from "../domain/consent.js";
 import type { IntentServiceOptions, OAuthPrincipal } from "../domain/intents.js";
 import type { Intent } from "../domain/types.js";
+import { quoteText } from "../mail/quoting.js";
 import type { HolderTables } from "../schema.js";
+import { listUnsubscribeHeaders } from "../web/one-click-unsubscribe.js";
 import type { OAuthTables } from "./schema.js";
 import { accountByContactHash, accountEmail, type SignInContext } from "./signin.js";
 
@@ -47,7 +49,10 @@ export function intentOwnership(
         const text = [
           `An assistant you signed in to ${ctx.config.name} published this request for you:`,
           "",
-          intent.statement,
+          quoteText(intent.statement)
+            .split("\n")
+            .map((line) => `> ${line}`)
+            .join("\n"),
           "",
           `It is active until ${intent.validUntil}. Offers that match it are sent to this address.`,
           `See it, withdraw it, or stop an assistant's access here: ${manageUrl}`,
@@ -60,6 +65,8 @@ export function intentOwnership(
             .split("\n")
             .map((line) => `<p>${line.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`)}</p>`)
             .join(""),
+          // Issue #16 item 17: one-click List-Unsubscribe stops the intent's notifications.
+          headers: listUnsubscribeHeaders(manageUrl),
         });
       },
     },

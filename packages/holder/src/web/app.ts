@@ -25,6 +25,7 @@ import type { HolderMetrics } from "../observability/metrics.js";
 import { type MetricsOptions, mountMetrics } from "../observability/metrics-route.js";
 import type { PushService } from "../push/service.js";
 import { type HostPolicy, hostGuard } from "./host-guard.js";
+import { mountOneClickUnsubscribe } from "./one-click-unsubscribe.js";
 import { mountCheckPage } from "./pages/check-page.js";
 import { mountPages } from "./pages/index.js";
 
@@ -202,6 +203,13 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
   mountCheckPage(app, {
     holderName: deps.config.name,
     ...(deps.check === undefined ? {} : { options: deps.check }),
+  });
+  // Issue #16 item 17: the RFC 8058 one-click target of every mail about an intent.
+  mountOneClickUnsubscribe(app, {
+    consent: deps.services.consent,
+    ...(deps.services.push === undefined ? {} : { push: deps.services.push }),
+    holderName: deps.config.name,
+    log: deps.log,
   });
   mountPages(app, {
     consent: deps.services.consent,

@@ -1,0 +1,114 @@
+/**
+ * One action from every e-mail about an intent (push profile §6 rule 3; issue #16 item 17): each
+ * such mail carries RFC 8058 one-click `List-Unsubscribe` and `List-Unsubscribe-Post` headers
+ * naming `<manage URL>/unsubscribe`, and a POST there with `List-Unsubscribe=One-Click` takes back
+ * every notification the person allowed for the intent: the subscriptions end at once and each
+ * agent is told once. The manage token in the URL is the capability (as on the manage page).
+ *
+ * Only a POST acts: a link scanner or a prefetching mail client that GETs the URL is shown a page
+ * with a button and changes nothing. The intent itself stays (withdrawing it is the footer's link).
+ */
+import type { Context, Env, Hono, Schema } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { Logger } from "pino";
+import type { ConsentService } from "../domain/services.js";
+import { HolderError } from "../domain/types.js";
+import type { PushService } from "../push/types.js";
+import { isTokenShaped, PAGE_HEADERS } from "./pages/security.js";
+
+export const UNSUBSCRIBE_PATH_SUFFIX = "/unsubscribe";
+const ONE_CLICK = "List-Unsubscribe=One-Click";
+
+/** The RFC 8058 headers of a mail whose manage link is `manageUrl`. */
+export function listUnsubscribeHeaders(manageUrl: string): Record<string, string> {
+  return {
+    "List-Unsubscribe": `<${manageUrl}${UNSUBSCRIBE_PATH_SUFFIX}>`,
+    "List-Unsubscribe-Post": ONE_CLICK,
+  };
+}
+
+export interface OneClickDeps {
+  consent: Pick<ConsentService, "manageView">;
+  push?: Pick<PushService, "receipts" | "revoke">;
+  holderName: string;
+  log?: Pick<Logger, "info" | "warn">;
+}
+
+const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+function page(c: Context, status: number, holderName: string, title: string, body: string): Response {
+  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)} – ${escapeHtml(holderName)}</title></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
+  const response = c.html(html, status as 200);
+  for (const [name, value] of Object.entries(PAGE_HEADERS)) response.headers.set(name, value);
+  return response;
+}
+
+export function mountOneClickUnsubscribe<E extends Env, S extends Schema, B extends string>(
+  app: Hono<E, S, B>,
+  deps: OneClickDeps,
+): void {
+  const path = `/manage/:token${UNSUBSCRIBE_PATH_SUFFIX}`;
+  const unknown = (c: Context) =>
+    page(c, 404, deps.holderName, "Unknown link", "<p>This link is not known here.</p>");
+
+  // A GET never acts: scanners and previews open links.
+  app.get(path, (c) => {
+    const token = c.req.param("token");
+    if (!isTokenShaped(token)) return unknown(c);
+    return page(
+      c,
+      200,
+      deps.holderName,
+      "Stop the notifications",
+      `<p>This stops every notification an assistant gets about this intent. The intent stays; you can withdraw it from its manage page.</p><form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Stop the notifications</button></form>`,
+    );
+  });
+
+  app.post(
+    path,
+    bodyLimit({ maxSize: 4096, onError: (c) => page(c, 413, deps.holderName, "Too large", "") }),
+    async (c) => {
+      const token = c.req.param("token");
+      if (!isTokenShaped(token)) return unknown(c);
+      let oneClick = false;
+      try {
+        const body = await c.req.parseBody();
+        oneClick = body["List-Unsubscribe"] === "One-Click";
+      } catch {
+        oneClick = false;
+      }
+      if (!oneClick) {
+        return page(c, 400, deps.holderName, "Not a one-click request", `<p>Send ${ONE_CLICK}.</p>`);
+      }
+      let intentId: string;
+      try {
+        intentId = (await deps.consent.manageView(token)).intent.id;
+      } catch (error) {
+        if (error instanceof HolderError) return unknown(c);
+        throw error;
+      }
+      let stopped = 0;
+      for (const receipt of (await deps.push?.receipts(intentId)) ?? []) {
+        if (receipt.status === "ended") continue;
+        try {
+          await deps.push?.revoke(intentId, receipt.id);
+          stopped += 1;
+        } catch (error) {
+          // Ended by someone else meanwhile: nothing left to stop.
+          if (!(error instanceof HolderError)) throw error;
+        }
+      }
+      deps.log?.info(
+        { event: "push.one_click_unsubscribe", intentId, stopped },
+        "notifications stopped from an e-mail",
+      );
+      return page(
+        c,
+        200,
+        deps.holderName,
+        "Notifications stopped",
+        "<p>No assistant is notified about this intent any more. The intent stays; you can withdraw it from its manage page.</p>",
+      );
+    },
+  );
+}
