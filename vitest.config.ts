@@ -9,6 +9,8 @@ export default defineConfig({
   ssr: { resolve: { conditions, externalConditions: ["@doorbell/source"] } },
   test: {
     include: ["packages/*/test/**/*.test.ts"],
+    // PostgreSQL and Chromium from the npm registry when the machine has neither: nothing skipped.
+    globalSetup: ["./scripts/test-services.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

@@ -1,9 +1,15 @@
 /**
- * Debian's Chromium for the tests that drive pages (DESIGN.md: `chromium` + playwright-core):
- * where it is, how it starts, and whether a suite runs. Without /usr/bin/chromium a suite is
- * skipped with a notice, except under CI, where starting it fails.
+ * The Chromium the page tests drive with playwright-core: where it is, how it starts, and whether
+ * a suite runs (always: the browser comes from the npm registry when the machine has none).
+ *
+ * In order: DOORBELL_TEST_CHROMIUM (set by the test run's global setup, scripts/test-services.ts,
+ * to @sparticuz/chromium when there is no system Chromium, with DOORBELL_TEST_CHROMIUM_LIBS for
+ * the libraries it brings), then the system's /usr/bin/chromium, then @sparticuz/chromium unpacked
+ * here (a test file run outside `npm test`'s configuration).
  */
 import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 
 export const CHROMIUM = "/usr/bin/chromium";
@@ -14,26 +20,50 @@ const CHROMIUM_ARGS = [
   "--disable-background-networking",
   "--no-first-run",
 ];
-const isCi = (() => {
-  const value = process.env.CI?.trim().toLowerCase();
-  return value !== undefined && value !== "" && value !== "0" && value !== "false";
-})();
-const haveChromium = fs.existsSync(CHROMIUM);
 
-/** Whether the suite `name` runs; prints why it does not. Use with `describe.runIf`. */
-export function chromiumSuite(name: string, what: string): boolean {
-  if (!haveChromium && !isCi) {
-    console.warn(
-      `[${name}] ${CHROMIUM} not found: ${what} is SKIPPED (it fails under CI). Install it with: apt-get install -y chromium`,
-    );
-  }
-  return haveChromium || isCi;
+interface ChromiumBinary {
+  executablePath: string;
+  /** Extra shared libraries it needs (the npm build on a bare machine), or undefined. */
+  libs: string | undefined;
 }
 
-/** Headless Chromium; under CI without it, a clear failure. */
+async function findChromium(): Promise<ChromiumBinary> {
+  const given = process.env.DOORBELL_TEST_CHROMIUM?.trim();
+  const libs = process.env.DOORBELL_TEST_CHROMIUM_LIBS?.trim() || undefined;
+  if (given) return { executablePath: given, libs };
+  if (fs.existsSync(CHROMIUM)) return { executablePath: CHROMIUM, libs: undefined };
+  const { default: npmChromium, inflate } = await import("@sparticuz/chromium");
+  const bin = path.join(
+    path.dirname(path.dirname(createRequire(import.meta.url).resolve("@sparticuz/chromium"))),
+    "bin",
+  );
+  return {
+    executablePath: await npmChromium.executablePath(),
+    libs: path.join(await inflate(path.join(bin, "al2023.tar.br")), "lib"),
+  };
+}
+
+/** Whether the suite runs: always, since Chromium comes from npm when the machine has none. */
+export function chromiumSuite(_name: string, _what: string): boolean {
+  return true;
+}
+
+/** Headless Chromium: the system's, or the one from the npm registry. */
 export async function launchChromium(): Promise<Browser> {
-  if (!haveChromium) throw new Error(`CI is set but ${CHROMIUM} is missing: apt-get install -y chromium`);
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  const found = await findChromium();
+  const env =
+    found.libs === undefined
+      ? undefined
+      : {
+          ...process.env,
+          LD_LIBRARY_PATH: [found.libs, process.env.LD_LIBRARY_PATH].filter(Boolean).join(":"),
+        };
+  return chromium.launch({
+    executablePath: found.executablePath,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    ...(env === undefined ? {} : { env: env as Record<string, string> }),
+  });
 }
 
 /** Runs `action` (a click) and waits until the page it leads to has loaded. */

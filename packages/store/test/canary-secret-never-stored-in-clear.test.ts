@@ -35,12 +35,19 @@ const schema = defineMigrations("canary", [
   },
 ]);
 
-/** pg_dump of the table's data, or undefined when the PostgreSQL client tools are not installed. */
+/**
+ * pg_dump of the table's data, or undefined when the PostgreSQL client tools are not installed or
+ * are older than the server (the system's pg_dump against the embedded PostgreSQL of `npm test`).
+ */
 function pgDump(url: string): string | undefined {
   try {
-    return execFileSync("pg_dump", ["--data-only", "--table=endpoint", url], { encoding: "utf8" });
+    return execFileSync("pg_dump", ["--data-only", "--table=endpoint", url], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    if (/server version mismatch/.test(String((error as { stderr?: unknown }).stderr))) return undefined;
     throw error;
   }
 }
