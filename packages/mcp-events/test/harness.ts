@@ -142,8 +142,12 @@ export async function next(
   }
 }
 
-/** Waits until `condition` holds (polling, for effects of other processes' timers). */
-export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+/**
+ * Waits until `condition` holds (polling, for effects of other processes' timers). The deadline
+ * only bounds how long a real failure takes to show: it is near the test timeout, because on a
+ * loaded machine (the whole suite on two cores) a delivery can take seconds to be recorded.
+ */
+export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 25_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error("condition not met in time");

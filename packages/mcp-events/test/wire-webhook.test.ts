@@ -102,7 +102,7 @@ describe("events/subscribe webhook delivery replays the sketch against a real re
     expect(secret).toMatch(/^whsec_/);
     secrets.set(ID, secret);
     emitEmail(events, "evt_1", "dsp@anthropic.com");
-    await until(() => received.length === 1, 10_000);
+    await until(() => received.length === 1);
     expect((received[0] as ReceivedWebhook & { json: Json }).json.eventId).toBe("evt_1");
   });
 
