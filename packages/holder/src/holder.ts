@@ -338,7 +338,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       clock,
       log,
     };
-    limits = createHolderLimits({
+    const mcpLimits = createHolderLimits({
       store: store as unknown as Database,
       hasher: createCodeHasher(keys.keyring, "holder.limits"),
       ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
@@ -346,6 +346,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       onError: (error) =>
         log.warn({ event: "limits.failed", error: error.name }, "a shared limit could not be counted"),
     });
+    limits = mcpLimits;
     // Issue #16 item 1: one Host allow-list; loopback names once the holder listens on loopback.
     const publicHost = new URL(publicUrl).hostname.replace(/^\[|\]$/g, "");
     const hostPolicy = {
@@ -414,6 +415,9 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
         clock,
         log,
         ...(events === undefined ? {} : { events }),
+        // Issue #14: new sessions and tool calls per client, counted across processes (unless a
+        // caller turned the MCP limits off).
+        ...(options.mcp?.toolRateLimit === false ? {} : { sharedLimit: mcpLimits.consume }),
         // Issue #8: the verified bearer token's AuthInfo (oauth/resource.ts), and the 401 challenge
         // for a call that needs a signed-in person.
         ...(oauth === undefined

@@ -1,19 +1,15 @@
 /**
- * The forwarder's MCP endpoint: the holder's session endpoint (mcp/session-endpoint.ts: Host/Origin
- * check, body limit, JSON-RPC errors for malformed requests, bounded sessions closed when idle,
- * per-client rate limits) whose sessions get the forwarder's tools (tools.ts).
+ * The forwarder's MCP endpoint: the holder's endpoint (mcp/endpoint.ts: 2026-07-28 requests served
+ * statelessly, 2025 clients in bounded sessions, Host/Origin check, body limit, JSON-RPC errors for
+ * malformed requests, per-client rate limits) whose servers get the forwarder's tools (tools.ts).
  */
-import {
-  createSessionEndpoint,
-  type McpHandler,
-  type SessionEndpointPolicy,
-} from "../mcp/session-endpoint.js";
+import { createMcpEndpoint, type EndpointPolicy, type McpHandler } from "../mcp/endpoint.js";
 import type { ForwarderContext } from "./context.js";
 import type { PushSide } from "./subscriptions.js";
 import { registerForwarderTools } from "./tools.js";
 
 export type ForwarderMcpOptions = Pick<
-  SessionEndpointPolicy,
+  EndpointPolicy,
   "allowedHosts" | "allowedOrigins" | "toolRateLimit" | "maxSessions" | "sessionIdleMs" | "maxBodyBytes"
 >;
 
@@ -29,7 +25,7 @@ export function createForwarderMcp(
   push: PushSide,
   options: ForwarderMcpOptions = {},
 ): ForwarderMcp {
-  return createSessionEndpoint({
+  return createMcpEndpoint({
     ...options,
     publicUrl: ctx.publicUrl,
     // One client address may open sessions as it needs; tool calls are still limited.
@@ -40,6 +36,11 @@ export function createForwarderMcp(
     instructions: INSTRUCTIONS,
     role: "forwarder",
     failedEvent: "forwarder.mcp_failed",
-    register: (server, session) => registerForwarderTools(server, { ...session, ctx, push }),
+    register: (server, scope) =>
+      registerForwarderTools(server, {
+        ctx,
+        push,
+        ...(scope.limit === undefined ? {} : { limit: scope.limit }),
+      }),
   });
 }

@@ -9,7 +9,7 @@
  */
 import { DeliveryError, MAX_LEASE_MS, type SubscriptionView } from "@doorbell/delivery";
 import { generateSecret } from "@doorbell/webhooks";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { HolderError } from "../domain/types.js";
 import { relayPathFor } from "./codes.js";
 import { deliveryDb, type ForwarderContext } from "./context.js";

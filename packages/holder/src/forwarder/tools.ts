@@ -7,12 +7,16 @@
  * the holder's code never reaches the agent. Holder results pass through unchanged, except
  * publish (the agent gets the forwarder code) and the push tools (the forwarder's subscriptionId).
  */
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { type CallToolResult, McpError, type ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolResult,
+  type McpServer,
+  ProtocolError,
+  type ToolAnnotations,
+} from "@modelcontextprotocol/server";
 import type { z } from "zod";
 import { BUDGET_BANDS } from "../demand.js";
 import type { DemandGrid } from "../domain/services.js";
-import type { RateLimiter } from "../mcp/rate-limit.js";
+import type { CallLimit } from "../mcp/rate-limit.js";
 import { refusal, success } from "../mcp/results.js";
 import {
   AGGREGATOR_NOTE,
@@ -60,8 +64,8 @@ const FORWARDER_NOTE =
 export interface ForwarderToolContext {
   ctx: ForwarderContext;
   push: PushSide;
-  limiter?: RateLimiter;
-  clientKey: () => string;
+  /** The calling client's tool-call allowance; none, no limit. */
+  limit?: CallLimit;
 }
 
 const readOnly: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
@@ -79,8 +83,7 @@ export function registerForwarderTools(server: McpServer, tc: ForwarderToolConte
   const { ctx, push } = tc;
 
   const guard: ToolGuard = {
-    ...(tc.limiter === undefined ? {} : { limiter: tc.limiter }),
-    clientKey: tc.clientKey,
+    ...(tc.limit === undefined ? {} : { limit: tc.limit }),
     note: `${FORWARDER_NOTE} ${AGGREGATOR_NOTE}`,
     log: ctx.log,
     failedEvent: "forwarder.tool_failed",
@@ -93,7 +96,7 @@ export function registerForwarderTools(server: McpServer, tc: ForwarderToolConte
     run: (args: z.infer<S>) => Promise<CallToolResult>,
   ): void {
     registerTool(server, guard, name, config, (args, extra) =>
-      extra.requestInfo?.headers?.["x-isto-test"] === "1"
+      extra.header("x-isto-test")?.trim() === "1"
         ? ctx.upstream.withHeaders({ "x-isto-test": "1" }, () => run(args))
         : run(args),
     );
@@ -289,7 +292,7 @@ function upstreamRefusal(error: unknown): CallToolResult | undefined {
       "the intent holder behind this forwarder could not be reached; nothing was changed here, try again later",
     );
   }
-  if (error instanceof McpError) {
+  if (error instanceof ProtocolError) {
     return refusal(
       { code: "ERR_HOLDER_INVALID" },
       `the intent holder refused the call: ${error.message.slice(0, 300)}`,

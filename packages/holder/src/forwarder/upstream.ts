@@ -1,16 +1,18 @@
 /**
- * The forwarder's MCP client towards its upstream holder: the official SDK `Client` over
- * `StreamableHTTPClientTransport`, one session reused for every call (with the holder's
- * listener-leak guard), reopened once when the holder forgot the session (idle close, restart).
+ * The forwarder's MCP client towards its upstream holder: the official v2 SDK `Client` over
+ * `StreamableHTTPClientTransport` with version negotiation — 2026-07-28 first (stateless: nothing
+ * to lose when a holder process goes away), a 2025 session as the fallback, reopened once when the
+ * holder forgot it (idle close, restart, another process behind a balancer).
  * A call made inside `withHeaders` carries those headers (the agent's `x-isto-test: 1`).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
+  type CallToolResult,
+  Client,
+  ProtocolError,
+  SdkHttpError,
   StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { type CallToolResult, McpError } from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/client";
 import { scopedSignalFetch } from "../mcp/client-fetch.js";
 
 export interface Upstream {
@@ -46,10 +48,10 @@ export function createUpstream(
 
   const connect = (): Promise<Client> => {
     connecting ??= (async () => {
-      const client = new Client({
-        name: options.name ?? "doorbell-forwarder",
-        version: options.version ?? "0.1.0",
-      });
+      const client = new Client(
+        { name: options.name ?? "doorbell-forwarder", version: options.version ?? "0.1.0" },
+        { versionNegotiation: { mode: "auto" } },
+      );
       try {
         await client.connect(new StreamableHTTPClientTransport(target, { fetch: fetchWithHeaders }));
       } catch (error) {
@@ -77,9 +79,9 @@ export function createUpstream(
           return (await client.callTool({ name, arguments: args })) as CallToolResult;
         } catch (error) {
           // The holder answered with a JSON-RPC error: the session is fine, the call was refused.
-          if (error instanceof McpError) throw error;
-          // 404: the holder closed our session before reading the call, so calling again is safe.
-          const sessionGone = error instanceof StreamableHTTPError && error.code === 404;
+          if (error instanceof ProtocolError) throw error;
+          // 404: the holder closed our 2025 session before reading the call, so calling again is safe.
+          const sessionGone = error instanceof SdkHttpError && error.status === 404;
           await reset(client);
           if (sessionGone && attempt === 0) continue;
           throw new UpstreamError(`the holder could not be reached (${describe(error)})`);

@@ -27,7 +27,7 @@ import { type Logger, pino } from "pino";
 import { jsonRpcError, paramsError, readJsonBody } from "./json-rpc.js";
 import { createLegacySessions, type LegacySessionLimits, type LegacySessions } from "./legacy-sessions.js";
 import { createOriginGuard } from "./origin-guard.js";
-import { createRateLimiter, type RateLimit, type RateLimiter } from "./rate-limit.js";
+import { type CallLimit, createRateLimiter, type RateLimit, type RateVerdict } from "./rate-limit.js";
 
 /** The limits and seams of an endpoint; every one has a default. */
 export interface EndpointPolicy extends LegacySessionLimits {
@@ -47,6 +47,8 @@ export interface EndpointPolicy extends LegacySessionLimits {
   /** Epoch milliseconds (idle times, rate limits). */
   clock?: () => number;
   log?: Logger;
+  /** Shared limits across processes; when given, `toolRateLimit` and `sessionRateLimit` are unused. */
+  sharedLimit?: SharedMcpLimit;
   /**
    * Verifies a request's bearer token and returns the SDK's AuthInfo with `extra.subject`.
    * Throwing or returning undefined leaves the request unauthenticated (intentCode only).
@@ -59,11 +61,15 @@ export type Era = "modern" | "legacy";
 /** What `register` learns of the request (modern) or the session (legacy) it serves. */
 export interface ServingScope {
   era: Era;
-  /** Rate limiter for tool calls; no limiter, no limit. */
-  limiter?: RateLimiter;
-  /** The calling client's rate-limit key (its address, else the session). */
-  clientKey: string;
+  /** The calling client's tool-call allowance (keyed on its address, else its session). */
+  limit?: CallLimit;
 }
+
+/**
+ * Limits shared by every process on the database (limits/holder-limits.ts): new legacy sessions
+ * and tool calls per client key. Without it, each process keeps its own token buckets.
+ */
+export type SharedMcpLimit = (bucket: "mcp.session" | "mcp.tool", key: string) => Promise<RateVerdict>;
 
 export interface EndpointOptions<S> extends EndpointPolicy {
   /** The endpoint's public origin (its host and origin are accepted; see origin-guard.ts). */
@@ -88,8 +94,10 @@ export interface EndpointOptions<S> extends EndpointPolicy {
 }
 
 export interface McpRequestInfo {
-  /** The client's address, for per-client rate limits (the Hono app passes it). */
+  /** The TCP peer's address, for per-client rate limits (the Hono app passes it). */
   clientAddress?: string;
+  /** The client's limit key when a trusted proxy names the client (IPv6 as its /64); wins over the peer. */
+  clientKey?: string;
 }
 
 export interface McpHandler {
@@ -119,7 +127,14 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
   const guard = createOriginGuard(options);
   const maxBodyBytes = options.maxBodyBytes ?? 256 * 1024;
   const toolLimit = options.toolRateLimit ?? DEFAULT_TOOL_LIMIT;
-  const limiter = toolLimit === false ? undefined : createRateLimiter(toolLimit, { clock });
+  const shared = options.sharedLimit;
+  const limiter =
+    shared !== undefined || toolLimit === false ? undefined : createRateLimiter(toolLimit, { clock });
+  function limitFor(clientKey: string): CallLimit | undefined {
+    if (shared !== undefined) return () => shared("mcp.tool", clientKey);
+    if (limiter !== undefined) return () => limiter.take(clientKey);
+    return undefined;
+  }
   const failedEvent = options.failedEvent ?? "mcp.request.failed";
   let closed = false;
 
@@ -134,11 +149,10 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
     );
     return { server, state: options.register(server, scope) };
   }
-  const scopeOf = (era: Era, clientKey: string): ServingScope => ({
-    era,
-    clientKey,
-    ...(limiter === undefined ? {} : { limiter }),
-  });
+  const scopeOf = (era: Era, clientKey: string): ServingScope => {
+    const limit = limitFor(clientKey);
+    return { era, ...(limit === undefined ? {} : { limit }) };
+  };
 
   // The client key of each modern request, for the factory (which sees only the Request).
   const clientKeys = new WeakMap<Request, string>();
@@ -157,6 +171,7 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
   );
   const legacy = createLegacySessions<S>({
     ...options,
+    ...(shared === undefined ? {} : { sharedLimit: (key: string) => shared("mcp.session", key) }),
     clock,
     log,
     open: (clientKey) => newServer(scopeOf("legacy", clientKey)),
@@ -185,15 +200,17 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
     }
     try {
       const authInfo = await authInfoOf(request);
-      const clientKey = info.clientAddress === undefined ? undefined : `addr:${info.clientAddress}`;
+      const clientKey =
+        info.clientKey ?? (info.clientAddress === undefined ? undefined : `addr:${info.clientAddress}`);
       if (method !== "POST") return await legacy.handle(request, undefined, { authInfo, clientKey });
       const body = await readJsonBody(request, maxBodyBytes);
       if (!body.ok) return body.response;
-      const badParams = paramsError(body.value);
-      if (badParams !== undefined) return badParams;
       const gated = options.gate?.(body.value, authInfo);
       if (gated !== undefined) return gated;
       if (await isLegacyRequest(request, body.value, { maxRequestBodySize: maxBodyBytes })) {
+        // The modern leg checks params itself (and answers a 2025-only method with 404 first).
+        const badParams = paramsError(body.value);
+        if (badParams !== undefined) return badParams;
         return await legacy.handle(request, body.value, { authInfo, clientKey });
       }
       clientKeys.set(request, clientKey ?? "anonymous");

@@ -86,8 +86,7 @@ export function createMcpHandler(
       registerHolderTools(server, {
         services,
         demandSchema,
-        clientKey: scope.clientKey,
-        ...(scope.limiter === undefined ? {} : { limiter: scope.limiter }),
+        ...(scope.limit === undefined ? {} : { limit: scope.limit }),
         // Issue #8: with a token verifier (OAuth on) the buyer tools also work without an intentCode.
         ...(options.authenticate === undefined ? {} : { signedIn: true }),
         ...(push === undefined

@@ -22,7 +22,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
 import { jsonRpcError } from "./json-rpc.js";
-import { createRateLimiter, type RateLimit } from "./rate-limit.js";
+import { createRateLimiter, type RateLimit, type RateVerdict } from "./rate-limit.js";
 
 export interface LegacySessionLimits {
   /** New sessions per client address. Default 30 at once, one every 5 s. `false`: none. */
@@ -69,6 +69,8 @@ export function createLegacySessions<S>(
     log: Logger;
     maxBodyBytes?: number;
     jsonResponse?: boolean;
+    /** New sessions per client key, counted across processes (instead of `sessionRateLimit`). */
+    sharedLimit?: (clientKey: string) => Promise<RateVerdict>;
     open(clientKey: string): { server: McpServer; state: S };
   },
 ): LegacySessions<S> {
@@ -77,7 +79,10 @@ export function createLegacySessions<S>(
   const perClient = Math.max(1, options.maxSessionsPerClient ?? 20);
   const idleMs = options.sessionIdleMs ?? 30 * 60_000;
   const limit = options.sessionRateLimit ?? DEFAULT_SESSION_LIMIT;
-  const sessionLimiter = limit === false ? undefined : createRateLimiter(limit, { clock });
+  const sessionLimiter =
+    options.sharedLimit !== undefined || limit === false ? undefined : createRateLimiter(limit, { clock });
+  const takeSession = async (key: string): Promise<RateVerdict | undefined> =>
+    options.sharedLimit !== undefined ? options.sharedLimit(key) : sessionLimiter?.take(key);
   /** Map order is least recently used first: a request moves its session to the end. */
   const sessions = new Map<string, Session<S>>();
   /** Open sessions per client key. */
@@ -142,7 +147,7 @@ export function createLegacySessions<S>(
     authInfo: AuthInfo | undefined,
     address: string | undefined,
   ): Promise<Response> {
-    const verdict = sessionLimiter?.take(address ?? "anonymous");
+    const verdict = await takeSession(address ?? "anonymous");
     if (verdict !== undefined && !verdict.ok) {
       return jsonRpcError(
         429,

@@ -14,6 +14,9 @@ export interface RateLimit {
 
 export type RateVerdict = { ok: true } | { ok: false; retryAfterSeconds: number };
 
+/** One client's tool-call allowance, asked once per call (a token bucket here, or a shared limit). */
+export type CallLimit = () => RateVerdict | Promise<RateVerdict>;
+
 export interface RateLimiter {
   take(key: string): RateVerdict;
   /** How many keys are tracked (for tests and metrics). */

@@ -13,7 +13,7 @@ import type {
 } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
 import type { z } from "zod";
-import type { RateLimiter } from "./rate-limit.js";
+import type { CallLimit } from "./rate-limit.js";
 import { internalError, rateLimited, refusalFor } from "./results.js";
 
 /** What a tool learns of its HTTP request besides its arguments. */
@@ -24,9 +24,8 @@ export interface CallExtra {
 }
 
 export interface ToolGuard {
-  /** Rate limiter for tool calls and the key of the calling client; no limiter, no limit. */
-  limiter?: RateLimiter;
-  clientKey: string;
+  /** The calling client's tool-call allowance; none, no limit. */
+  limit?: CallLimit;
   /** Added to every description after a blank line. */
   note: string;
   log: Logger;
@@ -56,7 +55,7 @@ export function registerTool<S extends z.ZodObject>(
     { ...config, description: `${config.description}\n\n${guard.note}` },
     // The SDK has validated `args` against `inputSchema` (strict) before this runs.
     (async (args: z.infer<S>, ctx: ServerContext) => {
-      const verdict = guard.limiter?.take(guard.clientKey);
+      const verdict = await guard.limit?.();
       if (verdict !== undefined && !verdict.ok) return rateLimited(verdict.retryAfterSeconds);
       try {
         return await run(args, callExtra(ctx));

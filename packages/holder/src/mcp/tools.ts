@@ -16,7 +16,7 @@ import type { DemandService, IntentService, MatchService, OfferService } from ".
 import type { Category, Country, Principal } from "../domain/types.js";
 import type { PushService } from "../push/service.js";
 import { buyerPrincipal, NEEDS_SIGN_IN, principalFromAuth } from "./principal.js";
-import type { RateLimiter } from "./rate-limit.js";
+import type { CallLimit } from "./rate-limit.js";
 import { demandView, intentView, matchView, offerView, success } from "./results.js";
 import {
   AGGREGATOR_NOTE,
@@ -58,9 +58,8 @@ export interface ToolContext {
   services: HolderToolServices;
   /** `intent_demand_summary`'s schema, built once from the grid. */
   demandSchema: ReturnType<typeof demandInput>;
-  /** Rate limiter for tool calls and the key of the calling client; no limiter, no limit. */
-  limiter?: RateLimiter;
-  clientKey: string;
+  /** The calling client's tool-call allowance; none, no limit. */
+  limit?: CallLimit;
   /** The session's subscriptions, for the `isto-intents://subscription/<id>` resource (§8.3). */
   onSubscribed?: (subscriptionId: string, principal: Principal) => void;
   /** §8.2: when an agent should look again at the earliest (default 15 minutes from now). */
@@ -97,8 +96,7 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
   const { services, log } = context;
 
   const guard: ToolGuard = {
-    ...(context.limiter === undefined ? {} : { limiter: context.limiter }),
-    clientKey: context.clientKey,
+    ...(context.limit === undefined ? {} : { limit: context.limit }),
     note: AGGREGATOR_NOTE,
     log,
     failedEvent: "mcp.tool.failed",

@@ -141,7 +141,12 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
     const refused = await deps.oauth?.resource.challenge(c.req.raw);
     if (refused !== undefined) return refused;
     const clientAddress = c.env?.incoming?.socket?.remoteAddress;
-    return deps.mcp(c.req.raw, clientAddress === undefined ? {} : { clientAddress });
+    // Issue #14: the limit key of the client a trusted proxy names (IPv6 by /64), else the peer's.
+    const clientKey = deps.limits?.clientKey(clientAddress, c.req.raw.headers);
+    return deps.mcp(c.req.raw, {
+      ...(clientAddress === undefined ? {} : { clientAddress }),
+      ...(clientKey === undefined ? {} : { clientKey }),
+    });
   });
 
   // Public documents: anyone (a registry's checker, an agent in a browser) may read them.
