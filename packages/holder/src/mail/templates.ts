@@ -5,6 +5,9 @@
  * ever receives a hidden limit (only whether one is set) or an intentCode.
  */
 import type { Area, Money } from "../domain/types.js";
+import * as i18n from "../i18n/format.js";
+import { DEFAULT_LANG, type Lang } from "../i18n/languages.js";
+import { mailWordsFor, notificationPromise } from "../i18n/mail-words.js";
 import type { MailMessage } from "./mailer.js";
 import { listUnsubscribeHeaders } from "../web/one-click-unsubscribe.js";
 import { quoteText } from "./quoting.js";
@@ -18,6 +21,8 @@ export interface MailCommon {
   statement: string;
   /** `${publicUrl}/manage/<token>`: see the matches and withdraw in one action. */
   manageUrl: string;
+  /** The language of the consent text the person agreed to (issue 17 item 8); English if not given. */
+  lang?: Lang;
 }
 
 export interface ConfirmationMailData extends MailCommon {
@@ -111,7 +116,7 @@ function renderText(blocks: readonly Block[]): string {
   return `${parts.join("\n\n")}\n`;
 }
 
-function renderHtml(subject: string, blocks: readonly Block[]): string {
+function renderHtml(subject: string, blocks: readonly Block[], lang: Lang): string {
   const body: string[] = [];
   for (const block of blocks) {
     switch (block.kind) {
@@ -126,7 +131,7 @@ function renderHtml(subject: string, blocks: readonly Block[]): string {
       case "action":
         body.push(
           `<p><a href="${escapeHtml(block.url)}" style="display:inline-block;padding:.6em 1.2em;background:#1a56db;color:#fff;text-decoration:none;border-radius:4px">${escapeHtml(block.label)}</a></p>`,
-          `<p style="font-size:small">If the button does not work, open this address: ${escapeHtml(block.url)}</p>`,
+          `<p style="font-size:small">${escapeHtml(mailWordsFor(lang).buttonFallback)} ${escapeHtml(block.url)}</p>`,
         );
         break;
       case "items":
@@ -149,123 +154,104 @@ function renderHtml(subject: string, blocks: readonly Block[]): string {
         break;
     }
   }
-  return `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head><body style="font-family:sans-serif;line-height:1.5;max-width:40em">${body.join("\n")}</body></html>\n`;
+  return `<!doctype html>\n<html lang="${lang}"><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head><body style="font-family:sans-serif;line-height:1.5;max-width:40em">${body.join("\n")}</body></html>\n`;
 }
 
-function render(subject: string, blocks: readonly Block[]): RenderedMail {
+function render(subject: string, blocks: readonly Block[], lang: Lang = DEFAULT_LANG): RenderedMail {
   // Issue #16 item 17: a mail about an intent (it has the manage footer) carries RFC 8058 one-click
   // List-Unsubscribe, which stops the intent's notifications (push §6 rule 3).
   const manage = blocks.find((block) => block.kind === "footer");
   return {
     subject,
     text: renderText(blocks),
-    html: renderHtml(subject, blocks),
+    html: renderHtml(subject, blocks, lang),
     ...(manage?.kind === "footer" ? { headers: listUnsubscribeHeaders(manage.url) } : {}),
   };
 }
 
 function footer(data: MailCommon): Block {
+  const words = mailWordsFor(data.lang ?? DEFAULT_LANG);
   return {
     kind: "footer",
-    text: `You get this e-mail from ${data.holderName} because of an intent you confirmed or asked to confirm. You can see its matches or withdraw it at any time, in one step:`,
-    label: "Manage or withdraw this intent",
+    text: words.footer(data.holderName),
+    label: words.footerLabel,
     url: data.manageUrl,
   };
 }
 
-const REGION_NAMES: Readonly<Record<string, string>> = {
-  "SK-BC": "Banská Bystrica region",
-  "SK-BL": "Bratislava region",
-  "SK-KI": "Košice region",
-  "SK-NI": "Nitra region",
-  "SK-PV": "Prešov region",
-  "SK-TA": "Trnava region",
-  "SK-TC": "Trenčín region",
-  "SK-ZI": "Žilina region",
-  "CZ-10": "Prague",
-  "CZ-20": "Central Bohemian region",
-  "CZ-31": "South Bohemian region",
-  "CZ-32": "Plzeň region",
-  "CZ-41": "Karlovy Vary region",
-  "CZ-42": "Ústí nad Labem region",
-  "CZ-51": "Liberec region",
-  "CZ-52": "Hradec Králové region",
-  "CZ-53": "Pardubice region",
-  "CZ-63": "Vysočina region",
-  "CZ-64": "South Moravian region",
-  "CZ-71": "Olomouc region",
-  "CZ-72": "Zlín region",
-  "CZ-80": "Moravian-Silesian region",
-};
-const COUNTRY_NAMES: Readonly<Record<string, string>> = { SK: "Slovakia", CZ: "Czechia" };
-
-export function formatArea(area: Area): string {
-  const country = COUNTRY_NAMES[area.country] ?? area.country;
-  if (area.region === undefined) return country;
-  return `${REGION_NAMES[area.region] ?? area.region}, ${country}`;
+/** "Bratislava region, Slovakia"; in Slovak and Czech their own names (i18n/places.ts). */
+export function formatArea(area: Area, lang: Lang = DEFAULT_LANG): string {
+  return i18n.formatArea(area, lang);
 }
 
-export function formatMoney(money: Money): string {
-  return `${money.amount.toLocaleString("en-US", { maximumFractionDigits: 0 })} ${money.currency}`;
+export function formatMoney(money: Money, lang: Lang = DEFAULT_LANG): string {
+  return i18n.formatMoney(money, lang);
 }
 
-const formatDate = (isoDate: string): string => `${isoDate.slice(0, 16).replace("T", " ")} UTC`;
+/** English keeps "2026-12-01 12:00 UTC"; Slovak and Czech write dates their own way. */
+const formatDate = (isoDate: string, lang: Lang): string =>
+  lang === DEFAULT_LANG
+    ? `${isoDate.slice(0, 16).replace("T", " ")} UTC`
+    : i18n.formatDateTime(isoDate, lang);
 
 export function confirmationMail(data: ConfirmationMailData): RenderedMail {
-  const subject = `Confirm your intent at ${data.holderName}`;
-  return render(subject, [
-    { kind: "p", text: "Hello," },
-    {
-      kind: "p",
-      text: `Someone (we hope you) gave this e-mail address on the ${data.holderName} consent page for this intent:`,
-    },
-    { kind: "quote", text: data.statement },
-    ...(data.hasHiddenLimit
-      ? [{ kind: "p" as const, text: "A private price limit is set; it is kept sealed and never shown." }]
-      : []),
-    {
-      kind: "p",
-      text: `Nothing happens until you confirm. Once you do, the intent is active and we send you matching offers by e-mail. The link works until ${formatDate(data.confirmExpiresAt)}.`,
-    },
-    { kind: "action", label: "Confirm this intent", url: data.confirmUrl },
-    {
-      kind: "p",
-      text: "If this was not you, ignore this e-mail: without confirmation the intent ends on its own.",
-    },
-    footer(data),
-  ]);
+  const lang = data.lang ?? DEFAULT_LANG;
+  const words = mailWordsFor(lang).confirmation;
+  return render(
+    words.subject(data.holderName),
+    [
+      { kind: "p", text: words.hello },
+      { kind: "p", text: words.someone(data.holderName) },
+      { kind: "quote", text: data.statement },
+      ...(data.hasHiddenLimit ? [{ kind: "p" as const, text: words.hiddenLimit }] : []),
+      { kind: "p", text: words.nothingUntil(formatDate(data.confirmExpiresAt, lang)) },
+      { kind: "action", label: words.action, url: data.confirmUrl },
+      { kind: "p", text: words.notYou },
+      footer(data),
+    ],
+    lang,
+  );
 }
 
 export function matchDigestMail(data: MatchDigestMailData): RenderedMail {
+  const lang = data.lang ?? DEFAULT_LANG;
+  const words = mailWordsFor(lang).digest;
   const count = data.matches.length + data.more;
-  const subject = count === 1 ? "A new offer for your intent" : `${count} new offers for your intent`;
+  const subject = i18n.plural(count, words.subject, lang);
   const items = data.matches.map((match) => {
     const url = safeUrl(match.url);
     return {
       title: match.title,
-      lines: [formatMoney(match.price), formatArea(match.location)],
+      lines: [formatMoney(match.price, lang), formatArea(match.location, lang)],
       ...(url === undefined ? {} : { url }),
     };
   });
-  return render(subject, [
-    { kind: "p", text: `${data.holderName} found offers that match your intent:` },
-    { kind: "quote", text: data.statement },
-    { kind: "items", items },
-    ...(data.more > 0 ? [{ kind: "p" as const, text: `…and ${data.more} more on your manage page.` }] : []),
-    footer(data),
-  ]);
+  return render(
+    subject,
+    [
+      { kind: "p", text: words.intro(data.holderName) },
+      { kind: "quote", text: data.statement },
+      { kind: "items", items },
+      ...(data.more > 0 ? [{ kind: "p" as const, text: words.more(data.more) }] : []),
+      footer(data),
+    ],
+    lang,
+  );
 }
 
 export function withdrawnMail(data: WithdrawnMailData): RenderedMail {
-  return render("Your intent was withdrawn", [
-    { kind: "p", text: `This intent was withdrawn at ${formatDate(data.withdrawnAt)}:` },
-    { kind: "quote", text: data.statement },
-    {
-      kind: "p",
-      text: `${data.holderName} sends no more offers for it, and your e-mail address is no longer kept for it. If you did not withdraw it yourself, the assistant that published it did.`,
-    },
-    footer(data),
-  ]);
+  const lang = data.lang ?? DEFAULT_LANG;
+  const words = mailWordsFor(lang).withdrawn;
+  return render(
+    words.subject,
+    [
+      { kind: "p", text: words.at(formatDate(data.withdrawnAt, lang)) },
+      { kind: "quote", text: data.statement },
+      { kind: "p", text: words.after(data.holderName) },
+      footer(data),
+    ],
+    lang,
+  );
 }
 
 export interface NotificationApprovalMailData extends MailCommon {
@@ -277,27 +263,26 @@ export interface NotificationApprovalMailData extends MailCommon {
 }
 
 /** What the agent learns from a doorbell, in the person's words (§6 rule 3). */
-export const NOTIFICATION_PROMISE =
-  "The assistant learns only that there are new offers or that the intent's status changed, never which offers; it reads them itself with its own code.";
+export const NOTIFICATION_PROMISE = notificationPromise(DEFAULT_LANG);
 
 /** Push profile §6 rule 3: the approval link goes to the verified channel, never to the agent. */
 export function notificationApprovalMail(data: NotificationApprovalMailData): RenderedMail {
+  const lang = data.lang ?? DEFAULT_LANG;
+  const words = mailWordsFor(lang).approval;
   const who =
     data.relayFor === undefined
-      ? `the address ${data.deliveryHost}`
-      : `${data.relayFor}, relayed through ${data.deliveryHost}`;
-  return render("Allow an assistant to be notified about your intent?", [
-    {
-      kind: "p",
-      text: `An assistant asked ${data.holderName} to notify ${who} when something changes for this intent:`,
-    },
-    { kind: "quote", text: data.statement },
-    { kind: "p", text: NOTIFICATION_PROMISE },
-    {
-      kind: "p",
-      text: "Nothing is sent until you allow it, and you can stop it at any time from the manage page.",
-    },
-    { kind: "action", label: "Review and allow notifications", url: data.approveUrl },
-    footer(data),
-  ]);
+      ? words.address(data.deliveryHost)
+      : words.relayed(data.relayFor, data.deliveryHost);
+  return render(
+    words.subject,
+    [
+      { kind: "p", text: words.asked(data.holderName, who) },
+      { kind: "quote", text: data.statement },
+      { kind: "p", text: notificationPromise(lang) },
+      { kind: "p", text: words.nothingUntil },
+      { kind: "action", label: words.action, url: data.approveUrl },
+      footer(data),
+    ],
+    lang,
+  );
 }
