@@ -1,7 +1,9 @@
 import { AGENT_USAGE, agentCommand } from "./commands/agent.js";
 import { CATALOGUE_USAGE, catalogueCommand } from "./commands/catalogue.js";
 import { CHECK_USAGE, checkCommand } from "./commands/check.js";
+import { DELIVERIES_USAGE, deliveriesCommand } from "./commands/deliveries.js";
 import { FORWARDER_USAGE, forwarderCommand } from "./commands/forwarder.js";
+import { LISTEN_USAGE, listenCommand } from "./commands/listen.js";
 import { SERVE_USAGE, serveCommand } from "./commands/serve.js";
 import { WEBHOOK_USAGE, webhookCommand } from "./commands/webhook.js";
 import { errorLine } from "./error-line.js";
@@ -44,6 +46,16 @@ const COMMANDS: Record<string, Command> = {
     run: agentCommand,
   },
   check: { summary: "check an agent-agreement/1 record", usage: CHECK_USAGE, run: checkCommand },
+  deliveries: {
+    summary: "the holder's delivery log: list, show and replay doorbells",
+    usage: DELIVERIES_USAGE,
+    run: deliveriesCommand,
+  },
+  listen: {
+    summary: "a doorbell endpoint for debugging: verify, print, forward (like stripe listen)",
+    usage: LISTEN_USAGE,
+    run: (args, io) => listenCommand(args, io),
+  },
 };
 
 function overview(): string {

@@ -19,7 +19,7 @@ export {
   type McpVerifierOptions,
   type VerifiedMcpWebhook,
 } from "./mcp/verify.js";
-export type { ChallengeRequest } from "./receiver/challenge.js";
+export { type ChallengeRequest, readChallenge } from "./receiver/challenge.js";
 export {
   type ClaimResult,
   createMemoryDedupStore,
