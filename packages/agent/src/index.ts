@@ -34,4 +34,11 @@ export { type AgentState, emptyState, type LocalSubscription, type WatchState } 
 export { createMemoryStateStore, type StateStore } from "./state/store.js";
 export { type AgentOptions, DEFAULT_TIMING, DoorbellAgent } from "./watch/agent.js";
 export type { AgentHooks, AgentTiming } from "./watch/context.js";
-export type { IntentHandle, SubscriptionReport } from "./watch/report.js";
+export {
+  type DoorbellRang,
+  doorbellWords,
+  type IntentHandle,
+  nextReadWords,
+  type ReadDone,
+  type SubscriptionReport,
+} from "./watch/report.js";

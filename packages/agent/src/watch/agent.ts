@@ -198,7 +198,12 @@ export class DoorbellAgent {
     const granted = this.holder.pacing(watch.code)?.granted === true;
     try {
       if (!granted && !usesDoorbells(watch)) await readStatus(this.#ctx, watch);
-      await readMatches(this.#ctx, watch);
+      const found = await readMatches(this.#ctx, watch);
+      this.#ctx.hooks.onRead?.(handleOf(watch), {
+        at: this.#ctx.clock(),
+        newMatches: found.length,
+        nextReadAt: this.#readDueAt(watch),
+      });
     } catch (error) {
       watch.pacing = this.holder.pacing(watch.code);
       await this.#box.commit();
@@ -223,7 +228,8 @@ export class DoorbellAgent {
   async #onDoorbell(watch: WatchState, doorbell: Doorbell): Promise<void> {
     const sub = watch.subscription;
     if (sub === undefined) return;
-    sub.lastDoorbellAt = this.#ctx.clock();
+    const rangAt = this.#ctx.clock();
+    sub.lastDoorbellAt = rangAt;
     // A doorbell comes only after the challenge and the person's approval; it also ends a gap.
     const wasTrusted = usesDoorbells(watch);
     if (doorbell.type !== "subscription.ended" && sub.status !== "ended") sub.status = "active";
@@ -254,6 +260,18 @@ export class DoorbellAgent {
     }
     await this.#box.commit();
     if (!wasTrusted && usesDoorbells(watch)) await report(this.#ctx, watch);
+    const detail =
+      doorbell.type === "intent.status.changed"
+        ? doorbell.data.status
+        : doorbell.type === "subscription.ended"
+          ? doorbell.data.reason
+          : undefined;
+    this.#ctx.hooks.onDoorbell?.(handleOf(watch), {
+      type: doorbell.type,
+      at: rangAt,
+      ...(detail === undefined ? {} : { detail }),
+      nextReadAt: this.#readDueAt(watch),
+    });
     this.#kick();
   }
 
@@ -324,6 +342,8 @@ function guardedHooks(hooks: AgentHooks): AgentHooks {
   return {
     onStatus: later(hooks.onStatus),
     onSubscription: later(hooks.onSubscription),
+    onDoorbell: later(hooks.onDoorbell),
+    onRead: later(hooks.onRead),
     ...(hooks.onMatches === undefined ? {} : { onMatches: hooks.onMatches }),
     ...(hooks.onError === undefined ? {} : { onError: hooks.onError }),
   };

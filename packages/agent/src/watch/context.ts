@@ -3,7 +3,7 @@ import type { AgentError } from "../errors.js";
 import type { HolderClient } from "../holder/client.js";
 import type { Match, PushEvent } from "../holder/results.js";
 import type { StateBox } from "../state/box.js";
-import type { IntentHandle, SubscriptionReport } from "./report.js";
+import type { DoorbellRang, IntentHandle, ReadDone, SubscriptionReport } from "./report.js";
 
 /** What the app is told. Each may be async; matches are handed over at least once (see decisions.md). */
 export interface AgentHooks {
@@ -12,6 +12,10 @@ export interface AgentHooks {
   /** The intent's status as the holder reports it (doorbell or read). */
   onStatus?: (intent: IntentHandle, status: string) => void | Promise<void>;
   onSubscription?: (intent: IntentHandle, report: SubscriptionReport) => void | Promise<void>;
+  /** A doorbell rang (its signature verified): which, when, and when the next read is due. */
+  onDoorbell?: (intent: IntentHandle, rang: DoorbellRang) => void | Promise<void>;
+  /** A read of the matches was done: when, how many were new, and when the next is due. */
+  onRead?: (intent: IntentHandle, read: ReadDone) => void | Promise<void>;
   /** A call that failed and will be tried again later; the message carries no code or secret. */
   onError?: (intent: IntentHandle, error: AgentError) => void;
 }

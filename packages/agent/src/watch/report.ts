@@ -20,6 +20,52 @@ export interface SubscriptionReport {
   note: string;
 }
 
+/** A doorbell that rang, for the app (issue #17: `doorbell agent watch` says so). */
+export interface DoorbellRang {
+  type: string;
+  /** Epoch ms it arrived. */
+  at: number;
+  /** `intent.status.changed`: the new status; `subscription.ended`: the reason. */
+  detail?: string;
+  /** Epoch ms the next read is due; Infinity when no read is due any more (a final status). */
+  nextReadAt: number;
+}
+
+/** A read of the matches that was done. */
+export interface ReadDone {
+  at: number;
+  newMatches: number;
+  /** Epoch ms the next read is due; Infinity when none is (the intent ended). */
+  nextReadAt: number;
+}
+
+/** When the next read is due, for a person: "now", "at 14:05:00Z (in 15 min)", or "none". */
+export function nextReadWords(nextReadAt: number, now: number): string {
+  if (!Number.isFinite(nextReadAt)) return "no more reads";
+  if (nextReadAt <= now + 1_000) return "next read now";
+  const minutes = Math.round((nextReadAt - now) / 60_000);
+  const inWords =
+    minutes < 1
+      ? `${Math.max(1, Math.round((nextReadAt - now) / 1000))} s`
+      : minutes < 120
+        ? `${minutes} min`
+        : `${Math.round(minutes / 60)} h`;
+  return `next read due ${new Date(nextReadAt).toISOString().replace(/\.\d{3}Z$/, "Z")} (in ${inWords})`;
+}
+
+/** One line for a doorbell that rang. */
+export function doorbellWords(rang: DoorbellRang, now: number): string {
+  const what =
+    rang.type === "intent.matches.delivered"
+      ? "new matches announced"
+      : rang.type === "intent.status.changed"
+        ? `the intent's status changed${rang.detail === undefined ? "" : ` to ${rang.detail}`}`
+        : rang.type === "subscription.ended"
+          ? `the holder ended the doorbells${rang.detail === undefined ? "" : ` (${rang.detail})`}`
+          : rang.type;
+  return `doorbell rang at ${new Date(rang.at).toISOString().replace(/\.\d{3}Z$/, "Z")}: ${what}; ${nextReadWords(rang.nextReadAt, now)}`;
+}
+
 export const handleOf = (watch: WatchState): IntentHandle =>
   watch.intentId === undefined
     ? { handle: watch.handle }

@@ -11,11 +11,13 @@ import {
   type AgentError,
   createFileStateStore,
   DoorbellAgent,
+  doorbellWords,
   type Match,
+  nextReadWords,
   type SubscriptionReport,
 } from "@doorbell/agent";
 import { type Io, UsageError } from "../io.js";
-import { parseFlags, untilStopped } from "./lifecycle.js";
+import { parseFlags, stopSignal, untilStopped } from "./lifecycle.js";
 
 export const AGENT_USAGE = `doorbell agent watch --holder MCP_URL --code ic_… [--listen HOST:PORT]
                      [--endpoint-url URL] [--state FILE] [--test]
@@ -72,6 +74,11 @@ export async function agentCommand(
       ? undefined
       : parseListen(values.listen ?? DEFAULT_LISTEN);
   const statePath = resolve(values.state ?? ".doorbell/agent-state.json");
+  // Issue #17: once the intent is withdrawn or expired there is nothing left to watch.
+  let finished: (() => void) | undefined;
+  const over = new Promise<void>((resolve) => {
+    finished = resolve;
+  });
   mkdirSync(dirname(statePath), { recursive: true, mode: 0o700 });
 
   // Serve first: with port 0 the endpoint's url is known only once the port is.
@@ -98,7 +105,18 @@ export async function agentCommand(
       onMatches: (_intent, matches) => {
         for (const match of matches) io.stdout(`${matchLine(match)}\n`);
       },
-      onStatus: (intent, status) => io.stdout(`intent ${intent.intentId ?? intent.handle}: ${status}\n`),
+      onStatus: (intent, status) => {
+        io.stdout(`intent ${intent.intentId ?? intent.handle}: ${status}\n`);
+        if (status === "withdrawn" || status === "expired") {
+          io.stdout(`the intent was ${status}: nothing more to watch; stopping\n`);
+          finished?.();
+        }
+      },
+      onDoorbell: (_intent, rang) => io.stdout(`${doorbellWords(rang, io.now())}\n`),
+      onRead: (_intent, read) =>
+        io.stdout(
+          `read matches: ${read.newMatches === 0 ? "nothing new" : `${read.newMatches} new`}; ${nextReadWords(read.nextReadAt, io.now())}\n`,
+        ),
       onSubscription: (_intent, report) => io.stdout(`${reportLine(report)}\n`),
       onError: (_intent, error) => io.stderr(`doorbell agent: ${errorLine(error)}\n`),
     });
@@ -114,7 +132,7 @@ export async function agentCommand(
     await agent.watch(code.trim());
     agent.start();
     control.onWatching?.(listening === undefined ? {} : { listening });
-    await untilStopped(io, control.until);
+    await untilStopped(io, Promise.race([control.until ?? stopSignal(), over]));
   } finally {
     await agent?.close();
     if (server !== undefined) {

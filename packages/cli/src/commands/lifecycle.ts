@@ -91,7 +91,7 @@ export async function untilStopped(io: Io, until: Promise<unknown> | undefined):
   io.stdout("stopping…\n");
 }
 
-function stopSignal(): Promise<void> {
+export function stopSignal(): Promise<void> {
   return new Promise((resolve) => {
     const stop = () => {
       process.off("SIGINT", stop);
