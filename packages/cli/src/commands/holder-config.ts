@@ -1,7 +1,15 @@
 import path from "node:path";
-import { type LimitBucket, type LimitRule, parseLimitSpecs, parseTrustedProxies } from "@doorbell/holder";
-import { pino } from "pino";
-import { type Io, UsageError } from "../io.js";
+import {
+  chooseLogFormat,
+  createHolderLogger,
+  type LimitBucket,
+  type LimitRule,
+  type LogFormat,
+  type LogLevel,
+  parseLimitSpecs,
+  parseTrustedProxies,
+} from "@doorbell/holder";
+import { type Io, processIo, UsageError } from "../io.js";
 
 /**
  * The settings `doorbell serve` and `doorbell catalogue import` share, from flags first, then
@@ -93,20 +101,23 @@ function checkPublicUrl(value: string): string {
   return url.origin;
 }
 
-/** Log lines (JSON, one per line) go to stderr; summaries and URLs go to stdout. */
+/**
+ * Log lines go to stderr; summaries and URLs go to stdout. Issue #17: JSON (one object per line)
+ * in production and whenever stderr is not a terminal, a readable line at a terminal;
+ * DOORBELL_LOG_FORMAT=json|pretty decides.
+ */
 export function holderLogger(io: Io, fallback: "info" | "warn") {
   const level = empty(io.env[ENV.logLevel]) ?? fallback;
   if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(level)) {
     throw new UsageError(`${ENV.logLevel} is one of fatal, error, warn, info, debug, trace, silent`);
   }
-  return pino(
-    { level, base: null },
-    {
-      write(line: string) {
-        io.stderr(line);
-      },
-    },
-  );
+  let format: LogFormat;
+  try {
+    format = chooseLogFormat(io.env, io === processIo && process.stderr.isTTY === true);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  return createHolderLogger({ level: level as LogLevel, format, write: (line) => io.stderr(line) });
 }
 
 /** Where the data is, for summaries: a PostgreSQL password never appears. */

@@ -35,8 +35,12 @@ a local mailbox page. With no flags: a SQLite file under .doorbell, the demo cat
   --limit B=N/SECONDS   change a shared limit, e.g. mail.recipient=3/3600 (repeatable; ${ENV.limits},
                         comma-separated). Limits: mail.recipient, mail.client, mail.interaction,
                         oauth.register, mcp.session, mcp.tool
+  --metrics             serve GET /metrics (Prometheus text). A holder reachable beyond this
+                        machine needs DOORBELL_METRICS_TOKEN (scrapers send it as a bearer token);
+                        setting the token turns metrics on
 ${SHARED_USAGE}
-Log lines (JSON) go to stderr at DOORBELL_LOG_LEVEL (default info).`;
+Log lines go to stderr at DOORBELL_LOG_LEVEL (default info), one access line per request:
+readable at a terminal, JSON otherwise or with NODE_ENV=production (DOORBELL_LOG_FORMAT=json|pretty).`;
 
 const options = {
   ...sharedOptions,
@@ -47,6 +51,7 @@ const options = {
   "webhook-policy": { type: "string" },
   "trust-proxy": { type: "string", multiple: true },
   limit: { type: "string", multiple: true },
+  metrics: { type: "boolean" },
 } as const;
 
 export interface ServeControl {
@@ -67,6 +72,14 @@ export async function serveCommand(
   const webhookPolicy = webhookPolicyFlag(values["webhook-policy"]);
   const settings = holderSettings(values, io, listen.guessedUrl);
   const log = holderLogger(io, "info");
+  // Issue #17: GET /metrics with --metrics or a token (DOORBELL_METRICS_TOKEN, kept out of ps).
+  const metricsToken = io.env.DOORBELL_METRICS_TOKEN?.trim() || undefined;
+  const metrics =
+    values.metrics === true || metricsToken !== undefined
+      ? metricsToken === undefined
+        ? {}
+        : { token: metricsToken }
+      : undefined;
   const { trustProxy, limits } = limitSettings(values, io);
   if (settings.smtp === undefined && !isLoopbackAddress(listen.host)) {
     // Issue #16 item 7: a refusal of the settings, in one line, before anything starts.
@@ -88,6 +101,7 @@ export async function serveCommand(
     limits,
     env: io.env,
     log,
+    ...(metrics === undefined ? {} : { metrics }),
   });
   const address = await listenOrClose(holder, listen);
 
@@ -134,6 +148,12 @@ export async function serveCommand(
       trustProxy.length === 0
         ? "the TCP peer (no --trust-proxy)"
         : `from Forwarded / X-Forwarded-For when sent by ${trustProxy.join(", ")}`,
+    ],
+    [
+      "Metrics",
+      metrics === undefined
+        ? "off (--metrics turns GET /metrics on)"
+        : `${s.publicUrl}/metrics${metrics.token === undefined ? " (no token: loopback only)" : " (bearer token from DOORBELL_METRICS_TOKEN)"}`,
     ],
     ["Active intents", String(s.activeIntents)],
     ["Listening on", `${address.host}:${address.port}`],
