@@ -1,0 +1,110 @@
+// Issue #16 item 7 and issue #14 item 1, from the command line: a holder that would serve the
+// local mailbox beyond this machine is refused in one line with exit code 2 (a real process, so
+// nothing uncaught and no stack trace), the summary says plainly when the development egress
+// policy is in use, and --trust-proxy / --limit (or their environment variables) reach the holder.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Holder } from "@doorbell/holder";
+import { describe, expect, it } from "vitest";
+import { serveCommand } from "../src/commands/serve.js";
+import { run } from "../src/main.js";
+import { captureIo, freePort, runUntilChecked } from "./command-harness.js";
+
+const ENTRY = fileURLToPath(new URL("./cli-entry.ts", import.meta.url));
+
+describe("doorbell serve: startup refusals", () => {
+  it("refuses --host 0.0.0.0 without SMTP in one line, exit code 2, before anything starts", () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "doorbell-serve-public-"));
+    const child = spawnSync(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "--conditions=@doorbell/source",
+        ENTRY,
+        "serve",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "0",
+        "--public-url",
+        "http://127.0.0.1:1",
+        "--data-dir",
+        dataDir,
+      ],
+      {
+        encoding: "utf8",
+        env: { ...process.env, DOORBELL_SMTP_URL: "", DOORBELL_DEBUG: "" },
+        timeout: 60_000,
+      },
+    );
+    expect(child.status).toBe(2);
+    const lines = child.stderr.split("\n").filter((line) => line !== "");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^doorbell serve: --host 0\.0\.0\.0 .*--smtp/);
+    expect(child.stderr).not.toMatch(/\n\s+at /);
+    expect(child.stdout).toBe("");
+  }, 90_000);
+
+  it.each([
+    [["--trust-proxy", "10.0.0.0/40"], /--trust-proxy: .*CIDR/],
+    [["--trust-proxy", "proxy.example"], /--trust-proxy: .*CIDR/],
+    [["--limit", "mail.recipient=three"], /--limit: .*bucket=points\/seconds/],
+    [["--limit", "mail.everything=3/60"], /--limit: unknown limit/],
+  ])("%j exits 2 with a plain reason", async (args, reason) => {
+    const t = captureIo({ DOORBELL_DATA_DIR: mkdtempSync(join(tmpdir(), "doorbell-cli-")) });
+    expect(await run(["serve", ...args], t.io)).toBe(2);
+    expect(t.err()).toMatch(reason);
+  });
+});
+
+describe("doorbell serve: the summary and the limits", () => {
+  it("says when the development egress policy is in use, and passes --trust-proxy and DOORBELL_LIMITS on", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "doorbell-serve-limits-"));
+    const port = await freePort();
+    const t = captureIo({ DOORBELL_LIMITS: "mail.recipient=1/600, oauth.register=2/60" });
+    let holder: Holder | undefined;
+    const { code, failure } = await runUntilChecked(
+      (until, ready) =>
+        serveCommand(
+          [
+            "--port",
+            String(port),
+            "--data-dir",
+            dataDir,
+            "--no-demo",
+            "--trust-proxy",
+            "10.0.0.0/8,fd00::/8",
+          ],
+          t.io,
+          {
+            until,
+            onListening: (h) => {
+              holder = h;
+              ready(undefined);
+            },
+          },
+        ),
+      async () => {
+        expect(holder?.limits.rules["mail.recipient"]).toEqual({ points: 1, durationSeconds: 600 });
+        expect(holder?.limits.rules["oauth.register"]).toEqual({ points: 2, durationSeconds: 60 });
+        expect(holder?.limits.rules["mail.client"]).toEqual({ points: 10, durationSeconds: 3600 });
+        // The proxy's word is taken for the client address, IPv6 by /64.
+        const headers = new Headers({ "x-forwarded-for": "2001:db8:5:6::77" });
+        expect(holder?.limits.clientKey("10.1.2.3", headers)).toBe("2001:db8:5:6::/64");
+        expect(holder?.limits.clientKey("192.0.2.9", headers)).toBe("192.0.2.9");
+      },
+    );
+    if (failure !== undefined) throw failure;
+    expect(code).toBe(0);
+    expect(t.out()).toMatch(
+      /Egress +DEVELOPMENT policy: doorbells and client metadata fetches may go to http and loopback/,
+    );
+    expect(t.out()).toMatch(
+      /Client address +from Forwarded \/ X-Forwarded-For when sent by 10\.0\.0\.0\/8, fd00::\/8/,
+    );
+  }, 120_000);
+});
