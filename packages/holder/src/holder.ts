@@ -461,6 +461,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
         .then(async (count) => {
           if (count > 0) log.info({ event: "intents.expired", count }, "intents expired");
           await push.sweep();
+          await services.consent.sendDueDigests();
           await oauth?.purgeExpired();
         })
         .catch((error: Error) =>

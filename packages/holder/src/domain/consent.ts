@@ -8,14 +8,14 @@
 import type { HolderContext } from "../context.js";
 import { confirmState } from "./confirm-state.js";
 import { confirmEmail } from "./consent/confirm.js";
-import { sendMatchDigest } from "./consent/digest.js";
+import { sendDueDigests, sendMatchDigest } from "./consent/digest.js";
 import { consentView, giveConsent } from "./consent/give-consent.js";
 import { manageView, withdrawByManageToken } from "./consent/manage.js";
 import { type IntentHooks, noIntentHooks } from "./intents.js";
 import type { ConsentService } from "./services.js";
 
 export { offerFromRow } from "../offers/rows.js";
-export { DIGEST_LIST_MAX } from "./consent/digest.js";
+export { DIGEST_LIST_MAX, REPLY_COALESCE_MS } from "./consent/digest.js";
 export { type NormalisedEmail, normaliseEmail } from "./consent/email.js";
 export { MANAGE_MATCHES_MAX } from "./consent/manage.js";
 
@@ -27,6 +27,8 @@ export interface HolderConsentService extends ConsentService {
    * the mail carried (0: nothing to send, or the mail failed and the matches wait for the next one).
    */
   sendMatchDigest(intentId: string): Promise<number>;
+  /** Mails the digests of seller replies that waited for more (issue 16 item 9); run every minute. */
+  sendDueDigests(): Promise<number>;
 }
 
 export function createConsentService(
@@ -41,5 +43,6 @@ export function createConsentService(
     manageView: (token) => manageView(ctx, token),
     withdrawByManageToken: (token) => withdrawByManageToken(ctx, hooks, token),
     sendMatchDigest: (intentId) => sendMatchDigest(ctx, intentId),
+    sendDueDigests: () => sendDueDigests(ctx),
   };
 }

@@ -9,6 +9,13 @@ import { effectiveStatus, manageUrl, openContact, sendQuietly } from "../intents
 export const DIGEST_LIST_MAX = 20;
 
 /**
+ * Seller replies wait this long for more before they are mailed (issue 16 item 9): ten replies
+ * in a quarter of an hour are one digest, not ten mails. A catalogue match mails at once and
+ * carries the waiting replies with it; `sendDueDigests` mails the rest when their time is up.
+ */
+export const REPLY_COALESCE_MS = 15 * 60_000;
+
+/**
  * E-mails the person the intent's matches not mailed yet, newest first, and moves the watermark.
  * Only for an active intent with a verified channel. Returns how many matches the mail carried.
  */
@@ -32,6 +39,13 @@ export async function sendMatchDigest(ctx: HolderContext, intentId: string): Pro
   const pending = await readMatches(ctx.store.db, row.id, mailed);
   const head = pending.at(-1)?.position;
   if (head === undefined) return 0;
+  const oldest = pending[0] as (typeof pending)[number];
+  if (
+    pending.every(({ offer }) => offer.source.kind === "reply") &&
+    now - oldest.deliveredAt < REPLY_COALESCE_MS
+  ) {
+    return 0; // replies only, the first of them still fresh: more may come (sendDueDigests mails them)
+  }
   // Claim by moving the watermark from where this digest read it: of two digests running at
   // once only one moves it, so no match is mailed twice.
   if (!(await moveDigestWatermark(ctx, intentId, mailed, head))) return 0;
@@ -53,6 +67,37 @@ export async function sendMatchDigest(ctx: HolderContext, intentId: string): Pro
   // The matches wait for the next digest.
   await moveDigestWatermark(ctx, intentId, head, mailed);
   return 0;
+}
+
+/**
+ * Mails the digests that waited for more replies and whose first reply is now REPLY_COALESCE_MS
+ * old (the holder runs this every minute). Returns how many matches the mails carried.
+ */
+export async function sendDueDigests(ctx: HolderContext): Promise<number> {
+  const cutoff = ctx.clock() - REPLY_COALESCE_MS;
+  const due = await ctx.store.db
+    .selectFrom("holder_offers as o")
+    .innerJoin("holder_intents as i", "i.id", "o.in_reply_to")
+    .select("i.id")
+    .distinct()
+    .where("o.source_kind", "=", "reply")
+    .where("o.matched_at", "<=", cutoff)
+    .where("i.status", "=", "active")
+    .where("i.confirmed_at", "is not", null)
+    .where((eb) =>
+      eb.or([
+        eb("i.mailed_at", "is", null),
+        eb("o.matched_at", ">", eb.ref("i.mailed_at")),
+        eb.and([
+          eb("o.matched_at", "=", eb.ref("i.mailed_at")),
+          eb("o.match_seq", ">", eb.ref("i.mailed_seq")),
+        ]),
+      ]),
+    )
+    .execute();
+  let sent = 0;
+  for (const { id } of due) sent += await sendMatchDigest(ctx, id);
+  return sent;
 }
 
 /** Moves an intent's digest watermark from `from` to `to`; false if it was not at `from`. */
