@@ -674,12 +674,15 @@ put(
   "ERR_RECORD_PROFILE",
   1,
 );
+// A member the profile does not define is covered by the seal and ignored (issue 18): it checks
+// out, with a note naming it.
 put(
   "a member the record schema does not define",
   "unknown-member",
   await reseal({ ...base, note: "x" }),
-  "does_not_check_out",
-  "ERR_RECORD_INVALID",
+  "two_signatures",
+  undefined,
+  undefined,
   1,
 );
 put(

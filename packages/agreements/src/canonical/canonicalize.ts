@@ -1,8 +1,55 @@
-import serialize from "canonicalize";
 import { AgreementError } from "../errors.js";
 import { assertJsonValue } from "./json-value.js";
 
 const encoder = new TextEncoder();
+
+/** Thrown inside the writer; the caller turns it into a plain-words AgreementError. */
+class NotJsonData extends Error {}
+
+const wellFormed = (text: string): boolean => (text as string & { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * One walk that both checks and writes: strings must be well formed (no lone surrogates), numbers
+ * finite, objects plain, arrays without holes. JSON.stringify writes strings and numbers exactly
+ * as RFC 8785 wants (short escapes for \b \t \n \f \r, lowercase \u00xx for other controls, the
+ * ECMAScript number form, -0 as 0); members are sorted by UTF-16 code units (the default sort).
+ */
+const write = (value: unknown): string => {
+  switch (typeof value) {
+    case "string":
+      if (!wellFormed(value)) throw new NotJsonData("lone surrogate is not allowed");
+      return JSON.stringify(value);
+    case "number":
+      if (!Number.isFinite(value)) throw new NotJsonData("a number is not finite");
+      return JSON.stringify(value);
+    case "boolean":
+      return value ? "true" : "false";
+    case "object": {
+      if (value === null) return "null";
+      if (Array.isArray(value)) {
+        let out = "[";
+        for (let i = 0; i < value.length; i++) {
+          if (!(i in value)) throw new NotJsonData("an array has a hole");
+          out += i === 0 ? write(value[i]) : `,${write(value[i])}`;
+        }
+        return `${out}]`;
+      }
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) throw new NotJsonData("not a plain JSON object");
+      const names = Object.keys(value).sort();
+      let out = "{";
+      for (let i = 0; i < names.length; i++) {
+        const name = names[i] as string;
+        if (!wellFormed(name)) throw new NotJsonData("lone surrogate is not allowed");
+        const member = `${JSON.stringify(name)}:${write((value as Record<string, unknown>)[name])}`;
+        out += i === 0 ? member : `,${member}`;
+      }
+      return `${out}}`;
+    }
+    default:
+      throw new NotJsonData(`${typeof value} is not JSON data`);
+  }
+};
 
 /**
  * RFC 8785 (JCS): members sorted by UTF-16 code units, numbers as ECMAScript prints them, no
@@ -10,20 +57,26 @@ const encoder = new TextEncoder();
  * replaced, so two implementations can never sign different bytes for the same value.
  */
 export const canonicalJson = (value: unknown): string => {
-  assertJsonValue(value);
-  let text: string | undefined;
   try {
-    text = serialize(value);
+    return write(value);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    // The slow walk says exactly where the value stops being JSON data.
+    if (error instanceof NotJsonData) assertJsonValue(value);
+    const reason =
+      error instanceof RangeError
+        ? "it is nested too deeply"
+        : error instanceof Error
+          ? error.message
+          : String(error);
     throw new AgreementError(
       "ERR_CANONICAL_INPUT",
       `the value has no canonical form: ${reason.toLowerCase()}`,
     );
   }
-  if (text === undefined) throw new AgreementError("ERR_CANONICAL_INPUT", "the value has no canonical form");
-  return text;
 };
+
+/** The same; kept for callers that know the value is JSON data (the walk checks it anyway). */
+export const canonicalJsonOfData = canonicalJson;
 
 /** The UTF-8 bytes of the canonical form: what is hashed and signed. */
 export const canonicalBytes = (value: unknown): Uint8Array => encoder.encode(canonicalJson(value));

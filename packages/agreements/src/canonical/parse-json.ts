@@ -5,10 +5,11 @@ const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** Index of the closing quote of the string literal that opens at `start` (the text is valid JSON). */
 const endOfString = (text: string, start: number): number => {
-  for (let i = start + 1; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x5c) i++;
-    else if (c === 0x22) return i;
+  // indexOf runs in native code: long strings (a JWS, a note) are skipped in one call each.
+  for (let quote = text.indexOf('"', start + 1); quote >= 0; quote = text.indexOf('"', quote + 1)) {
+    let backslashes = 0;
+    while (text.charCodeAt(quote - 1 - backslashes) === 0x5c) backslashes++;
+    if (backslashes % 2 === 0) return quote;
   }
   return text.length;
 };
@@ -25,7 +26,9 @@ const findDuplicateMember = (text: string): string | undefined => {
       const end = endOfString(text, i);
       const top = stack.at(-1);
       if (top?.expectName) {
-        const name = JSON.parse(text.slice(i, end + 1)) as string;
+        const raw = text.slice(i + 1, end);
+        // Only a name with an escape needs decoding to compare ("a" and "\u0061" are one name).
+        const name = raw.includes("\\") ? (JSON.parse(`"${raw}"`) as string) : raw;
         if (top.names.has(name)) return name;
         top.names.add(name);
         top.expectName = false;

@@ -1,7 +1,7 @@
 import { AgreementError } from "../errors.js";
-import { verifyCompactSignature } from "../jws/compact.js";
+import { type CompactParts, signatureVerifies } from "../jws/compact.js";
 import type { ProtectedHeader } from "../jws/header.js";
-import { keyThumbprint } from "../jws/keys.js";
+import { keyThumbprintSync } from "../jws/keys.js";
 import type { KeyResolver, TrustedKey } from "../jws/resolver.js";
 import { createKeyResolver, type KeyResolverOptions } from "../keys/trust.js";
 import { checkBinding, checkTerms, sealingParty } from "../record/binding.js";
@@ -15,7 +15,7 @@ export interface CheckOptions extends KeyResolverOptions {
 
 interface Signature {
   readonly of: SignatureReport["of"];
-  readonly jws: string;
+  readonly parts: CompactParts;
   readonly header: ProtectedHeader;
   readonly signer: { address: string; party?: string };
   readonly issuedAt: number;
@@ -43,19 +43,19 @@ const at = async <T>(step: CheckStep, run: () => T | Promise<T>): Promise<T> => 
 const signaturesOf = (read: ReadRecord): Signature[] => {
   const { record, offer, acceptance, sealHeader } = read;
   const list: Signature[] = [];
-  if (record.kind !== "our_signature" && offer.jws && offer.header) {
+  if (record.kind !== "our_signature" && offer.parts && offer.header) {
     list.push({
       of: "offer",
-      jws: offer.jws,
+      parts: offer.parts,
       header: offer.header,
       signer: offer.message.from,
       issuedAt: offer.message.iat,
     });
   }
-  if (record.kind !== "their_reply" && acceptance?.jws && acceptance.header) {
+  if (record.kind !== "their_reply" && acceptance?.parts && acceptance.header) {
     list.push({
       of: "acceptance",
-      jws: acceptance.jws,
+      parts: acceptance.parts,
       header: acceptance.header,
       signer: acceptance.message.from,
       issuedAt: acceptance.message.iat,
@@ -64,10 +64,11 @@ const signaturesOf = (read: ReadRecord): Signature[] => {
   const sealer = sealingParty(read);
   list.push({
     of: "seal",
-    jws: record.seal,
+    parts: read.sealParts,
     header: sealHeader,
     signer: { address: sealer.address, ...(sealer.party ? { party: sealer.party } : {}) },
-    issuedAt: record.sealed_at,
+    // Without sealed_at (Doorbell's addition), the earliest the seal can have been made.
+    issuedAt: record.sealed_at ?? record.agreed_at,
   });
   return list;
 };
@@ -101,7 +102,7 @@ export const checkRecord = async (
             signer: signature.signer,
             issuedAt: signature.issuedAt,
           });
-          if ((await keyThumbprint(trusted.jwk)) !== signature.header.kid) {
+          if (keyThumbprintSync(trusted.jwk) !== signature.header.kid) {
             throw new AgreementError(
               "ERR_KEY_NOT_FOUND",
               "the key found has a different thumbprint than the kid",
@@ -126,13 +127,8 @@ export const checkRecord = async (
     }
     for (const [index, signature] of signatures.entries()) {
       await at(5, async () => {
-        try {
-          await verifyCompactSignature(signature.jws, (keys[index] as TrustedKey).jwk);
-        } catch (error) {
-          if (error instanceof AgreementError) {
-            throw new AgreementError(error.code, `the ${signature.of} signature does not verify`);
-          }
-          throw error;
+        if (!signatureVerifies(signature.parts, (keys[index] as TrustedKey).jwk)) {
+          throw new AgreementError("ERR_JWS_SIGNATURE", `the ${signature.of} signature does not verify`);
         }
       });
     }
@@ -144,7 +140,10 @@ export const checkRecord = async (
       kid: s.header.kid,
       vouchedBy: (keys[i] as TrustedKey).vouchedBy,
     }));
-    const warnings = keys.flatMap((k, i) => k.warnings.map((w) => `${signatures[i]?.of} signature: ${w}`));
+    const warnings = [
+      ...read.notes,
+      ...keys.flatMap((k, i) => k.warnings.map((w) => `${signatures[i]?.of} signature: ${w}`)),
+    ];
     if (record.kind === "two_signatures") {
       return {
         ok: true,

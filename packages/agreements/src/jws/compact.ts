@@ -1,9 +1,9 @@
-import { CompactSign, compactVerify } from "jose";
+import { sign as edSign, verify as edVerify } from "node:crypto";
 import { canonicalBytes } from "../canonical/canonicalize.js";
 import { JWS_ALGORITHM } from "../constants.js";
 import { AgreementError } from "../errors.js";
 import { checkProtectedHeader, type ProtectedHeader } from "./header.js";
-import { importPublicKey, type PublicJwk, type SigningKey } from "./keys.js";
+import { type PublicJwk, publicKeyObject, type SigningKey, signingKeyObject } from "./keys.js";
 
 const B64URL = /^[A-Za-z0-9_-]*$/;
 
@@ -11,6 +11,9 @@ const B64URL = /^[A-Za-z0-9_-]*$/;
 export interface CompactParts {
   readonly header: ProtectedHeader;
   readonly payload: Uint8Array;
+  /** `BASE64URL(header) "." BASE64URL(payload)`: the bytes the signature covers (ASCII). */
+  readonly signingInput: string;
+  readonly signature: Uint8Array;
 }
 
 const decode = (part: string, what: string): Uint8Array => {
@@ -24,6 +27,19 @@ const decode = (part: string, what: string): Uint8Array => {
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 };
 
+// Protected headers repeat (one signer, one key page), so each is read once.
+const headers = new Map<string, ProtectedHeader>();
+
+const headerOf = (part: string, expectedTyp: string): ProtectedHeader => {
+  const memo = `${expectedTyp} ${part}`;
+  const found = headers.get(memo);
+  if (found !== undefined) return found;
+  const header = Object.freeze(checkProtectedHeader(decode(part, "header"), expectedTyp));
+  if (headers.size >= 1000) headers.clear();
+  headers.set(memo, header);
+  return header;
+};
+
 /** Splits a compact JWS (three parts, attached payload) and checks its protected header. */
 export const readCompactJws = (jws: unknown, expectedTyp: string, maxChars: number): CompactParts => {
   if (typeof jws !== "string") throw new AgreementError("ERR_JWS_INVALID", "the JWS is not a string");
@@ -33,33 +49,42 @@ export const readCompactJws = (jws: unknown, expectedTyp: string, maxChars: numb
       `the JWS is longer than ${maxChars.toLocaleString("en-US")} characters`,
     );
   }
-  const parts = jws.split(".");
-  if (parts.length !== 3)
+  const first = jws.indexOf(".");
+  const second = first < 0 ? -1 : jws.indexOf(".", first + 1);
+  if (second < 0 || jws.indexOf(".", second + 1) >= 0)
     throw new AgreementError("ERR_JWS_INVALID", "the JWS is not in compact form (three parts)");
-  const [header, payload, signature] = parts as [string, string, string];
+  const header = jws.slice(0, first);
+  const payload = jws.slice(first + 1, second);
   if (payload === "")
     throw new AgreementError("ERR_JWS_INVALID", "the JWS has a detached payload; it must be attached");
-  const signatureBytes = decode(signature, "signature");
-  if (signatureBytes.byteLength !== 64) {
+  const signature = decode(jws.slice(second + 1), "signature");
+  if (signature.byteLength !== 64) {
     throw new AgreementError("ERR_JWS_INVALID", "the JWS signature is not 64 bytes (Ed25519)");
   }
   return {
-    header: checkProtectedHeader(decode(header, "header"), expectedTyp),
+    header: headerOf(header, expectedTyp),
     payload: decode(payload, "payload"),
+    signingInput: jws.slice(0, second),
+    signature,
   };
+};
+
+/** Whether the Ed25519 signature of split JWS parts verifies with one public key (one-shot, no copy of the key). */
+export const signatureVerifies = (parts: Pick<CompactParts, "signingInput" | "signature">, jwk: PublicJwk) =>
+  edVerify(null, Buffer.from(parts.signingInput, "latin1"), publicKeyObject(jwk), parts.signature);
+
+const refuseSignature = (): never => {
+  throw new AgreementError("ERR_JWS_SIGNATURE", "the signature does not verify with the key the page lists");
 };
 
 /** Verifies the Ed25519 signature of a compact JWS with one public key; throws ERR_JWS_SIGNATURE. */
 export const verifyCompactSignature = async (jws: string, jwk: PublicJwk): Promise<void> => {
-  const key = await importPublicKey(jwk);
-  try {
-    await compactVerify(jws, key, { algorithms: [JWS_ALGORITHM] });
-  } catch {
-    throw new AgreementError(
-      "ERR_JWS_SIGNATURE",
-      "the signature does not verify with the key the page lists",
-    );
-  }
+  const parts = jws.split(".");
+  if (parts.length !== 3) return refuseSignature();
+  const [header, payload, signature] = parts as [string, string, string];
+  const bytes = Buffer.from(signature, "base64url");
+  if (bytes.byteLength !== 64 || bytes.toString("base64url") !== signature) return refuseSignature();
+  if (!signatureVerifies({ signingInput: `${header}.${payload}`, signature: bytes }, jwk)) refuseSignature();
 };
 
 /**
@@ -72,12 +97,29 @@ export const signCanonical = (
   header: { jku: string; typ: string },
 ): Promise<string> => signCanonicalBytes(canonicalBytes(value), key, header);
 
+// The encoded header of each (kid, jku, typ): a signer uses one or two.
+const encodedHeaders = new Map<string, string>();
+
+const encodedHeader = (kid: string, jku: string, typ: string): string => {
+  const memo = `${kid} ${typ} ${jku}`;
+  let found = encodedHeaders.get(memo);
+  if (found === undefined) {
+    // Member order alg, kid, jku, typ: what every signature made here has always carried.
+    found = Buffer.from(JSON.stringify({ alg: JWS_ALGORITHM, kid, jku, typ })).toString("base64url");
+    if (encodedHeaders.size >= 1000) encodedHeaders.clear();
+    encodedHeaders.set(memo, found);
+  }
+  return found;
+};
+
 /** The same for bytes that already are a canonical form (a parsed message's `bytes`). */
-export const signCanonicalBytes = (
+export const signCanonicalBytes = async (
   bytes: Uint8Array,
   key: SigningKey,
   header: { jku: string; typ: string },
-): Promise<string> =>
-  new CompactSign(bytes)
-    .setProtectedHeader({ alg: JWS_ALGORITHM, kid: key.kid, jku: header.jku, typ: header.typ })
-    .sign(key.privateKey);
+): Promise<string> => {
+  const payload = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64url");
+  const signingInput = `${encodedHeader(key.kid, header.jku, header.typ)}.${payload}`;
+  const signature = edSign(null, Buffer.from(signingInput, "latin1"), signingKeyObject(key));
+  return `${signingInput}.${signature.toString("base64url")}`;
+};

@@ -30,6 +30,35 @@ export const typMatches = (typ: string, expected: string): boolean => {
  * Whether the host is trusted is the trust rule's question, not this one's.
  */
 export const keyPageParty = (jku: string): { url: URL; party: string } | undefined => {
+  const found = keyPageOf(jku);
+  return found === undefined ? undefined : { url: new URL(found.href), party: found.party };
+};
+
+export interface KeyPageAddress {
+  readonly href: string;
+  readonly origin: string;
+  readonly party: string;
+}
+
+// Every signature names its jku, and a verifier sees the same few: each is parsed once.
+const addresses = new Map<string, KeyPageAddress | null>();
+
+/** `keyPageParty` as plain strings, memoised: for the checks every signature goes through. */
+export const keyPageOf = (jku: string): KeyPageAddress | undefined => {
+  let found = addresses.get(jku);
+  if (found === undefined) {
+    const read = readKeyPageParty(jku);
+    found =
+      read === undefined
+        ? null
+        : Object.freeze({ href: read.url.href, origin: read.url.origin, party: read.party });
+    if (addresses.size >= 1000) addresses.clear();
+    if (jku.length <= 2048) addresses.set(jku, found);
+  }
+  return found ?? undefined;
+};
+
+const readKeyPageParty = (jku: string): { url: URL; party: string } | undefined => {
   let url: URL;
   try {
     url = new URL(jku);
@@ -70,7 +99,7 @@ export const checkProtectedHeader = (bytes: Uint8Array, expectedTyp: string): Pr
   }
   if (typeof kid !== "string" || !KID.test(kid))
     return refuse("the JWS kid is not an RFC 7638 SHA-256 thumbprint");
-  if (typeof jku !== "string" || jku.length > 2048 || keyPageParty(jku) === undefined) {
+  if (typeof jku !== "string" || jku.length > 2048 || keyPageOf(jku) === undefined) {
     return refuse(`the JWS jku is not a party key page address (${KEY_PAGE_FORM})`);
   }
   return { alg, kid, jku, typ };

@@ -1,5 +1,5 @@
-import { createPrivateKey, createPublicKey } from "node:crypto";
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK } from "jose";
+import { createHash, createPrivateKey, createPublicKey, KeyObject } from "node:crypto";
+import { exportJWK, generateKeyPair, importJWK } from "jose";
 import { AgreementError } from "../errors.js";
 
 /** An Ed25519 public key as a JWK: exactly the members RFC 8037 needs. */
@@ -46,22 +46,64 @@ export const toPublicJwk = (value: unknown): PublicJwk => {
   return { kty: "OKP", crv: "Ed25519", x: jwk.x };
 };
 
-/** RFC 7638 thumbprint (SHA-256, base64url) of an Ed25519 public key: its `kid`. */
-export const keyThumbprint = (jwk: PublicJwk): Promise<string> =>
-  calculateJwkThumbprint({ kty: jwk.kty, crv: jwk.crv, x: jwk.x }, "sha256");
+// Bounded memo tables: a verifier sees few distinct keys, and each entry is a few hundred bytes.
+const MAX_MEMO = 1000;
+const remember = <V>(table: Map<string, V>, key: string, value: V): V => {
+  if (table.size >= MAX_MEMO) table.clear();
+  table.set(key, value);
+  return value;
+};
 
-const publicKeyCache = new Map<string, CryptoKey>();
+const thumbprints = new Map<string, string>();
 
-/** The CryptoKey for verifying with a public JWK (memoised by `x`, which is the whole key). */
+/**
+ * RFC 7638 thumbprint (SHA-256, base64url) of an Ed25519 public key, computed in place: the
+ * required members in lexicographic order are crv, kty, x, and `x` is base64url, so the JSON needs
+ * no escaping. Memoised by `x`, which is the whole key.
+ */
+export const keyThumbprintSync = (jwk: PublicJwk): string => {
+  const found = thumbprints.get(jwk.x);
+  if (found !== undefined && jwk.kty === "OKP" && jwk.crv === "Ed25519") return found;
+  const checked = toPublicJwk(jwk);
+  const json = `{"crv":"Ed25519","kty":"OKP","x":"${checked.x}"}`;
+  return remember(thumbprints, checked.x, createHash("sha256").update(json).digest("base64url"));
+};
+
+/** The same, as a promise (the published API). */
+export const keyThumbprint = async (jwk: PublicJwk): Promise<string> => keyThumbprintSync(jwk);
+
+const publicKeyObjects = new Map<string, KeyObject>();
+
+/** A node:crypto KeyObject for verifying with a public JWK, memoised by `x`. */
+export const publicKeyObject = (jwk: PublicJwk): KeyObject => {
+  const found = publicKeyObjects.get(jwk.x);
+  if (found !== undefined && jwk.kty === "OKP" && jwk.crv === "Ed25519") return found;
+  const checked = toPublicJwk(jwk);
+  return remember(publicKeyObjects, checked.x, createPublicKey({ key: { ...checked }, format: "jwk" }));
+};
+
+const publicCryptoKeys = new Map<string, CryptoKey>();
+
+/** The CryptoKey for verifying with a public JWK (memoised by `x`). */
 export const importPublicKey = async (jwk: PublicJwk): Promise<CryptoKey> => {
   const checked = toPublicJwk(jwk);
-  let key = publicKeyCache.get(checked.x);
-  if (!key) {
-    key = (await importJWK({ ...checked }, "EdDSA")) as CryptoKey;
-    if (publicKeyCache.size > 1000) publicKeyCache.clear();
-    publicKeyCache.set(checked.x, key);
+  const found = publicCryptoKeys.get(checked.x);
+  if (found !== undefined) return found;
+  return remember(publicCryptoKeys, checked.x, (await importJWK({ ...checked }, "EdDSA")) as CryptoKey);
+};
+
+// The private KeyObject behind each SigningKey, out of reach of callers (a KeyObject can be
+// exported; the SigningKey's CryptoKey cannot), so a SigningKey still cannot leak its private half.
+const privateKeyObjects = new WeakMap<SigningKey, KeyObject>();
+
+/** The node:crypto private key a SigningKey signs with (one-shot `crypto.sign`, no WebCrypto job). */
+export const signingKeyObject = (key: SigningKey): KeyObject => {
+  let found = privateKeyObjects.get(key);
+  if (found === undefined) {
+    found = KeyObject.from(key.privateKey);
+    privateKeyObjects.set(key, found);
   }
-  return key;
+  return found;
 };
 
 /**
@@ -74,8 +116,9 @@ export const importSigningKey = async (value: unknown): Promise<SigningKey> => {
   if (typeof d !== "string" || !B64URL_32.test(d))
     return refuse("the private key's d is not 32 bytes of unpadded base64url");
   let derived: string | undefined;
+  let privateKeyObject: KeyObject;
   try {
-    const privateKeyObject = createPrivateKey({
+    privateKeyObject = createPrivateKey({
       key: { kty: "OKP", crv: "Ed25519", x: publicJwk.x, d },
       format: "jwk",
     });
@@ -87,11 +130,13 @@ export const importSigningKey = async (value: unknown): Promise<SigningKey> => {
   const privateKey = (await importJWK({ kty: "OKP", crv: "Ed25519", x: publicJwk.x, d }, "EdDSA", {
     extractable: false,
   })) as CryptoKey;
-  return Object.freeze({
-    kid: await keyThumbprint(publicJwk),
+  const signingKey: SigningKey = Object.freeze({
+    kid: keyThumbprintSync(publicJwk),
     publicJwk: Object.freeze(publicJwk),
     privateKey,
   });
+  privateKeyObjects.set(signingKey, privateKeyObject);
+  return signingKey;
 };
 
 /**

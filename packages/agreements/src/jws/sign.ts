@@ -2,7 +2,7 @@ import { MESSAGE_JWS_TYPE } from "../constants.js";
 import { AgreementError } from "../errors.js";
 import { type ParsedMessage, validateMessage } from "../message/parse.js";
 import { signCanonicalBytes } from "./compact.js";
-import { KEY_PAGE_FORM, keyPageParty } from "./header.js";
+import { KEY_PAGE_FORM, keyPageOf } from "./header.js";
 import type { SigningKey } from "./keys.js";
 
 export interface SignMessageOptions {
@@ -25,7 +25,7 @@ export const signMessage = async (
   key: SigningKey,
   options: SignMessageOptions,
 ): Promise<SignedMessage> => {
-  const page = keyPageParty(options.jku);
+  const page = keyPageOf(options.jku);
   if (!page)
     throw new AgreementError("ERR_JWS_HEADER", `jku must be a party key page address (${KEY_PAGE_FORM})`);
   const parsed = validateMessage(message);

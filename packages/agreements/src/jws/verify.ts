@@ -1,9 +1,9 @@
 import { MAX_MESSAGE_JWS_CHARS, MESSAGE_JWS_TYPE } from "../constants.js";
 import { AgreementError } from "../errors.js";
-import { type ParsedMessage, parseMessage } from "../message/parse.js";
-import { readCompactJws, verifyCompactSignature } from "./compact.js";
-import { keyPageParty, type ProtectedHeader } from "./header.js";
-import { keyThumbprint } from "./keys.js";
+import { type ParsedMessage, parseMessage, parseMessageText } from "../message/parse.js";
+import { type CompactParts, readCompactJws, signatureVerifies } from "./compact.js";
+import { keyPageOf, type ProtectedHeader } from "./header.js";
+import { keyThumbprintSync } from "./keys.js";
 import type { KeyResolver, TrustedKey } from "./resolver.js";
 
 export interface VerifiedMessage {
@@ -16,13 +16,40 @@ const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
   a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
 
 /**
+ * A signed payload counts only if it is byte for byte the canonical form of what it parses to, so
+ * the strict reader's extra checks (UTF-8 validity, byte order mark, duplicate members) cannot
+ * change the outcome of one that passes: any of them makes it differ from its canonical form. So
+ * the payload is first read plainly, and only one that does not pass is read again strictly, for
+ * the precise reason.
+ */
+const parseSignedPayload = (payload: Uint8Array): ParsedMessage => {
+  try {
+    const text = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString("utf8");
+    const parsed = parseMessageText(text, payload.byteLength);
+    if (sameBytes(parsed.bytes, payload)) return parsed;
+  } catch {
+    // the strict reader below says why
+  }
+  return parseMessage(payload);
+};
+
+/**
  * Reads a signed message without trusting it yet: the header is checked and the payload must be a
  * valid message whose canonical form is byte for byte the payload ("a signed payload counts only
  * if it equals the canonical form of the parsed message", so an unknown member breaks it).
  */
 export const readSignedMessage = (jws: unknown): { header: ProtectedHeader; parsed: ParsedMessage } => {
-  const { header, payload } = readCompactJws(jws, MESSAGE_JWS_TYPE, MAX_MESSAGE_JWS_CHARS);
-  const parsed = parseMessage(payload);
+  const { header, parsed } = readSignedParts(jws);
+  return { header, parsed };
+};
+
+/** The same, keeping the split JWS so its signature can be verified without splitting it again. */
+export const readSignedParts = (
+  jws: unknown,
+): { header: ProtectedHeader; parsed: ParsedMessage; parts: CompactParts } => {
+  const parts = readCompactJws(jws, MESSAGE_JWS_TYPE, MAX_MESSAGE_JWS_CHARS);
+  const { header, payload } = parts;
+  const parsed = parseSignedPayload(payload);
   if (!sameBytes(parsed.bytes, payload)) {
     const why =
       parsed.dropped.length > 0
@@ -33,7 +60,7 @@ export const readSignedMessage = (jws: unknown): { header: ProtectedHeader; pars
       `the signed payload is not the canonical form of the parsed message: ${why}`,
     );
   }
-  const page = keyPageParty(header.jku);
+  const page = keyPageOf(header.jku);
   const party = parsed.message.from.party;
   if (page && party !== undefined && party !== page.party) {
     throw new AgreementError(
@@ -41,7 +68,7 @@ export const readSignedMessage = (jws: unknown): { header: ProtectedHeader; pars
       `the message is from ${party} but is signed with the key page of ${page.party}`,
     );
   }
-  return { header, parsed };
+  return { header, parsed, parts };
 };
 
 /**
@@ -49,16 +76,21 @@ export const readSignedMessage = (jws: unknown): { header: ProtectedHeader; pars
  * (judged at the message's iat), that the key's thumbprint is the kid, and the Ed25519 signature.
  */
 export const verifyMessage = async (jws: string, resolveKey: KeyResolver): Promise<VerifiedMessage> => {
-  const { header, parsed } = readSignedMessage(jws);
+  const { header, parsed, parts } = readSignedParts(jws);
   const key = await resolveKey({
     jku: header.jku,
     kid: header.kid,
     signer: parsed.message.from,
     issuedAt: parsed.message.iat,
   });
-  if ((await keyThumbprint(key.jwk)) !== header.kid) {
+  if (keyThumbprintSync(key.jwk) !== header.kid) {
     throw new AgreementError("ERR_KEY_NOT_FOUND", "the key found for the kid has a different thumbprint");
   }
-  await verifyCompactSignature(jws, key.jwk);
+  if (!signatureVerifies(parts, key.jwk)) {
+    throw new AgreementError(
+      "ERR_JWS_SIGNATURE",
+      "the signature does not verify with the key the page lists",
+    );
+  }
   return { parsed, header, key };
 };

@@ -1,6 +1,6 @@
 import { DEFAULT_TRUSTED_ORIGIN, KEY_PAGE_PATH_PREFIX } from "../constants.js";
 import { AgreementError } from "../errors.js";
-import { KEY_PAGE_FORM, keyPageParty } from "../jws/header.js";
+import { KEY_PAGE_FORM, keyPageOf } from "../jws/header.js";
 import type { KeyRequest, KeyResolver, TrustedKey } from "../jws/resolver.js";
 import { domainVouchesFor, systemTxtResolver, type TxtResolver } from "./dns.js";
 import { createKeyPageFetcher, type KeyPageSource } from "./fetch.js";
@@ -91,15 +91,15 @@ export const createKeyResolver = (options: KeyResolverOptions = {}): KeyResolver
   const txt = options.txt ?? systemTxtResolver;
 
   return async (request: KeyRequest): Promise<TrustedKey> => {
-    const page = keyPageParty(request.jku);
+    const page = keyPageOf(request.jku);
     if (!page) {
       throw new AgreementError(
         "ERR_JKU_UNTRUSTED",
         `the jku is not a party key page address (${KEY_PAGE_FORM})`,
       );
     }
-    const expected = `${page.url.origin}${KEY_PAGE_PATH_PREFIX}${page.party}.json`;
-    if (!trusted.has(page.url.origin) || page.url.href !== expected) {
+    const expected = `${page.origin}${KEY_PAGE_PATH_PREFIX}${page.party}.json`;
+    if (!trusted.has(page.origin) || page.href !== expected) {
       throw new AgreementError(
         "ERR_JKU_UNTRUSTED",
         `the jku ${request.jku} is not a key page on a trusted host (${[...trusted].join(", ")})`,
@@ -111,7 +111,7 @@ export const createKeyResolver = (options: KeyResolverOptions = {}): KeyResolver
         `the sender names the party ${request.signer.party} but the jku is the key page of ${page.party}`,
       );
     }
-    const keyPage = await source(page.url, page.party);
+    const keyPage = await source(new URL(page.href), page.party);
     const vouchedBy = await vouch(keyPage, request.signer.address, txt);
     if (!vouchedBy) {
       throw new AgreementError(

@@ -1,11 +1,11 @@
 import { canonicalJson } from "../canonical/canonicalize.js";
 import { sha256Hex } from "../canonical/hash.js";
-import { assertJsonValue, type JsonValue } from "../canonical/json-value.js";
+import type { JsonValue } from "../canonical/json-value.js";
 import { parseJson } from "../canonical/parse-json.js";
 import { MAX_MESSAGE_BYTES, MESSAGE_PROFILE } from "../constants.js";
 import { AgreementError } from "../errors.js";
 import { describeErrors, validatorFor } from "../schemas.js";
-import { dropUnknownMembers, unknownMembers } from "./project.js";
+import { projectMessage } from "./project.js";
 import { messageRuleViolations } from "./rules.js";
 import type { Message } from "./types.js";
 
@@ -33,11 +33,18 @@ const refuse = (problems: readonly string[]): never => {
   throw new AgreementError("ERR_MESSAGE_INVALID", `the message does not validate: ${problems[0]}`, problems);
 };
 
+interface Checked {
+  readonly message: Message;
+  readonly dropped: string[];
+  /** The message's canonical form. */
+  readonly canonical: string;
+}
+
 /**
  * Checks a value against the message schema and the profile's rules, then drops the members the
  * profile does not define. The value is not changed; the result is a new object.
  */
-const check = (value: JsonValue): { message: Message; dropped: string[] } => {
+const check = (value: JsonValue): Checked => {
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new AgreementError("ERR_MESSAGE_INVALID", "the message is not a JSON object");
   }
@@ -49,25 +56,27 @@ const check = (value: JsonValue): { message: Message; dropped: string[] } => {
   }
   const validate = validatorFor("message");
   if (!validate(value)) refuse(describeErrors(validate.errors));
-  const raw = value as unknown as Message;
-  const dropped = unknownMembers(raw, raw.type);
-  const message = dropUnknownMembers(raw);
+  const { message, dropped, plain } = projectMessage(value as unknown as Message);
   const problems = messageRuleViolations(message);
   if (problems.length > 0) refuse(problems);
-  return { message, dropped };
+  // The projection is in canonical member order, so a plain one is written as it is.
+  return { message, dropped, canonical: plain ? JSON.stringify(message) : canonicalJson(message) };
 };
 
-const finish = ({ message, dropped }: { message: Message; dropped: string[] }): ParsedMessage => {
-  const canonical = canonicalJson(message);
+/** The bytes and hash of a checked message. */
+const finish = ({ message, dropped, canonical }: Checked): ParsedMessage => {
   const bytes = encoder.encode(canonical);
   if (bytes.byteLength > MAX_MESSAGE_BYTES) throw tooLarge(bytes.byteLength);
-  // A fresh copy from the canonical text: nothing the caller still holds can change it later.
-  const copy = JSON.parse(canonical) as Message;
+  let hash: string | undefined;
   return Object.freeze({
-    message: copy,
+    message,
     canonical,
     bytes,
-    hash: sha256Hex(bytes),
+    // Made when first read: a signer that only needs the JWS does not pay for it.
+    get hash(): string {
+      hash ??= sha256Hex(bytes);
+      return hash;
+    },
     dropped: Object.freeze(dropped),
   });
 };
@@ -82,29 +91,40 @@ export const parseMessage = (input: string | Uint8Array): ParsedMessage => {
   return finish(check(parseJson(input, "the message")));
 };
 
+/**
+ * The same checks for text already known to be at most 32 KB, read with plain JSON.parse: for a
+ * signed payload, which must equal its canonical form (see verify.ts); not for anything else.
+ */
+export const parseMessageText = (text: string, size: number): ParsedMessage => {
+  if (size > MAX_MESSAGE_BYTES) throw tooLarge(size);
+  return finish(check(JSON.parse(text) as JsonValue));
+};
+
 /** The same checks for a value already parsed (e.g. the DataPart of an A2A message). */
 export const parseMessageValue = (value: unknown): ParsedMessage => {
-  let json: JsonValue;
   let size: number;
   try {
-    json = assertJsonValue(value);
-    // JCS writes exactly the characters JSON.stringify writes, only in another member order, so
-    // the byte count is known before the (slower) canonical form is made.
-    size = Buffer.byteLength(JSON.stringify(json), "utf8");
+    // JCS writes the characters JSON.stringify writes, in another member order, so this is the
+    // size before anything slower is done. Values JSON cannot carry are refused by the schema and
+    // the projection (which keeps only the profile's members, as plain data).
+    const text = JSON.stringify(value) as string | undefined;
+    if (text === undefined) throw new Error("the value is not JSON data");
+    size = Buffer.byteLength(text, "utf8");
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new AgreementError("ERR_MESSAGE_INVALID", `the message is not JSON data: ${reason}`);
   }
   if (size > MAX_MESSAGE_BYTES) throw tooLarge(size);
-  return finish(check(json));
+  return finish(check(value as JsonValue));
 };
 
 /**
  * A sender's check: the message must validate and carry no member the profile does not define,
- * because what is signed must be exactly what a receiver will parse.
+ * because what is signed must be exactly what a receiver will parse. The sender's own value is not
+ * measured first (a receiver's is): the 32 KB cap is applied to its canonical form.
  */
 export const validateMessage = (value: unknown): ParsedMessage => {
-  const parsed = parseMessageValue(value);
+  const parsed = finish(check(value as JsonValue));
   if (parsed.dropped.length > 0) {
     throw new AgreementError(
       "ERR_MESSAGE_INVALID",

@@ -51,6 +51,80 @@ const keep = (value: unknown, shape: Shape | "value" | { readonly each: Shape })
   return out;
 };
 
+const sortedNames = new WeakMap<Shape, readonly string[]>();
+const namesOf = (shape: Shape): readonly string[] => {
+  let names = sortedNames.get(shape);
+  if (names === undefined) {
+    names = Object.keys(shape).sort();
+    sortedNames.set(shape, names);
+  }
+  return names;
+};
+
+const wellFormed = (text: string): boolean => (text as string & { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * One walk that does both of the functions below: the message with the unknown members removed (a
+ * new tree that shares nothing with `validated`) and their JSON pointers. Members are inserted in
+ * RFC 8785 order (no profile member name is an array index, so insertion order is kept), so when
+ * `plain` is true `JSON.stringify(message)` already is the canonical form: every value is a string
+ * without lone surrogates, a finite number, a boolean, null, or an array of such.
+ */
+export const projectMessage = (
+  validated: Message,
+): { message: Message; dropped: string[]; plain: boolean } => {
+  let plain = true;
+  const leaf = (value: unknown): unknown => {
+    switch (typeof value) {
+      case "string":
+        if (!wellFormed(value)) plain = false;
+        return value;
+      case "number":
+        if (!Number.isFinite(value)) plain = false;
+        return value;
+      case "boolean":
+        return value;
+      case "object":
+        if (value === null) return value;
+        if (Array.isArray(value)) return value.map(leaf);
+        plain = false; // an object under a plain value: the general writer orders it
+        return JSON.parse(JSON.stringify(value)) as unknown;
+      default:
+        plain = false;
+        return value;
+    }
+  };
+  let anyDropped = false;
+  const walk = (node: unknown, shape: Shape | "value" | { readonly each: Shape }): unknown => {
+    if (shape === "value") return leaf(node);
+    if ("each" in shape && Array.isArray(node)) return node.map((entry) => walk(entry, shape.each as Shape));
+    // Members are re-inserted in canonical order unless they already came in it, as in a
+    // canonical form. Own members of the shape only: "constructor" or "__proto__" is unknown.
+    const source = node as Record<string, unknown>;
+    const kept: Record<string, unknown> = {};
+    let sorted = true;
+    let last = "";
+    for (const name of Object.keys(source)) {
+      const inner = Object.hasOwn(shape, name) ? (shape as Shape)[name] : undefined;
+      if (inner === undefined) {
+        anyDropped = true;
+        continue;
+      }
+      if (name < last) sorted = false;
+      last = name;
+      kept[name] = inner === "value" ? leaf(source[name]) : walk(source[name], inner);
+    }
+    if (sorted) return kept;
+    const out: Record<string, unknown> = {};
+    for (const name of namesOf(shape as Shape)) if (Object.hasOwn(kept, name)) out[name] = kept[name];
+    return out;
+  };
+  const message = walk(validated, MESSAGE_SHAPES[validated.type]) as Message;
+  // The pointers are spelled out only when something was dropped, so a clean message builds none.
+  const dropped = anyDropped ? unknownMembers(validated, validated.type) : [];
+  return { message, dropped, plain };
+};
+
 /** The message with every member this profile does not define for its type removed (a new object). */
 export const dropUnknownMembers = (validated: Message): Message =>
   keep(validated, MESSAGE_SHAPES[validated.type]) as Message;
@@ -67,7 +141,7 @@ export const unknownMembers = (value: unknown, type: MessageType): string[] => {
       return;
     }
     for (const name of Object.keys(node)) {
-      const inner = (shape as Shape)[name];
+      const inner = Object.hasOwn(shape, name) ? (shape as Shape)[name] : undefined;
       if (inner === undefined) found.push(`${path}/${name}`);
       else walk((node as Record<string, unknown>)[name], inner, `${path}/${name}`);
     }

@@ -1,6 +1,6 @@
 import { canonicalJson } from "../canonical/canonicalize.js";
 import { AgreementError, type AgreementErrorCode } from "../errors.js";
-import { keyPageParty } from "../jws/header.js";
+import { keyPageOf } from "../jws/header.js";
 import type { Authority, Message } from "../message/types.js";
 import type { ReadRecord, RecordMessage } from "./read.js";
 import { deriveTerms } from "./terms.js";
@@ -34,7 +34,7 @@ export const checkTerms = ({ record, offer, acceptance }: ReadRecord): void => {
 };
 
 const partyOf = (side: RecordMessage<Message>): string | undefined =>
-  side.message.from.party ?? (side.header ? keyPageParty(side.header.jku)?.party : undefined);
+  side.message.from.party ?? (side.header ? keyPageOf(side.header.jku)?.party : undefined);
 
 /** Each party entry says what that side's own message says: address, party, org, kid, authority. */
 const checkParty = (entry: RecordParty, side: RecordMessage<Message>, role: string): void => {
@@ -127,7 +127,7 @@ export const checkBinding = ({ record, offer, acceptance }: ReadRecord): void =>
       );
     }
   }
-  if (record.sealed_at < record.agreed_at)
+  if (record.sealed_at !== undefined && record.sealed_at < record.agreed_at)
     fail("ERR_RECORD_BINDING", "the record was sealed before the agreement was made");
 };
 
@@ -136,7 +136,7 @@ export const checkBinding = ({ record, offer, acceptance }: ReadRecord): void =>
  * our_signature: the accepter (the side that signed); their_reply: the offerer.
  */
 export const sealingParty = ({ record, sealHeader }: ReadRecord): RecordParty => {
-  const party = keyPageParty(sealHeader.jku)?.party;
+  const party = keyPageOf(sealHeader.jku)?.party;
   const [offerer, accepter] = record.parties;
   const allowed =
     record.kind === "two_signatures"

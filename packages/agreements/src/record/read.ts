@@ -3,9 +3,9 @@ import { assertJsonValue, type JsonValue } from "../canonical/json-value.js";
 import { parseJson } from "../canonical/parse-json.js";
 import { MAX_RECORD_BYTES, RECORD_PROFILE, SEAL_JWS_TYPE } from "../constants.js";
 import { AgreementError } from "../errors.js";
-import { readCompactJws } from "../jws/compact.js";
+import { type CompactParts, readCompactJws } from "../jws/compact.js";
 import type { ProtectedHeader } from "../jws/header.js";
-import { readSignedMessage } from "../jws/verify.js";
+import { readSignedParts } from "../jws/verify.js";
 import { type ParsedMessage, parseMessage } from "../message/parse.js";
 import type { Accept, Offer } from "../message/types.js";
 import { describeErrors, validatorFor } from "../schemas.js";
@@ -20,6 +20,8 @@ export interface RecordMessage<M> {
   /** Present when the record holds the message signed. */
   readonly jws?: string;
   readonly header?: ProtectedHeader;
+  /** The split JWS, for verifying its signature in step 5. */
+  readonly parts?: CompactParts;
 }
 
 /** A record after workflow step 1: parsed, in profile, schema-valid, every hash recomputed. */
@@ -28,7 +30,52 @@ export interface ReadRecord {
   readonly offer: RecordMessage<Offer>;
   readonly acceptance?: RecordMessage<Accept>;
   readonly sealHeader: ProtectedHeader;
+  readonly sealParts: CompactParts;
+  /** Plain-words notes for the result: members the profile does not define, a missing sealed_at. */
+  readonly notes: readonly string[];
 }
+
+// The members the profile defines where a record may carry others (see the record schema).
+const RECORD_MEMBERS = new Set([
+  "profile",
+  "id",
+  "thread",
+  "kind",
+  "parties",
+  "offer",
+  "acceptance",
+  "reply",
+  "terms",
+  "agreed_at",
+  "chain",
+  "offer_current",
+  "sealed_at",
+  "seal",
+]);
+const PARTY_MEMBERS = new Set(["role", "party", "address", "org_name", "kid", "authority"]);
+const MESSAGE_MEMBERS = new Set(["jws", "json", "hash"]);
+const REPLY_MEMBERS = new Set(["hash", "authentication_results", "received_at", "slot"]);
+
+/**
+ * The profile's rule for unknown members, for a sealed document: they are not dropped (the seal
+ * covers them, so dropping them would break it) but they count for nothing, and are named.
+ */
+export const unknownRecordMembers = (record: Record<string, unknown>): string[] => {
+  const found: string[] = [];
+  const look = (value: unknown, known: ReadonlySet<string>, path: string) => {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return;
+    for (const name of Object.keys(value)) if (!known.has(name)) found.push(`${path}/${name}`);
+  };
+  look(record, RECORD_MEMBERS, "");
+  const parties = record.parties;
+  if (Array.isArray(parties)) {
+    for (const [i, entry] of parties.entries()) look(entry, PARTY_MEMBERS, `/parties/${i}`);
+  }
+  look(record.offer, MESSAGE_MEMBERS, "/offer");
+  look(record.acceptance, MESSAGE_MEMBERS, "/acceptance");
+  look(record.reply, REPLY_MEMBERS, "/reply");
+  return found;
+};
 
 const fail = (
   code: ConstructorParameters<typeof AgreementError>[0],
@@ -45,11 +92,11 @@ export const unsealed = (record: AgreementRecord): UnsealedRecord => {
 };
 
 const readMessage = (recorded: RecordedMessage, what: "offer" | "acceptance"): RecordMessage<unknown> => {
-  let result: { parsed: ParsedMessage; jws?: string; header?: ProtectedHeader };
+  let result: { parsed: ParsedMessage; jws?: string; header?: ProtectedHeader; parts?: CompactParts };
   try {
     if ("jws" in recorded) {
-      const { header, parsed } = readSignedMessage(recorded.jws);
-      result = { parsed, jws: recorded.jws, header };
+      const { header, parsed, parts } = readSignedParts(recorded.jws);
+      result = { parsed, jws: recorded.jws, header, parts };
     } else {
       const parsed = parseMessage(recorded.json);
       if (parsed.canonical !== recorded.json) {
@@ -154,16 +201,15 @@ export const readRecord = (input: string | Uint8Array | unknown): ReadRecord => 
   const closing = acceptance ? acceptance.parsed.hash : (record.reply?.hash as string);
   checkChain(record, offer.message as Offer, offer.parsed.hash, closing);
 
-  let sealHeader: ProtectedHeader;
-  let payload: Uint8Array;
+  let sealParts: CompactParts;
   try {
-    ({ header: sealHeader, payload } = readCompactJws(record.seal, SEAL_JWS_TYPE, MAX_RECORD_BYTES));
+    sealParts = readCompactJws(record.seal, SEAL_JWS_TYPE, MAX_RECORD_BYTES);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     return fail("ERR_RECORD_SEAL", `the seal: ${reason}`);
   }
   const expected = encoder.encode(canonicalJson(unsealed(record)));
-  if (!Buffer.from(payload).equals(expected)) {
+  if (!Buffer.from(sealParts.payload).equals(expected)) {
     fail(
       "ERR_RECORD_SEAL",
       "the record was changed after it was sealed: the seal does not cover this content",
@@ -173,6 +219,24 @@ export const readRecord = (input: string | Uint8Array | unknown): ReadRecord => 
     record,
     offer: offer as RecordMessage<Offer>,
     ...(acceptance ? { acceptance: acceptance as RecordMessage<Accept> } : {}),
-    sealHeader,
+    sealHeader: sealParts.header,
+    sealParts,
+    notes: recordNotes(record),
   };
+};
+
+const recordNotes = (record: AgreementRecord): string[] => {
+  const notes: string[] = [];
+  const unknown = unknownRecordMembers(record as unknown as Record<string, unknown>);
+  if (unknown.length > 0) {
+    notes.push(
+      `the record carries members this profile does not define (${unknown.join(", ")}); the seal covers them, but they are not part of the agreement`,
+    );
+  }
+  if (record.sealed_at === undefined) {
+    notes.push(
+      "the record does not say when it was sealed; the sealing key was judged at the time of agreement",
+    );
+  }
+  return notes;
 };

@@ -62,8 +62,11 @@ export interface UnsealedRecord {
   readonly agreed_at: number;
   readonly chain: readonly string[];
   readonly offer_current: boolean;
-  /** When the seal was made: the sealing key is judged at this time. */
-  readonly sealed_at: number;
+  /**
+   * When the seal was made: the sealing key is judged at this time. Doorbell's addition, so a
+   * record from another implementation may lack it; then the key is judged at `agreed_at`.
+   */
+  readonly sealed_at?: number;
 }
 
 export interface AgreementRecord extends UnsealedRecord {
