@@ -177,7 +177,9 @@ export async function attemptRow(
             reason,
             at: after,
           });
-    if (row.final === 1 || result.status === 413) {
+    // 413 is final for that event under MCP Events only; the push profile retries every answer
+    // other than 2xx (§6 rule 5), 410 aside (issue 16 item 13).
+    if (row.final === 1 || (result.status === 413 && followsMcpRules(sub.channel))) {
       await giveUp("too-large");
       await removeRow();
       await trx.updateTable("delivery_subscriptions").set(failure).where("id", "=", sub.id).execute();

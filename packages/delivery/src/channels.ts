@@ -3,8 +3,9 @@ import { createMcpSigner, createStandardSigner, MCP_SUBSCRIPTION_ID } from "@doo
 import type { Channel } from "./schema.js";
 
 /**
- * The MCP Events rules (both wires): 410 drops one event, exhausted retries suspend delivery until
- * the client refreshes, the eventId is the idempotency key. Everything else follows the push profile.
+ * The MCP Events rules (both wires): 410 and 413 drop one event, exhausted retries suspend delivery
+ * until the client refreshes, the eventId is the idempotency key. Everything else follows the push
+ * profile (which retries a 413 like any other answer that is not 2xx, and ends on 410).
  */
 export function followsMcpRules(channel: Channel): channel is "mcp" | "mcp-standard" {
   return channel === "mcp" || channel === "mcp-standard";

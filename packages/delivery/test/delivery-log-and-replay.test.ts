@@ -88,13 +88,17 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
     });
   });
 
-  it("a push doorbell refused with 413 is dead-lettered on a live subscription and can be replayed; the same webhook-id comes again", async () => {
+  it("an MCP event refused with 413 is dead-lettered on a live subscription and can be replayed; the same webhook-id comes again", async () => {
     const clock = fakeClock();
     const { engine, db, store } = await engineOn(fixture.db, clock.now);
-    const sub = await activeSubscription(engine, db, clock, endpoint.url);
+    // 413 drops one event under MCP Events; the push profile retries it (issue 16 item 13).
+    const sub = await activeSubscription(engine, db, clock, endpoint.url, {
+      channel: "mcp",
+      subscriberId: "0b7c3e1e-4f0a-4d55-9b39-3d5f4b8f2a11",
+    });
     endpoint.control.script = [413];
     await store.transaction((trx) =>
-      engine.enqueue(trx, sub.id, { type: "intent.status.changed", data: {} }),
+      engine.enqueue(trx, sub.id, { type: "incident.created", eventId: "evt_413", data: {} }),
     );
     await engine.runDue();
     const log = await showDelivery(db, sub.id);

@@ -29,6 +29,16 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
     return { clock, engine, db, sub, send };
   }
 
+  it("413 drops that one event without retry (the MCP rule; push retries it) and the next is delivered", async () => {
+    const { engine, db, sub, send } = await setup();
+    endpoint.control.script = [413];
+    await send();
+    await send();
+    await engine.runDue();
+    expect(endpoint.events().map((e) => (e.json as { data?: { n?: number } }).data?.n)).toEqual([1, 2]);
+    expect((await engine.get(db, sub.id)).deliveryStatus.active).toBe(true);
+  });
+
   it("verifies with the MCP challenge and delivers X-MCP-signed events in order", async () => {
     const { clock, engine, sub, send } = await setup();
     expect(endpoint.challenges()[0]?.json).toMatchObject({ type: "verification", id: sub.subscriberId });

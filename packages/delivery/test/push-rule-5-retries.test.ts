@@ -11,8 +11,7 @@ import {
   T0,
 } from "./harness.js";
 
-// Push profile §6 rule 5 through the engine: retries on the schedule, 410 ends at once, 413 is
-// not retried, 3xx is a failure, Retry-After is honoured, exhaustion ends with delivery-failed.
+// Push profile §6 rule 5 through the engine: retries on the schedule (413 too), 410 ends at once, 3xx is a failure, Retry-After is honoured, exhaustion ends with delivery-failed.
 forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
   const endpoint = endpointForSuite();
 
@@ -61,13 +60,16 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
     expect(endpoint.events()).toHaveLength(1);
   });
 
-  it("413 drops that event only; the next one is delivered", async () => {
-    const { engine, db, sub, send } = await setup();
+  it("413 is retried like any answer other than 2xx (rule 5), order kept; MCP Events drops it instead", async () => {
+    const { clock, engine, db, sub, send } = await setup();
     endpoint.control.script = [413];
     await send(1);
     await send(2);
     await engine.runDue();
-    expect(endpoint.events().map((e) => e.json.data?.n)).toEqual([1, 2]);
+    expect(endpoint.events().map((e) => e.json.data?.n)).toEqual([1]);
+    expect((await engine.get(db, sub.id)).deliveryStatus.lastError).toBe("http_4xx");
+    await runAtNextWake(engine, db, clock, sub.id);
+    expect(endpoint.events().map((e) => e.json.data?.n)).toEqual([1, 1, 2]);
     expect((await engine.get(db, sub.id)).status).toBe("active");
   });
 
