@@ -56,7 +56,10 @@ describe("doorbell agent watch: doorbells and the end of an intent", () => {
         "the doorbell",
       );
       await until(() => /new match: Škoda Octavia/.test(t.out()), "the match");
-      expect(t.out()).toMatch(/read matches: 1 new; next read due \S+Z \(in \d+ (h|min)\)/);
+      await until(
+        () => /read matches: 1 new; next read due \S+Z \(in \d+ (h|min)\)/.test(t.out()),
+        "the read line with the next read",
+      );
 
       const principal = await h.holder.services.intents.principalForCode(intentCode);
       if (principal === undefined) throw new Error("the code opens nothing");
@@ -66,7 +69,9 @@ describe("doorbell agent watch: doorbells and the end of an intent", () => {
       throw new Error(`${String(error)}\n--- stdout\n${t.out()}\n--- stderr\n${t.err()}`);
     }
     const out = t.out();
-    expect(out).toMatch(/doorbell rang at \S+Z: the intent's status changed to withdrawn; no more reads/);
+    expect(out).toMatch(
+      /doorbell rang at \S+Z: the holder ended the doorbells \(intent-withdrawn\); next read now\n(.*\n)*intent int_\w+: withdrawn\nthe intent was withdrawn: nothing more to watch; stopping\n/,
+    );
     expect(out).toContain("the intent was withdrawn: nothing more to watch; stopping");
     expect(out).not.toContain(intentCode);
   });

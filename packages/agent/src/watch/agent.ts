@@ -49,6 +49,12 @@ export const DEFAULT_TIMING: AgentTiming = {
   gapGraceMs: 30 * MINUTE,
 };
 
+/** subscription.ended reasons that say the intent itself ended, and its final status. */
+const INTENT_END_REASONS: Readonly<Record<string, string>> = {
+  "intent-withdrawn": "withdrawn",
+  "intent-expired": "expired",
+};
+
 /** The scheduler sleeps at most this long, so a changed clock (suspend, NTP) is noticed. */
 const MAX_SLEEP_MS = 60_000;
 
@@ -234,6 +240,7 @@ export class DoorbellAgent {
     const wasTrusted = usesDoorbells(watch);
     if (doorbell.type !== "subscription.ended" && sub.status !== "ended") sub.status = "active";
     delete watch.gapAt;
+    let finalStatus: string | undefined;
     switch (doorbell.type) {
       case "intent.matches.delivered": {
         const latest = doorbell.data.latestDeliveredAt;
@@ -252,9 +259,17 @@ export class DoorbellAgent {
         }
         await noteStatus(this.#ctx, watch, doorbell.data.status);
         break;
-      case "subscription.ended":
+      case "subscription.ended": {
         await ended(this.#ctx, watch, doorbell.data.reason);
+        // The doorbells ended because the intent did (push profile §4.2): its status is final, as
+        // an intent.status.changed would have said; one last read takes matches just before it.
+        finalStatus = INTENT_END_REASONS[doorbell.data.reason];
+        if (finalStatus !== undefined) {
+          this.holder.grantRead(watch.code);
+          watch.pacing = this.holder.pacing(watch.code);
+        }
         break;
+      }
       case "subscription.verification":
         break;
     }
@@ -272,6 +287,8 @@ export class DoorbellAgent {
       ...(detail === undefined ? {} : { detail }),
       nextReadAt: this.#readDueAt(watch),
     });
+    // Told after the doorbell itself, so the app hears "rang", then "withdrawn".
+    if (finalStatus !== undefined) await noteStatus(this.#ctx, watch, finalStatus);
     this.#kick();
   }
 
