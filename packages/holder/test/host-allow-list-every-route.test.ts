@@ -44,7 +44,6 @@ const ROUTES = [
   "/oauth/.well-known/openid-configuration",
   "/.well-known/oauth-authorization-server/oauth",
   "/.well-known/isto-intents.json",
-  "/healthz",
 ];
 
 forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
@@ -99,6 +98,12 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       "POST",
     );
     expect(withdraw.status).toBe(403);
+  });
+
+  it("answers the health probes of a balancer whatever Host it sends (they carry nothing)", async () => {
+    const answer = await raw(port, "/healthz", { host: `10.0.0.7:${port}` });
+    expect(answer.status).toBe(200);
+    expect((await raw(port, "/healthz", { host: "rebind.attacker.example" }, "POST")).status).toBe(403);
   });
 
   it("serves the public URL's host and, listening on loopback, the loopback names", async () => {

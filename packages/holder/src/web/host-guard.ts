@@ -79,10 +79,15 @@ export function hostRefused(path: string): Response {
   });
 }
 
+const HEALTH_PATHS: ReadonlySet<string> = new Set(["/healthz", "/readyz"]);
+
 /** Hono middleware: answers 403 before any handler when Host is not on the list. */
 export function hostGuard(policy: HostPolicy): MiddlewareHandler {
   const allowed = createHostAllowList(policy);
   return async (c, next) => {
+    // A balancer's or orchestrator's probe names the machine's address, not ours; the health
+    // answers carry nothing and change nothing, so they answer any Host.
+    if (HEALTH_PATHS.has(c.req.path) && (c.req.method === "GET" || c.req.method === "HEAD")) return next();
     // Under the Node server the URL is built from Host; a Request made in-process has only its URL.
     if (!allowed(c.req.header("host") ?? new URL(c.req.url).host)) return hostRefused(c.req.path);
     await next();
