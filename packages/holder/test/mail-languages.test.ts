@@ -51,7 +51,7 @@ describe("mail templates per language", () => {
     const item = {
       title: "Byt",
       price: { amount: 6_500_000, currency: "CZK" as const },
-      location: { country: "CZ", region: "CZ-64" },
+      location: { country: "CZ" as const, region: "CZ-64" },
     };
     const subject = (lang: Lang, more: number) =>
       matchDigestMail({ ...common, matches: [item], more, lang }).subject;

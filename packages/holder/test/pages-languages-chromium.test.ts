@@ -23,7 +23,7 @@ let SHOTS = "";
 const HOLDER = "Doorbell demo holder";
 
 /** What each language's pages and mails say at each step. */
-const CASES: Record<Exclude<Lang, "en">, Record<string, string>> = {
+const CASES = {
   sk: {
     locale: "sk-SK",
     consentH1: "Súhlas s uchovaním dopytu",
@@ -64,7 +64,7 @@ const CASES: Record<Exclude<Lang, "en">, Record<string, string>> = {
     activeH1: "Vaše poptávka je aktivní",
     usedH1: "Tato e-mailová adresa je už potvrzená",
   },
-};
+} as const satisfies Record<Exclude<Lang, "en">, Record<string, string>>;
 
 /** Text as a person reads it: the locale's no-break spaces as plain ones. */
 const plain = (text: string | null | undefined) => (text ?? "").replace(/\s+/g, " ").trim();
