@@ -1,0 +1,102 @@
+// Issue #17 through `doorbell serve`: /metrics off by default, open on a loopback holder with
+// --metrics, behind a bearer token with DOORBELL_METRICS_TOKEN, refused in one line on a holder
+// published beyond loopback without a token; one JSON access line per request on stderr (not a
+// terminal), the token-bearing path redacted.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { serveCommand } from "../src/commands/serve.js";
+import { run } from "../src/main.js";
+import { captureIo, freePort, runUntilChecked } from "./command-harness.js";
+
+async function serving(
+  args: string[],
+  env: Record<string, string>,
+  check: (origin: string) => Promise<void>,
+) {
+  const t = captureIo(env);
+  const { code, failure } = await runUntilChecked(
+    (until, ready) =>
+      serveCommand(args, t.io, { until, onListening: (_holder, address) => ready(address.port) }),
+    (port: number) => check(`http://127.0.0.1:${port}`),
+  );
+  if (failure !== undefined) throw failure;
+  return { code, out: t.out(), err: t.err() };
+}
+
+const dataDir = () => mkdtempSync(join(tmpdir(), "doorbell-serve-metrics-"));
+
+describe("doorbell serve and /metrics", () => {
+  it("is off by default; --metrics serves it on a loopback holder; every request gets one redacted access line", async () => {
+    const port = await freePort();
+    const off = await serving(
+      ["--port", String(port), "--no-demo", "--data-dir", dataDir()],
+      {},
+      async (origin) => {
+        expect((await fetch(`${origin}/metrics`)).status).toBe(404);
+      },
+    );
+    expect(off.out).toMatch(/Metrics\s+off \(--metrics turns GET \/metrics on\)/);
+
+    const token = "Zq3xR8vT1nW5yB7kL0pD2fH4";
+    const on = await serving(
+      ["--port", String(await freePort()), "--no-demo", "--metrics", "--data-dir", dataDir()],
+      {},
+      async (origin) => {
+        const answer = await fetch(`${origin}/metrics`);
+        expect(answer.status).toBe(200);
+        const text = await answer.text();
+        expect(text).toContain("# TYPE doorbell_delivery_queue_depth gauge");
+        expect(text).toContain("# TYPE doorbell_mcp_tool_calls_total counter");
+        expect((await fetch(`${origin}/consent/${token}?code=${token}`)).status).toBe(404);
+      },
+    );
+    expect(on.out).toMatch(/Metrics\s+http:\/\/127\.0\.0\.1:\d+\/metrics \(no token: loopback only\)/);
+    const access = on.err
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { event?: string; path?: string; status?: number })
+      .filter((line) => line.event === "http.request");
+    expect(access.map((line) => [line.path, line.status])).toEqual([
+      ["/metrics", 200],
+      ["/consent/:token?code=*", 404],
+    ]);
+    expect(on.err).not.toContain(token);
+  });
+
+  it("with DOORBELL_METRICS_TOKEN a scrape needs the bearer token", async () => {
+    const token = "scrape-token-7d41";
+    const result = await serving(
+      ["--port", String(await freePort()), "--no-demo", "--data-dir", dataDir()],
+      { DOORBELL_METRICS_TOKEN: token, DOORBELL_LOG_LEVEL: "warn" },
+      async (origin) => {
+        expect((await fetch(`${origin}/metrics`)).status).toBe(401);
+        const answer = await fetch(`${origin}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+        expect(answer.status).toBe(200);
+      },
+    );
+    expect(result.out).toContain("(bearer token from DOORBELL_METRICS_TOKEN)");
+    expect(result.out + result.err).not.toContain(token);
+  });
+
+  it("refuses open metrics on a holder published beyond loopback, in one line", async () => {
+    const t = captureIo({ DOORBELL_DATA_DIR: dataDir() });
+    const code = await run(
+      [
+        "serve",
+        "--port",
+        String(await freePort()),
+        "--no-demo",
+        "--metrics",
+        "--public-url",
+        "https://intents.example.sk",
+      ],
+      t.io,
+    );
+    expect(code).toBe(1);
+    expect(t.err()).toMatch(
+      /^doorbell serve: \/metrics is on without a token, .*DOORBELL_METRICS_TOKEN.*\n$/,
+    );
+  });
+});
