@@ -6,7 +6,7 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Message as A2AMessage, Task } from "@a2a-js/sdk";
+import type { Message as A2AMessage, AgentCard, Task } from "@a2a-js/sdk";
 import {
   type Client,
   ClientFactory,
@@ -18,6 +18,7 @@ import {
 import { AGREEMENTS_EXTENSION_URI, agreementAgentCard } from "../src/a2a/agreement-card.js";
 import { type A2AAgreements, attachA2A } from "../src/a2a/attach.js";
 import { a2aHttpHandler } from "../src/a2a/http-handler.js";
+import type { PeerDiscoveryOptions } from "../src/a2a/peer-discovery.js";
 import { AgentInbox, type Responder } from "../src/inbox/agent-inbox.js";
 import type { LimitsPolicy } from "../src/inbox/limits.js";
 import type { InboxStore } from "../src/inbox/store.js";
@@ -35,12 +36,58 @@ export interface A2AAgent {
   close(): Promise<void>;
 }
 
+/**
+ * Which server carries the agent: ours (`a2aHttpHandler`, both versions on one endpoint), or the
+ * SDK's own Express handlers as a v1.0-only server or as a v0.3-only one (its compatibility layer,
+ * with a card whose only interface is 0.3).
+ */
+export type A2AServerKind = "doorbell" | "sdk-1.0" | "sdk-0.3";
+
+/** JSON-RPC method names one agent's client put on the wire, in order. */
+export function recordingFetch(): { fetchImpl: typeof fetch; methods: string[] } {
+  const methods: string[] = [];
+  const fetchImpl: typeof fetch = async (input, init) => {
+    if (typeof init?.body === "string") {
+      const method = (JSON.parse(init.body) as { method?: unknown }).method;
+      if (typeof method === "string") methods.push(method);
+    }
+    return fetch(input, init);
+  };
+  return { fetchImpl, methods };
+}
+
+async function sdkServer(kind: "sdk-1.0" | "sdk-0.3", a2a: A2AAgreements): Promise<http.RequestListener> {
+  const expressModule = "express"; // no type declarations installed; only its call is used
+  const { default: express } = (await import(expressModule)) as {
+    default: () => { use(path: string, handler: unknown): void };
+  };
+  const { agentCardHandler, jsonRpcHandler } = await import("@a2a-js/sdk/server/express");
+  const { UserBuilder } = await import("@a2a-js/sdk/server/express");
+  const legacyCompat = { enabled: kind === "sdk-0.3" };
+  const app = express();
+  app.use(
+    "/.well-known/agent-card.json",
+    agentCardHandler({ agentCardProvider: a2a.requestHandler, legacyCompat, cache: { maxAge: 0 } }),
+  );
+  app.use(
+    "/a2a/jsonrpc",
+    jsonRpcHandler({
+      requestHandler: a2a.requestHandler,
+      userBuilder: UserBuilder.noAuthentication,
+      legacyCompat,
+    }),
+  );
+  return app as unknown as http.RequestListener;
+}
+
 export async function startA2AAgent(setup: {
   party: Party;
   policy: LimitsPolicy;
   respond: Responder;
   resolveKey: KeyResolver;
   clock?: () => number;
+  server?: A2AServerKind;
+  discovery?: PeerDiscoveryOptions;
 }): Promise<A2AAgent> {
   const base = { ...setup, clock: setup.clock ?? Date.now };
   const { handle, store } = await openAgentStore(base);
@@ -54,20 +101,30 @@ export async function startA2AAgent(setup: {
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const kind = setup.server ?? "doorbell";
+  const card: AgentCard = agreementAgentCard({
+    name: `${setup.party.org} agent`,
+    description: "Quotes and agreements (agent-intents/1)",
+    url: `${origin}/a2a/jsonrpc`,
+    version: "1.0.0",
+  });
+  if (kind !== "doorbell") {
+    const version = kind === "sdk-1.0" ? "1.0" : "0.3";
+    card.supportedInterfaces = card.supportedInterfaces.filter((i) => i.protocolVersion === version);
+  }
   const a2a = attachA2A({
     inbox,
     store,
-    card: agreementAgentCard({
-      name: `${setup.party.org} agent`,
-      description: "Quotes and agreements (agent-intents/1)",
-      url: `${origin}/a2a/jsonrpc`,
-      version: "1.0.0",
-    }),
+    card,
     onRefused: (_thread, reason) => {
       refused.push(reason);
     },
+    ...(setup.discovery === undefined ? {} : { discovery: setup.discovery }),
   });
-  server.on("request", a2aHttpHandler({ requestHandler: a2a.requestHandler }));
+  server.on(
+    "request",
+    kind === "doorbell" ? a2aHttpHandler({ requestHandler: a2a.requestHandler }) : await sdkServer(kind, a2a),
+  );
   return {
     inbox,
     store,

@@ -23,8 +23,11 @@ export function agreementAgentCard(options: AgreementCardOptions): AgentCard {
   return {
     name: options.name,
     description: options.description,
+    // One endpoint, both method sets: v1.0's SendMessage/GetTask/CancelTask and the v0.3 names
+    // the profile's binding uses (message/send, tasks/get, tasks/cancel); see http-handler.ts.
     supportedInterfaces: [
       { url: options.url, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "1.0" },
+      { url: options.url, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "0.3" },
     ],
     provider:
       options.organization === undefined ? undefined : { organization: options.organization, url: "" },
@@ -67,4 +70,46 @@ export function speaksAgreements(card: AgentCard): boolean {
     (card.capabilities?.extensions ?? []).some((e) => e.uri === AGREEMENTS_EXTENSION_URI) &&
     card.skills.some((s) => s.id === AGREEMENTS_SKILL_ID)
   );
+}
+
+/**
+ * The same card in the v0.3 shape (`url`, `preferredTransport`, `protocolVersion`, `kind`-free
+ * skills), for a v0.3 client, which asks without an `A2A-Version` header. The v1.0 interfaces are
+ * kept as `supportedInterfaces`, so a v1.0 client that did not say its version still finds them.
+ */
+export function legacyAgentCard(card: AgentCard): Record<string, unknown> {
+  const legacy = card.supportedInterfaces.find((i) => i.protocolVersion.startsWith("0.3"));
+  if (legacy === undefined) throw new RangeError("the card has no v0.3 interface");
+  const capabilities = card.capabilities;
+  return {
+    protocolVersion: "0.3.0",
+    name: card.name,
+    description: card.description,
+    url: legacy.url,
+    preferredTransport: legacy.protocolBinding,
+    version: card.version,
+    ...(card.provider === undefined ? {} : { provider: card.provider }),
+    capabilities: {
+      streaming: capabilities?.streaming ?? false,
+      pushNotifications: capabilities?.pushNotifications ?? false,
+      extensions: (capabilities?.extensions ?? []).map((e) => ({
+        uri: e.uri,
+        description: e.description,
+        required: e.required,
+        ...(e.params === undefined ? {} : { params: e.params }),
+      })),
+    },
+    defaultInputModes: card.defaultInputModes,
+    defaultOutputModes: card.defaultOutputModes,
+    skills: card.skills.map((skill) => ({
+      id: skill.id,
+      name: skill.name,
+      description: skill.description,
+      tags: skill.tags,
+      examples: skill.examples,
+      inputModes: skill.inputModes,
+      outputModes: skill.outputModes,
+    })),
+    supportedInterfaces: card.supportedInterfaces,
+  };
 }

@@ -26,6 +26,8 @@ export interface AttachA2AOptions {
   readonly taskStore?: TaskStore;
   readonly connect?: RemoteThreadsOptions["connect"];
   readonly onRefused?: RemoteThreadsOptions["onRefused"];
+  /** Where recipients' cards are looked for (`A2ARemoteThreads.start` without a card address). */
+  readonly discovery?: RemoteThreadsOptions["discovery"];
   /** Epoch milliseconds, for status timestamps. */
   readonly clock?: () => number;
 }
@@ -49,6 +51,7 @@ export function attachA2A(options: AttachA2AOptions): A2AAgreements {
     store,
     ...(options.connect === undefined ? {} : { connect: options.connect }),
     ...(options.onRefused === undefined ? {} : { onRefused: options.onRefused }),
+    ...(options.discovery === undefined ? {} : { discovery: options.discovery }),
   });
   const binding = async (thread: string) => {
     const found = await store.taskBinding(inbox.address, thread);

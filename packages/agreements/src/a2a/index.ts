@@ -3,12 +3,21 @@ export {
   AGREEMENTS_SKILL_ID,
   type AgreementCardOptions,
   agreementAgentCard,
+  legacyAgentCard,
   speaksAgreements,
 } from "./agreement-card.js";
 export { AgreementExecutor, type AgreementExecutorOptions } from "./agreement-executor.js";
 export { type A2AAgreements, type AttachA2AOptions, attachA2A } from "./attach.js";
 export { type A2AHttpHandlerOptions, a2aHttpHandler } from "./http-handler.js";
 export { type AgreementPayload, fromA2AMessage, recordArtifact, toA2AMessage } from "./message-part.js";
+export {
+  type ChannelChoice,
+  chooseChannel,
+  connectToPeer,
+  type PeerDiscoveryOptions,
+  peerCardUrl,
+  type RemoteAgent,
+} from "./peer-discovery.js";
 export {
   compareAck,
   type NegotiatePushBindingInput,
@@ -35,12 +44,7 @@ export {
   type PushReceiverOptions,
   readPushPayload,
 } from "./push-receiver.js";
-export {
-  A2ARemoteThreads,
-  type FollowTimers,
-  type RemoteAgent,
-  type RemoteThreadsOptions,
-} from "./remote-threads.js";
+export { A2ARemoteThreads, type FollowTimers, type RemoteThreadsOptions } from "./remote-threads.js";
 export { AgreementTaskPublisher, type TaskPublisherOptions } from "./task-publisher.js";
 export {
   logDivergenceToStderr,

@@ -1,13 +1,5 @@
-import { type AgentCard, Role, type SendMessageResult, type Task, TaskState } from "@a2a-js/sdk";
-import {
-  AgentCardResolver,
-  type Client,
-  ClientFactory,
-  ClientFactoryOptions,
-  JsonRpcTransportFactory,
-  ServiceParameters,
-  withA2AExtensions,
-} from "@a2a-js/sdk/client";
+import { Role, type SendMessageResult, type Task, TaskState } from "@a2a-js/sdk";
+import { ServiceParameters, withA2AExtensions } from "@a2a-js/sdk/client";
 import type { AgentInbox, Draft, SentMessage } from "../inbox/agent-inbox.js";
 import { InboxError } from "../inbox/errors.js";
 import type { Outgoing } from "../inbox/outlet.js";
@@ -15,6 +7,14 @@ import type { InboxStore, PendingAnswer, TaskBinding } from "../inbox/store.js";
 import { newId } from "../message/ids.js";
 import { AGREEMENTS_EXTENSION_URI, speaksAgreements } from "./agreement-card.js";
 import { fromA2AMessage, toA2AMessage } from "./message-part.js";
+import {
+  type ChannelChoice,
+  chooseChannel,
+  connectToPeer,
+  type PeerDiscoveryOptions,
+  peerCardUrl,
+  type RemoteAgent,
+} from "./peer-discovery.js";
 import { TERMINAL_TASK_STATES } from "./task-reconciler.js";
 
 /**
@@ -28,16 +28,18 @@ import { TERMINAL_TASK_STATES } from "./task-reconciler.js";
  * failed) ends the thread here too.
  */
 
-export interface RemoteAgent {
-  readonly client: Client;
-  readonly card: AgentCard;
-}
+export type { RemoteAgent };
 
 export interface RemoteThreadsOptions {
   readonly inbox: AgentInbox;
   readonly store: InboxStore;
-  /** Reaches the agent whose card is at `cardUrl`. Default: the card fetched, a JSON-RPC client. */
+  /**
+   * Reaches the agent whose card is at `cardUrl`. Default: the card fetched (v0.3 or v1.0) and a
+   * JSON-RPC client of the version it declares (`connectToPeer`).
+   */
   readonly connect?: (cardUrl: string) => Promise<RemoteAgent>;
+  /** Where a recipient's card is looked for when no card address is given. */
+  readonly discovery?: PeerDiscoveryOptions;
   /** An agent message of a followed task that was not acted on, with the reason. */
   readonly onRefused?: (thread: string, reason: string) => void | Promise<void>;
 }
@@ -45,16 +47,6 @@ export interface RemoteThreadsOptions {
 export interface FollowTimers {
   setInterval(fn: () => void, ms: number): unknown;
   clearInterval(handle: unknown): void;
-}
-
-async function connectByCard(cardUrl: string): Promise<RemoteAgent> {
-  const card = await AgentCardResolver.default.resolve(cardUrl, "");
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory()],
-    }),
-  );
-  return { client: await factory.createFromAgentCard(card), card };
 }
 
 const EXTENSION = {
@@ -75,7 +67,8 @@ export class A2ARemoteThreads {
   async #agent(cardUrl: string): Promise<RemoteAgent> {
     let agent = this.#agents.get(cardUrl);
     if (agent === undefined) {
-      agent = (this.#o.connect ?? connectByCard)(cardUrl).then((found) => {
+      const connect = this.#o.connect ?? ((url: string) => connectToPeer(url, this.#o.discovery));
+      agent = connect(cardUrl).then((found) => {
         if (!speaksAgreements(found.card)) {
           throw new InboxError(
             "ERR_A2A_PEER",
@@ -92,14 +85,32 @@ export class A2ARemoteThreads {
 
   /**
    * Starts a thread at the agent whose card is at `cardUrl` (checked to speak agent-intents/1
-   * first), within the limits or waiting for the owner like any start.
+   * first; without it, the card at the recipient's domain), within the limits or waiting for the
+   * owner like any start.
    */
-  async start(draft: Draft, to: string, cardUrl: string): Promise<SentMessage | PendingAnswer | undefined> {
+  async start(draft: Draft, to: string, cardUrl?: string): Promise<SentMessage | PendingAnswer | undefined> {
+    cardUrl ??= peerCardUrl(to, undefined, this.#o.discovery);
     await this.#agent(cardUrl);
     const thread = newId();
     const { inbox, store } = this.#o;
     await store.bindTask({ inbox: inbox.address, thread, role: "client", taskId: "", endpoint: cardUrl });
     return inbox.start(draft, to, { channel: "a2a", thread });
+  }
+
+  /**
+   * Starts a thread on the channel the recipient can take: A2A when its card (`fromCard` of an
+   * earlier message, else its domain's) declares agent-intents/1 with the agreements skill,
+   * e-mail otherwise. The thread then stays on that channel.
+   */
+  async startBest(
+    draft: Draft,
+    to: string,
+    options: { readonly fromCard?: string } = {},
+  ): Promise<{ choice: ChannelChoice; sent: SentMessage | PendingAnswer | undefined }> {
+    const choice = await chooseChannel(to, { ...this.#o.discovery, ...options });
+    if (choice.channel === "email") return { choice, sent: await this.#o.inbox.start(draft, to) };
+    this.#agents.set(choice.cardUrl, Promise.resolve(choice.agent));
+    return { choice, sent: await this.start(draft, to, choice.cardUrl) };
   }
 
   /** The last state of the thread's task this side saw. */

@@ -1,0 +1,102 @@
+import { AGENT_CARD_PATH, type AgentCard } from "@a2a-js/sdk";
+import {
+  type AgentCardResolver,
+  type Client,
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+} from "@a2a-js/sdk/client";
+import { speaksAgreements } from "./agreement-card.js";
+
+/**
+ * Finding the other side's agent (agent-intents/1, "How messages travel in A2A"): "The card
+ * address comes from the domain at /.well-known/agent-card.json or from from.card in an earlier
+ * message." A sender "that finds the other side agent card declares this profile as an extension,
+ * with one skill named agreements, sends over A2A instead of email."
+ *
+ * The client speaks whichever version the card declares: the SDK's resolver reads a v0.3 card
+ * (`url`, `protocolVersion` 0.3) as well as a v1.0 one, and its JSON-RPC factory then picks the
+ * v0.3 transport (`message/send`, `tasks/get`, `tasks/cancel`) or the v1.0 one from the interface
+ * the card prefers.
+ */
+
+export interface RemoteAgent {
+  readonly client: Client;
+  readonly card: AgentCard;
+}
+
+export interface PeerDiscoveryOptions {
+  /** The card address of a domain. Default `https://<domain>/.well-known/agent-card.json`. */
+  readonly cardUrlOf?: (domain: string) => string;
+  /** For the card and every call (tests, an egress policy). Default the global fetch. */
+  readonly fetchImpl?: typeof fetch;
+}
+
+export type ChannelChoice =
+  | { readonly channel: "a2a"; readonly cardUrl: string; readonly agent: RemoteAgent }
+  | { readonly channel: "email"; readonly reason: string };
+
+const defaultCardUrl = (domain: string): string => `https://${domain}/${AGENT_CARD_PATH}`;
+
+/** The card address for a recipient: `from.card` of an earlier message, else the address's domain. */
+export const peerCardUrl = (
+  address: string,
+  fromCard?: string,
+  options: PeerDiscoveryOptions = {},
+): string => {
+  if (fromCard !== undefined) return fromCard;
+  const domain = address.slice(address.lastIndexOf("@") + 1).toLowerCase();
+  if (domain === "" || !address.includes("@")) throw new RangeError(`${address} is not an e-mail address`);
+  return (options.cardUrlOf ?? defaultCardUrl)(domain);
+};
+
+/** Reads the card at `cardUrl` (v0.3 or v1.0) and makes a JSON-RPC client of the version it declares. */
+export async function connectToPeer(
+  cardUrl: string,
+  options: PeerDiscoveryOptions = {},
+): Promise<RemoteAgent> {
+  const legacyCompat = { enabled: true };
+  const fetchImpl = options.fetchImpl;
+  const withFetch = fetchImpl === undefined ? {} : { fetchImpl };
+  const resolver = new DefaultAgentCardResolver({ legacyCompat, ...withFetch });
+  const card = await resolver.resolve(cardUrl, "");
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      cardResolver: resolver as AgentCardResolver,
+      transports: [new JsonRpcTransportFactory({ legacyCompat, ...withFetch })],
+    }),
+  );
+  return { client: await factory.createFromAgentCard(card), card };
+}
+
+/**
+ * A2A when the recipient's card (from `fromCard`, else its domain) declares agent-intents/1 with
+ * the agreements skill; e-mail otherwise, with the reason (no card, an unreadable one, or a card
+ * without the profile).
+ */
+export async function chooseChannel(
+  to: string,
+  options: PeerDiscoveryOptions & { readonly fromCard?: string } = {},
+): Promise<ChannelChoice> {
+  let cardUrl: string;
+  try {
+    cardUrl = peerCardUrl(to, options.fromCard, options);
+  } catch (error) {
+    return { channel: "email", reason: (error as Error).message };
+  }
+  let agent: RemoteAgent;
+  try {
+    agent = await connectToPeer(cardUrl, options);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return { channel: "email", reason: `no agent card could be read at ${cardUrl} (${why})` };
+  }
+  if (!speaksAgreements(agent.card)) {
+    return {
+      channel: "email",
+      reason: `the agent card at ${cardUrl} does not declare agent-intents/1 with the agreements skill`,
+    };
+  }
+  return { channel: "a2a", cardUrl, agent };
+}
