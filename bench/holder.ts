@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
+import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -16,6 +17,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { createMcpHandler as createSdkHandler, McpServer as McpServerV2 } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
 import { pino } from "pino";
 import { z } from "zod";
@@ -84,6 +86,9 @@ export async function benchHolder(): Promise<void> {
       });
       if (result.isError) throw new Error("the stubbed holder refused");
     };
+    await benchModern(new URL(`${url}/mcp`), published.intentCode, since);
+
+    console.log("\nThe 2025-11-25 (legacy, sessionful) path, through the 1.x SDK client:");
     const [oursRate, bareRate, layerRate] = await compareAsync([
       ["holder intent_list_matches (empty, SQLite)", oursCall],
       ["bare SDK server, constant tool", bareCall],
@@ -253,4 +258,131 @@ async function compareAsync(
     opsPerSecond: median(rates[index] as number[]),
     cpuMicrosPerOp: median(cpu[index] as number[]),
   }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The 2026-07-28 path: the same raw POST (keep-alive fetch, one request at a time) to three
+// servers — the holder (a fresh server per request, the real intent_list_matches), a bare v2 SDK
+// stateless server (createMcpHandler, one constant tool), and a raw node:http loop that reads the
+// body and answers the bytes the holder answers. The first ratio is the SDK's share, the second
+// what the protocol layer costs beside the HTTP work.
+
+const MODERN_META = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+function modernCall(url: URL, name: string, args: Record<string, unknown>): () => Promise<string> {
+  const body = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { _meta: MODERN_META, name, arguments: args },
+  });
+  const headers = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+    "mcp-name": name,
+  };
+  return async () => {
+    const response = await fetch(url, { method: "POST", headers, body });
+    const text = await response.text();
+    if (response.status !== 200)
+      throw new Error(`${name} answered ${response.status}: ${text.slice(0, 200)}`);
+    return text;
+  };
+}
+
+async function benchModern(holderUrl: URL, intentCode: string, since: string): Promise<void> {
+  const ours = modernCall(holderUrl, "intent_list_matches", { intentCode, since });
+  const answer = await ours();
+  if (!answer.includes('"matches":[]')) throw new Error("intent_list_matches did not answer an empty list");
+  const bare = await startBareModernServer();
+  const raw = await startRawLoop(answer);
+  try {
+    const bareCall = modernCall(bare.url, "constant", { intentCode, since });
+    const rawCall = modernCall(raw.url, "intent_list_matches", { intentCode, since });
+    console.log("\nThe 2026-07-28 path (stateless), raw keep-alive POSTs, one at a time:");
+    const [oursRate, bareRate, rawRate] = await compareAsync([
+      ["holder intent_list_matches (empty, SQLite)", async () => void (await ours())],
+      ["bare v2 SDK stateless server, constant tool", async () => void (await bareCall())],
+      ["raw node:http JSON-RPC loop, same bytes", async () => void (await rawCall())],
+    ]);
+    printComparison("Modern empty intent_list_matches vs the bare v2 SDK server (goal ≥ 1.0×)", [
+      oursRate as Measurement,
+      bareRate as Measurement,
+    ]);
+    printComparison("Modern empty intent_list_matches vs a raw node:http loop (goal ≥ 0.3×)", [
+      oursRate as Measurement,
+      rawRate as Measurement,
+    ]);
+  } finally {
+    await bare.close();
+    await raw.close();
+  }
+}
+
+async function listen(server: http.Server): Promise<URL> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return new URL(`http://127.0.0.1:${port}/mcp`);
+}
+
+async function stop(server: http.Server): Promise<void> {
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/** A bare v2 SDK stateless server with one constant tool, on the same Hono + node-server stack. */
+async function startBareModernServer(): Promise<{ url: URL; close(): Promise<void> }> {
+  const handler = createSdkHandler(
+    () => {
+      const server = new McpServerV2({ name: "bare", version: "1.0.0" });
+      server.registerTool(
+        "constant",
+        {
+          description: "returns a constant",
+          inputSchema: z.object({ intentCode: z.string(), since: z.string().optional() }),
+        },
+        async () => ({
+          content: [{ type: "text", text: '{"matches":[]}' }],
+          structuredContent: { matches: [] },
+        }),
+      );
+      return server;
+    },
+    { legacy: "reject" },
+  );
+  const app = new Hono();
+  app.all("/mcp", (c) => handler.fetch(c.req.raw));
+  const server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }) as http.Server;
+  await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: new URL(`http://127.0.0.1:${port}/mcp`),
+    close: async () => {
+      await handler.close();
+      await stop(server);
+    },
+  };
+}
+
+/** node:http reading each body whole and answering the holder's own bytes: the HTTP work alone. */
+async function startRawLoop(answer: string): Promise<{ url: URL; close(): Promise<void> }> {
+  const bytes = Buffer.from(answer);
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      response.writeHead(200, { "content-type": "application/json", "content-length": bytes.length });
+      response.end(bytes);
+    });
+  });
+  const url = await listen(server);
+  return { url, close: () => stop(server) };
 }

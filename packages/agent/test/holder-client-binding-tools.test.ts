@@ -87,12 +87,14 @@ describe("holder client: the binding's buyer tools", () => {
     );
   });
 
-  it("opens a new session when the holder dropped the old one (idle sweep or restart)", async () => {
+  it("speaks 2026-07-28 without a session, so a holder that forgot every session changes nothing", async () => {
     const { intentCode } = await h.activeIntent();
     const client = await h.client();
     await client.get(intentCode);
+    // Version negotiation chose the stateless revision: the holder keeps no session for this agent.
+    expect(h.holder.mcp.sessionCount).toBe(0);
     h.clock.advance(31 * MINUTE);
-    expect(await h.holder.mcp.sweep()).toBeGreaterThan(0);
+    await h.holder.mcp.sweep();
     expect((await client.get(intentCode)).status).toBe("active");
   });
 });

@@ -1,16 +1,19 @@
 /**
  * The holder client: the binding's buyer tools and the push profile's two tools over MCP
- * (the SDK's Client on Streamable HTTP), with §8.2 pacing of reads and one AgentError per refusal.
+ * (the v2 SDK's Client on Streamable HTTP: 2026-07-28 first, a 2025 session where the holder is
+ * older), with §8.2 pacing of reads and one AgentError per refusal.
  *
  *     const holder = await HolderClient.connect({ url: "https://intents.example.sk/mcp" });
  *     const { matches } = await holder.listMatches(code, { since });
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
+  type CallToolResult,
+  Client,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
   StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { type CallToolResult, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/client";
 import { type Clock, systemClock } from "../clock.js";
 import { AgentError, isAgentError } from "../errors.js";
 import {
@@ -257,10 +260,10 @@ export class HolderClient {
 
   async #open(): Promise<Client> {
     const headers = { ...this.#options.headers, ...(this.#options.test ? { "x-isto-test": "1" } : {}) };
-    const client = new Client({
-      name: this.#options.name ?? "doorbell-agent",
-      version: this.#options.version ?? "0.1.0",
-    });
+    const client = new Client(
+      { name: this.#options.name ?? "doorbell-agent", version: this.#options.version ?? "0.1.0" },
+      { versionNegotiation: { mode: "auto" } },
+    );
     const transport = new StreamableHTTPClientTransport(this.url, {
       fetch: perRequestSignalFetch(this.#options.fetch),
       requestInit: { headers, redirect: "error" },
@@ -293,9 +296,9 @@ export class HolderClient {
     if (isAgentError(error)) return error;
     const words = redact(messageOf(error), secrets);
     const lost =
-      error instanceof McpError &&
-      (error.code === ErrorCode.RequestTimeout || error.code === ErrorCode.ConnectionClosed);
-    if (lost || error instanceof StreamableHTTPError || error instanceof TypeError) {
+      error instanceof SdkError &&
+      (error.code === SdkErrorCode.RequestTimeout || error.code === SdkErrorCode.ConnectionClosed);
+    if (lost || error instanceof SdkHttpError || error instanceof TypeError) {
       return new AgentError("ERR_AGENT_UNREACHABLE", `${name} did not reach the holder: ${words}`);
     }
     return new AgentError("ERR_AGENT_PROTOCOL", `${name} failed: ${words}`);
@@ -323,7 +326,7 @@ function holderUrl(url: string | URL): URL {
 
 /** The holder forgot the session (idle timeout or restart): Streamable HTTP answers 404 for it. */
 function isSessionGone(error: unknown): boolean {
-  return error instanceof StreamableHTTPError && error.code === 404;
+  return error instanceof SdkHttpError && error.status === 404;
 }
 
 function messageOf(error: unknown): string {

@@ -2,7 +2,7 @@
  * The one place a holder's refusal becomes an AgentError. A Doorbell holder puts its stable code in
  * `_meta["io.doorbell/error"]`; any other holder gives words only, which are kept as they are.
  */
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import { AgentError, type AgentErrorCode } from "../errors.js";
 
 const ERROR_META_KEY = "io.doorbell/error";
