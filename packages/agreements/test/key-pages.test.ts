@@ -169,6 +169,28 @@ describe("fetching key pages under the trust rule", () => {
     }
   });
 
+  it("remembers briefly that a page could not be fetched, then asks again", async () => {
+    requests.length = 0;
+    redirectAll = true;
+    let now = 1_000_000;
+    try {
+      const resolve = createKeyResolver({
+        trustedOrigins: [origin],
+        source: createKeyPageFetcher({ policy, now: () => now, failureTtlSeconds: 30 }),
+        txt: async () => [],
+      });
+      await expect(resolve(request())).rejects.toMatchObject({ code: "ERR_KEY_PAGE_UNAVAILABLE" });
+      await expect(resolve(request())).rejects.toMatchObject({ code: "ERR_KEY_PAGE_UNAVAILABLE" });
+      expect(requests).toHaveLength(1);
+      redirectAll = false;
+      now += 31_000;
+      await expect(resolve(request())).resolves.toMatchObject({ party: SELLER.party });
+      expect(requests).toHaveLength(2);
+    } finally {
+      redirectAll = false;
+    }
+  });
+
   it("keeps a page for its max-age, then fetches it again", async () => {
     requests.length = 0;
     let now = 1_000_000;

@@ -15,6 +15,11 @@ export interface KeyPageFetcherOptions {
   /** The longest a page is kept whatever its max-age says. Default 3600. */
   readonly maxTtlSeconds?: number;
   readonly maxEntries?: number;
+  /**
+   * Seconds to remember that a page could not be fetched or read, so a checker handed many
+   * records naming one dead page asks once, not once per signature. Default 30; 0 turns it off.
+   */
+  readonly failureTtlSeconds?: number;
   /** Wall clock in milliseconds. */
   readonly now?: () => number;
 }
@@ -35,8 +40,8 @@ const ttlOf = (cacheControl: string | undefined, fallback: number, ceiling: numb
 
 /**
  * Fetches key pages through the SSRF-safe egress, never following a redirect, and keeps each
- * for its max-age (bounded). Concurrent asks for one page share one request; failures are not
- * kept. Which addresses may be fetched at all is the trust rule's decision, made before this.
+ * for its max-age (bounded). Concurrent asks for one page share one request; a failure is
+ * remembered briefly (`failureTtlSeconds`). Which addresses may be fetched at all is the trust rule's decision, made before this.
  */
 export const createKeyPageFetcher = (options: KeyPageFetcherOptions = {}): KeyPageSource => {
   const now = options.now ?? Date.now;
@@ -50,8 +55,16 @@ export const createKeyPageFetcher = (options: KeyPageFetcherOptions = {}): KeyPa
       policy ??= productionPolicy();
       return getJson({ url, policy, maxBytes: MAX_KEY_PAGE_BYTES });
     });
+  const failureTtl = options.failureTtlSeconds ?? 30;
   const cache = new Map<string, { page: KeyPage; expiresAt: number }>();
+  const failures = new Map<string, { error: AgreementError; expiresAt: number }>();
   const inFlight = new Map<string, Promise<KeyPage>>();
+
+  const rememberFailure = (href: string, error: unknown) => {
+    if (failureTtl <= 0 || !(error instanceof AgreementError)) return;
+    if (failures.size >= maxEntries) failures.delete(failures.keys().next().value as string);
+    failures.set(href, { error, expiresAt: now() + failureTtl * 1000 });
+  };
 
   const load = async (url: URL, party: string): Promise<KeyPage> => {
     const result = await get(url);
@@ -75,9 +88,17 @@ export const createKeyPageFetcher = (options: KeyPageFetcherOptions = {}): KeyPa
     const cached = cache.get(url.href);
     if (cached && cached.expiresAt > now()) return cached.page;
     if (cached) cache.delete(url.href);
+    const failed = failures.get(url.href);
+    if (failed && failed.expiresAt > now()) throw failed.error;
+    if (failed) failures.delete(url.href);
     let pending = inFlight.get(url.href);
     if (!pending) {
-      pending = load(url, party).finally(() => inFlight.delete(url.href));
+      pending = load(url, party)
+        .catch((error: unknown) => {
+          rememberFailure(url.href, error);
+          throw error;
+        })
+        .finally(() => inFlight.delete(url.href));
       inFlight.set(url.href, pending);
     }
     return pending;
