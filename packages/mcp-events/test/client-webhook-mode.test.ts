@@ -216,7 +216,7 @@ describe("issue 15: the client's secret and a server of the other dialect", () =
     expect(
       () =>
         new EventsClient({
-          connect: () => connectHttp("http://127.0.0.1:9"),
+          connect: () => connectHttp(new URL("http://127.0.0.1:9/mcp")),
           webhook: { url: "http://127.0.0.1:9/hooks", secret: `whsec_${Buffer.alloc(8).toString("base64")}` },
         }),
     ).toThrow(expect.objectContaining({ code: "ERR_EVENTS_INVALID_ARGUMENT" }));

@@ -117,7 +117,8 @@ describe.each(["modern", "legacy"] as const)("the AI SDK's experimental_events (
 
   it("a subscription that lapsed and lost its history gets a signed gap on refresh, then events again", async () => {
     const r = await rig(era, 2);
-    const result = await subscribe(r, 1_000);
+    // Long enough that a loaded machine delivers within it (the receiver 410s past refreshBefore).
+    const result = await subscribe(r, 5_000);
     place(r, "first");
     await until(() => r.events.length === 1);
 

@@ -31,7 +31,10 @@ async function strictReceiver(secret: () => string | undefined) {
   const refusals: string[] = [];
   const hooks = await serveFetch(async (request) => {
     const text = await request.text();
-    const headers = Object.fromEntries(request.headers.entries());
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
     const refuse = (why: string, status = 400) => {
       refusals.push(why);
       return new Response(null, { status });
@@ -198,4 +201,68 @@ describe("a ChatGPT-profile client on the modern endpoint", () => {
     );
     expect(unknown.message.error).toMatchObject({ code: -32011 });
   }, 30_000);
+});
+
+/** One 2025-11-25 request (no `_meta` envelope), as an `initialize`-era client writes it. */
+async function legacyRequest(
+  url: string,
+  id: number,
+  method: string,
+  params: Json,
+  headers: Record<string, string> = AUTH,
+) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-11-25",
+      ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
+  });
+  const text = await response.text();
+  const data = text.startsWith("{")
+    ? text
+    : text
+        .split("\n")
+        .filter((line) => line.startsWith("data:"))
+        .map((line) => line.slice(5).trimStart())
+        .join("");
+  return JSON.parse(data) as Json;
+}
+
+describe("a ChatGPT-profile client in the 2025-11-25 era (initialize, the stateless fallback)", () => {
+  it("initialize shows events top-level; subscribe and delivery work the same", async () => {
+    const { app, url } = await modernApp();
+    const secret = whsec(32);
+    const hooks = await strictReceiver(() => secret);
+    const init = await legacyRequest(url, 1, "initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "chatgpt-profile", version: "1" },
+    });
+    const capabilities = (init.result as Json).capabilities as Json;
+    expect(capabilities.events).toEqual({ listChanged: true });
+    const callback = `${hooks.url}/hooks?c=1`;
+    const subscribed = await legacyRequest(url, 2, "events/subscribe", {
+      name: "order.placed",
+      arguments: {},
+      delivery: { mode: "webhook", url: callback, secret },
+    });
+    expect(subscribed.result).toMatchObject({ truncated: false, cursor: "0" });
+    app.book.place("ada", "chair");
+    app.events.wake("order.placed");
+    await until(() => hooks.received.length === 1);
+    expect(hooks.received[0]?.url).toBe(callback);
+    expect(hooks.received[0]?.headers["webhook-id"]).toBe("order_1");
+    const anonymous = await legacyRequest(
+      url,
+      3,
+      "events/subscribe",
+      { name: "order.placed", arguments: {}, delivery: { mode: "webhook", url: callback, secret } },
+      {},
+    );
+    expect(anonymous.error).toMatchObject({ code: -32012 });
+  });
 });
