@@ -5,7 +5,7 @@
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { forEachEngine } from "@doorbell/store/testing";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSmtpMailer } from "../src/mail/smtp.js";

@@ -128,7 +128,11 @@ export async function createHolderOAuth(
           const path = (req.url ?? "").split("?")[0];
           if (hostAllowed !== undefined && !hostAllowed(req.headers.host)) {
             const refused = hostRefused(path ?? "");
-            res.writeHead(refused.status, Object.fromEntries(refused.headers));
+            const headers: Record<string, string> = {};
+            refused.headers.forEach((value, name) => {
+              headers[name] = value;
+            });
+            res.writeHead(refused.status, headers);
             refused.text().then((body) => res.end(body));
             return;
           }
