@@ -266,3 +266,42 @@ describe("a ChatGPT-profile client in the 2025-11-25 era (initialize, the statel
     expect(anonymous.error).toMatchObject({ code: -32012 });
   });
 });
+
+describe("maxAgeMs on a webhook subscription without a cursor", () => {
+  it("replays the kept emits no older than maxAgeMs, then goes on live", async () => {
+    let offset = 0;
+    const app = await createExampleApp({
+      allowLoopbackWebhooks: true,
+      tuning: { clock: () => Date.now() + offset, webhook: { retry: QUICK_RETRY } },
+    });
+    const { url, server } = await listenExample(app);
+    open.push(async () => {
+      server.closeAllConnections();
+      server.close();
+      await app.close();
+    });
+    const secret = whsec(32);
+    const hooks = await strictReceiver(() => secret);
+    app.events.emit("store.announcement", { eventId: "ann_old", data: { text: "a minute ago" } });
+    offset = 60_000;
+    app.events.emit("store.announcement", { eventId: "ann_new", data: { text: "just now" } });
+    const subscribed = await modernRequest(
+      url,
+      1,
+      "events/subscribe",
+      {
+        name: "store.announcement",
+        arguments: {},
+        delivery: { mode: "webhook", url: `${hooks.url}/h`, secret },
+        cursor: null,
+        maxAgeMs: 30_000,
+      },
+      AUTH,
+    );
+    expect(subscribed.message.result).toMatchObject({ truncated: false });
+    await until(() => hooks.received.length === 1);
+    app.events.emit("store.announcement", { eventId: "ann_live", data: { text: "live" } });
+    await until(() => hooks.received.length === 2);
+    expect(hooks.received.map((r) => r.body.eventId)).toEqual(["ann_new", "ann_live"]);
+  });
+});
