@@ -68,7 +68,15 @@ describe("negotiatePushBinding decides as the rule document does", () => {
     );
   });
   it("a matching ack binds push; push_unverified overrides it", () => {
-    expect(negotiatePushBinding({ card, config, ack: config, hasPollingFallback: true }).mode).toBe("push");
+    expect(
+      negotiatePushBinding({ card, config, ack: config, hasPollingFallback: true, confirmed: true }).mode,
+    ).toBe("push");
+    // A matching echo alone is not enough: until a delivery confirmed the agent, it is polled.
+    expect(negotiatePushBinding({ card, config, ack: config, hasPollingFallback: true })).toEqual({
+      mode: "polling",
+      pushUnverified: false,
+      reasons: ["awaiting_confirmation"],
+    });
     expect(
       negotiatePushBinding({ card, config, ack: config, hasPollingFallback: true, pushUnverified: true }),
     ).toEqual({ mode: "polling", pushUnverified: true, reasons: ["push_unverified"] });

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { type Task, TaskState } from "@a2a-js/sdk";
 import { toNodeHandler } from "@doorbell/webhooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { bindPush } from "../src/a2a/push-client.js";
+import { bindPush, pushCardFacts } from "../src/a2a/push-client.js";
 import { createPushReceiver } from "../src/a2a/push-receiver.js";
 import { type PushDivergence, TaskReconciler } from "../src/a2a/task-reconciler.js";
 import { type Behaviour, type GatedServer, startGatedServer, textMessage } from "./a2a-push-servers.js";
@@ -58,16 +58,50 @@ async function setup(behaviour: Behaviour) {
 }
 
 describe("A2A push binding rule against @a2a-js/sdk servers", () => {
-  it("binds push when the server acknowledges the binding as sent, and the push advances the task", async () => {
+  it("a binding acknowledged as sent is confirmed by its first authenticated delivery, which then counts for the agent's next task", async () => {
     const s = await setup("honours");
     const result = await bindPush({ ...s, card: s.remote.card, state: TaskState.TASK_STATE_WORKING });
-    expect(result).toMatchObject({ mode: "push", pushUnverified: false, reasons: [] });
+    // The echo matched, but this agent was never seen honouring the scheme: polled until a delivery.
+    expect(result).toMatchObject({
+      mode: "polling",
+      pushUnverified: false,
+      reasons: ["awaiting_confirmation"],
+    });
     expect(result.ack?.url).toBe(s.config.url);
+    expect(s.reconciler.get(s.task.id)).toMatchObject({ mode: "polling", awaitingConfirmation: true });
+    expect(s.reconciler.confirmed(pushCardFacts(s.remote.card))).toBe(false);
     s.remote.release(s.task.id);
     await vi.waitFor(() => expect(s.reconciler.get(s.task.id)).toBeUndefined());
     expect(s.states).toEqual([{ taskId: s.task.id, state: TaskState.TASK_STATE_COMPLETED, via: "push" }]);
     expect(s.requests.every((r) => r.status === 204)).toBe(true);
     expect(s.divergences).toEqual([]);
+    expect(s.reconciler.confirmed(pushCardFacts(s.remote.card))).toBe(true);
+
+    // Prior successful delivery: the same agent's next task binds push at once.
+    const next = (await s.client.sendMessage({
+      tenant: "",
+      message: textMessage("another quote"),
+      configuration: {
+        acceptedOutputModes: [],
+        taskPushNotificationConfig: undefined,
+        returnImmediately: true,
+      },
+      metadata: undefined,
+    })) as Task;
+    const second = await bindPush({
+      ...s,
+      card: s.remote.card,
+      config: {
+        ...s.config,
+        taskId: next.id,
+        authentication: { scheme: "Bearer", credentials: `cred-${next.id}` },
+      },
+      state: TaskState.TASK_STATE_WORKING,
+    });
+    expect(second).toMatchObject({ mode: "push", pushUnverified: false, reasons: [] });
+    s.remote.release(next.id);
+    await vi.waitFor(() => expect(s.reconciler.get(next.id)).toBeUndefined());
+    expect(s.states.at(-1)).toEqual({ taskId: next.id, state: TaskState.TASK_STATE_COMPLETED, via: "push" });
   });
 
   it("refuses push (not the task) when the ack rewrites the URL and drops the scheme, and polling finds completion", async () => {
@@ -100,7 +134,7 @@ describe("A2A push binding rule against @a2a-js/sdk servers", () => {
   it("answers a push that drops the declared Authorization with 401, sets push_unverified and logs it with the card version", async () => {
     const s = await setup("downgrades-delivery");
     const result = await bindPush({ ...s, card: s.remote.card, state: TaskState.TASK_STATE_WORKING });
-    expect(result.mode).toBe("push"); // the echo matched: only delivery shows the downgrade
+    expect(result.reasons).toEqual(["awaiting_confirmation"]); // the echo matched: only delivery shows the downgrade
     s.remote.release(s.task.id);
     await vi.waitFor(() => expect(s.requests.length).toBeGreaterThan(0));
     expect(s.requests.every((r) => r.status === 401)).toBe(true);
@@ -122,7 +156,7 @@ describe("A2A push binding rule against @a2a-js/sdk servers", () => {
   it("logs a binding failure when polling sees a transition the acknowledged push never delivered", async () => {
     const s = await setup("drops-delivery");
     const result = await bindPush({ ...s, card: s.remote.card, state: TaskState.TASK_STATE_WORKING });
-    expect(result.mode).toBe("push");
+    expect(result.reasons).toEqual(["awaiting_confirmation"]);
     s.remote.release(s.task.id);
     await vi.waitFor(async () => {
       await s.reconciler.reconcileOnce();

@@ -43,7 +43,9 @@ export type PushBindingReason =
   | "url_rewritten"
   | "scheme_changed"
   | "credentials_changed"
-  | "token_changed";
+  | "token_changed"
+  /** The ack matched, but this agent has not yet been seen honouring the scheme (no delivery yet). */
+  | "awaiting_confirmation";
 
 export type PushMode = "push" | "polling";
 
@@ -64,6 +66,13 @@ export interface NegotiatePushBindingInput {
   readonly hasPollingFallback: boolean;
   /** The task's `push_unverified` flag: once set, it forces polling. */
   readonly pushUnverified?: boolean;
+  /**
+   * Whether this agent (card name and version) was already seen honouring the declared scheme: an
+   * authenticated delivery to a binding made the same way (the rule's "prior successful delivery").
+   * Without it a matching ack binds the receiver but the task is polled until the first
+   * authenticated delivery confirms the binding, which then counts for later tasks too.
+   */
+  readonly confirmed?: boolean;
 }
 
 export class PushBindingUnverifiedError extends Error {
@@ -107,7 +116,11 @@ export function negotiatePushBinding(input: NegotiatePushBindingInput): PushBind
   if (input.pushUnverified === true) reasons = ["push_unverified"];
   else if (ack === undefined) reasons = ["no_ack"];
   else reasons = compareAck(config, ack);
-  if (reasons.length === 0) return { mode: "push", pushUnverified: false, reasons };
+  if (reasons.length === 0) {
+    if (input.confirmed === true) return { mode: "push", pushUnverified: false, reasons };
+    if (!hasPollingFallback) throw new PushBindingUnverifiedError(card, ["awaiting_confirmation"]);
+    return { mode: "polling", pushUnverified: false, reasons: ["awaiting_confirmation"] };
+  }
   if (!hasPollingFallback) throw new PushBindingUnverifiedError(card, reasons);
   return { mode: "polling", pushUnverified: true, reasons };
 }

@@ -14,7 +14,9 @@ import type { TaskReconciler } from "./task-reconciler.js";
  * Applies the push binding rule to one task through an `@a2a-js/sdk` client: register the config
  * with `CreateTaskPushNotificationConfig` (an inline config in `SendMessage` yields no ack), compare
  * the echo, then either bind the receiver or refuse push, delete the remote config (best effort)
- * and poll. Either way the task is tracked by the reconciler.
+ * and poll. A matching echo from an agent not yet seen honouring the scheme is bound but polled
+ * until its first authenticated delivery confirms it (the rule's "prior successful delivery").
+ * Either way the task is tracked by the reconciler.
  */
 
 export function pushCardFacts(card: AgentCard): PushCardFacts {
@@ -95,19 +97,23 @@ export async function bindPush(options: BindPushOptions): Promise<BindPushResult
       config,
       ack,
       hasPollingFallback: options.hasPollingFallback ?? true,
+      confirmed: reconciler.confirmed(card),
       ...(options.pushUnverified === undefined ? {} : { pushUnverified: options.pushUnverified }),
     });
   } catch (error) {
     await refuse();
     throw error;
   }
-  if (decision.mode === "push") receiver.bind(config);
+  // A binding awaiting confirmation is bound, so its first delivery can confirm it.
+  const awaitingConfirmation = decision.reasons.includes("awaiting_confirmation");
+  if (decision.mode === "push" || awaitingConfirmation) receiver.bind(config);
   else await refuse();
   reconciler.track(config.taskId, {
     card,
     mode: decision.mode,
     pushUnverified: decision.pushUnverified,
-    refusedReasons: decision.reasons,
+    awaitingConfirmation,
+    refusedReasons: decision.pushUnverified ? decision.reasons : [],
     ...(options.state === undefined ? {} : { state: options.state }),
     ...(options.slaMs === undefined ? {} : { slaMs: options.slaMs }),
   });

@@ -43,6 +43,8 @@ export interface StuckTaskAlert {
   readonly ageMs: number;
 }
 
+const agentKey = (card: PushCardFacts): string => `${card.name}\u0000${card.version}`;
+
 export interface TrackedTask {
   readonly taskId: string;
   readonly card: PushCardFacts;
@@ -53,6 +55,8 @@ export interface TrackedTask {
   since: number;
   /** States announced by an authenticated push, not yet confirmed by polling. */
   readonly pushed: Set<TaskState>;
+  /** Push is bound but not yet confirmed by an authenticated delivery: polled until then. */
+  awaitingConfirmation: boolean;
   alerted: boolean;
 }
 
@@ -98,6 +102,8 @@ export class TaskReconciler {
   readonly #clock: () => number;
   readonly #timers: Timers;
   readonly #tasks = new Map<string, TrackedTask>();
+  /** Agents (card name and version) seen honouring the declared scheme. */
+  readonly #confirmed = new Set<string>();
   #handle: unknown;
   #running: Promise<void> | undefined;
 
@@ -127,6 +133,7 @@ export class TaskReconciler {
       state?: TaskState;
       slaMs?: number;
       refusedReasons?: readonly PushBindingReason[];
+      awaitingConfirmation?: boolean;
     },
   ): TrackedTask {
     if (init.slaMs !== undefined && this.#options.intervalMs >= init.slaMs) {
@@ -143,6 +150,7 @@ export class TaskReconciler {
       since: this.#clock(),
       pushed: new Set(),
       alerted: false,
+      awaitingConfirmation: init.awaitingConfirmation === true && !init.pushUnverified,
     };
     this.#tasks.set(taskId, task);
     if (init.refusedReasons !== undefined && init.refusedReasons.length > 0) {
@@ -160,10 +168,24 @@ export class TaskReconciler {
     return [...this.#tasks.keys()];
   }
 
-  /** An authenticated push announced `state`: a hint, confirmed by the next `tasks/get`. */
+  /** Whether an authenticated delivery from this agent (card name and version) was seen. */
+  confirmed(card: PushCardFacts): boolean {
+    return this.#confirmed.has(agentKey(card));
+  }
+
+  /**
+   * An authenticated push announced `state`: a hint, confirmed by the next `tasks/get`. The first
+   * one on a binding awaiting confirmation confirms it (the agent honours the declared scheme):
+   * the task switches to push, and later bindings with the same agent count as confirmed.
+   */
   notePush(taskId: string, state: TaskState): void {
     const task = this.#tasks.get(taskId);
     if (task === undefined) return;
+    if (task.awaitingConfirmation && !task.pushUnverified) {
+      task.awaitingConfirmation = false;
+      task.mode = "push";
+      this.#confirmed.add(agentKey(task.card));
+    }
     task.pushed.add(state);
     this.#advance(task, state, "push");
   }
@@ -172,6 +194,7 @@ export class TaskReconciler {
   notePushAuthFailure(taskId: string, reason: string): void {
     const task = this.#tasks.get(taskId);
     if (task === undefined) return;
+    this.#confirmed.delete(agentKey(task.card));
     this.#demote(task);
     this.#divergence(task, "push_auth_failed", [reason]);
   }
@@ -187,7 +210,8 @@ export class TaskReconciler {
         continue;
       }
       if (snapshot.state !== task.state) {
-        if (task.mode === "push" && !task.pushed.has(snapshot.state)) {
+        // An acknowledged binding (confirmed or awaiting its first delivery) that missed a transition.
+        if ((task.mode === "push" || task.awaitingConfirmation) && !task.pushed.has(snapshot.state)) {
           this.#demote(task);
           this.#divergence(task, "binding_failure", [
             `tasks/get shows a transition push never delivered (state ${TaskState[snapshot.state]})`,
@@ -225,6 +249,7 @@ export class TaskReconciler {
   }
 
   #demote(task: TrackedTask): void {
+    task.awaitingConfirmation = false;
     task.pushUnverified = true;
     task.mode = "polling";
   }
