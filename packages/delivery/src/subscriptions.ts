@@ -224,6 +224,11 @@ export async function approve(ctx: EngineContext, db: Db, id: string): Promise<S
 export interface EndOptions {
   /** Send `subscription.ended` once, best effort (push profile §6 rule 7). */
   notify: boolean;
+  /**
+   * Push doorbells sent just before `subscription.ended`, the same way (once, best effort): the
+   * holder's last `intent.status.changed` when an intent is withdrawn or expires (push rule 3).
+   */
+  lastEvents?: readonly { type: string; timestamp: string; data: Record<string, unknown> }[];
 }
 
 /**
@@ -243,6 +248,15 @@ export async function end(
   await db.deleteFrom("delivery_outbox").where("subscription_id", "=", id).execute();
   const wasActive = row.verified === 1 && row.approved === 1;
   if (options.notify && wasActive && row.channel === "push") {
+    for (const event of options.lastEvents ?? []) {
+      await insertRow(db, id, {
+        webhookId: randomId("msg_"),
+        type: event.type,
+        body: pushEnvelope(event.type, event.timestamp, event.data),
+        now,
+        final: true,
+      });
+    }
     const body = pushEnvelope("subscription.ended", new Date(now).toISOString(), {
       subscriptionId: row.subscriber_id,
       reason,

@@ -1,14 +1,26 @@
 /** Subscriptions end with their intent (§4.2), and the engine's purged ones are forgotten. */
 import { effectiveStatus } from "../domain/intents.js";
 import { emit, engineDb, type Push } from "./context.js";
-import { liveRows } from "./rows.js";
+import { checkedDoorbell } from "./doorbells.js";
+import { liveRows, STATUS_EVENT } from "./rows.js";
+import { eventsOf, iso } from "./views.js";
 
-/** Ends every live subscription of the intent, telling each agent once. */
+/**
+ * Ends every live subscription of the intent, telling each agent once: first that the intent's
+ * status changed (withdrawn or expired, for those that asked for status doorbells; push rule 3),
+ * then subscription.ended.
+ */
 export async function endAll(push: Push, intentId: string, reason: string): Promise<string[]> {
+  const status =
+    reason === "intent-withdrawn" ? "withdrawn" : reason === "intent-expired" ? "expired" : undefined;
   const ended = await push.store.transaction(async (trx) => {
     const ids: string[] = [];
     for (const { row } of await liveRows(push, trx, intentId)) {
-      await push.engine.end(engineDb(trx), row.id, reason, { notify: true });
+      const lastEvents =
+        status !== undefined && eventsOf(row).includes(STATUS_EVENT)
+          ? [checkedDoorbell(STATUS_EVENT, iso(push.ctx.clock()), { subscriptionId: row.id, status })]
+          : [];
+      await push.engine.end(engineDb(trx), row.id, reason, { notify: true, lastEvents });
       ids.push(row.id);
     }
     return ids;
