@@ -71,8 +71,12 @@ export async function benchDelivery(): Promise<void> {
         goal: false,
       },
     ];
-    if (pgUrl) variants.push({ title: "PostgreSQL", engine: postgres, steady: true, goal: false });
-    for (const variant of variants) await benchVariant(variant, receiver);
+    if (pgUrl) variants.push({ title: "PostgreSQL", engine: postgres, steady: true, goal: true });
+    // DOORBELL_BENCH_ENGINE=postgres (or sqlite) runs one engine's variants only.
+    const only = process.env.DOORBELL_BENCH_ENGINE?.trim();
+    for (const variant of variants) {
+      if (!only || variant.engine.dialect === only) await benchVariant(variant, receiver);
+    }
     if (!pgUrl)
       console.log("\nPostgreSQL skipped: set DOORBELL_BENCH_PG_URL or DOORBELL_TEST_PG_URL to run it.");
   } finally {

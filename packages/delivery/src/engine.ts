@@ -132,7 +132,7 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
           workers.add(wakeable);
           worker.start();
           ctx.store
-            .listen(NOTIFY_CHANNEL, () => worker.wake())
+            .listen(NOTIFY_CHANNEL, () => worker.committed())
             .then(
               (stop) => {
                 unlisten = stop;

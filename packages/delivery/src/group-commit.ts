@@ -121,9 +121,7 @@ export function recordDelivery(
   row: { rowId: number; subscriptionId: string; seq: number },
 ): Promise<boolean> {
   const { rowId, subscriptionId, seq } = row;
-  if (ctx.store.dialect !== "sqlite") {
-    return deleteRows(ctx.store.db, [rowId]).then((removed) => removed.has(rowId));
-  }
+  if (ctx.store.dialect !== "sqlite") return deleteSoon(ctx, rowId);
   const group = groupOf(ctx);
   return new Promise<boolean>((resolve, reject) => {
     group.deliveries.push({ rowId, subscriptionId, seq, resolve, reject });
@@ -223,6 +221,50 @@ async function progressRows(
   const progress = JSON.stringify(Object.fromEntries(highest));
   await db.executeQuery({ ...queries.advance, parameters: [progress] });
   return present;
+}
+
+interface PendingDelete {
+  ids: number[];
+  waiting: Map<number, Array<(removed: boolean) => void>>;
+  failures: Array<(error: unknown) => void>;
+}
+
+const pendingDeletes = new WeakMap<EngineContext, PendingDelete>();
+
+/**
+ * PostgreSQL: the deliveries answered in the same event-loop turn are deleted by one statement
+ * (one round trip, one commit) instead of one each: with 64 subscriptions in flight, a commit per
+ * delivery kept every pooled connection busy waiting for WAL flushes. Nothing is weakened: each
+ * caller's promise settles only after that statement committed, and it sends nothing more for its
+ * subscription until then.
+ */
+function deleteSoon(ctx: EngineContext, rowId: number): Promise<boolean> {
+  let pending = pendingDeletes.get(ctx);
+  if (!pending) {
+    const batch: PendingDelete = { ids: [], waiting: new Map(), failures: [] };
+    pending = batch;
+    pendingDeletes.set(ctx, batch);
+    defer(() => {
+      pendingDeletes.delete(ctx);
+      deleteRows(ctx.store.db, batch.ids).then(
+        (removed) => {
+          for (const [id, resolvers] of batch.waiting)
+            for (const resolve of resolvers) resolve(removed.has(id));
+        },
+        (error: unknown) => {
+          for (const reject of batch.failures) reject(error);
+        },
+      );
+    });
+  }
+  const batch = pending;
+  return new Promise<boolean>((resolve, reject) => {
+    batch.ids.push(rowId);
+    const resolvers = batch.waiting.get(rowId);
+    if (resolvers) resolvers.push(resolve);
+    else batch.waiting.set(rowId, [resolve]);
+    batch.failures.push(reject);
+  });
 }
 
 /** Deletes outbox rows by id; returns the ids that were still there. */

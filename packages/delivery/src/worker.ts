@@ -1,5 +1,5 @@
 import { sql } from "@doorbell/store";
-import { attemptRow, type HeadRow, openKeys } from "./attempt.js";
+import { attemptRow, type HeadRow, type OpenedKeys, openKeys } from "./attempt.js";
 import { pushEnvelope } from "./channels.js";
 import { countMatchesDoorbell, MATCHES_EVENT, matchesOpenAt } from "./coalesce.js";
 import type { Db, EngineContext } from "./context.js";
@@ -7,6 +7,7 @@ import { DeliveryError } from "./errors.js";
 import { grouped } from "./group-commit.js";
 import { randomId } from "./ids.js";
 import { insertRow } from "./outbox.js";
+import { claimDuePostgres, readForRelease, writeRelease } from "./postgres-leases.js";
 import type { SubscriptionRow } from "./schema.js";
 import { end } from "./subscriptions.js";
 import { needsChallenge, sendChallenge } from "./verification.js";
@@ -35,7 +36,10 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
-export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): Worker & { wake(): void } {
+export function createWorker(
+  ctx: EngineContext,
+  options: WorkerOptions = {},
+): Worker & { wake(): void; committed(): void } {
   const concurrency = options.concurrency ?? 16;
   const leaseMs = options.leaseMs ?? 60_000;
   // A lease must outlast one attempt (the policy's timeout) plus a margin, or nothing is ever sent.
@@ -52,11 +56,21 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): W
   let running = false;
   let loop: Promise<void> | undefined;
   let wakeUp: (() => void) | undefined;
+  // Releases that found their row held by an enqueue wait for its commit's notification.
+  let commitWaiters: Array<() => void> = [];
+  const nextCommit = (timeoutMs: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      commitWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
 
   const claim = (limit: number) => claimDue(ctx, workerId, limit, leaseMs);
 
   const process = (sub: SubscriptionRow) => {
-    const done = processSubscription(ctx, sub, workerId, leaseMs, maxPerClaim)
+    const done = processSubscription(ctx, sub, workerId, leaseMs, maxPerClaim, nextCommit)
       .catch((error: unknown) => {
         // The lease expires and another pass retries; nothing is lost. Never log secrets or URLs.
         ctx.log.error(
@@ -94,7 +108,9 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): W
   return {
     async tick() {
       const claimed = await claim(concurrency);
-      await Promise.all(claimed.map((sub) => processSubscription(ctx, sub, workerId, leaseMs, maxPerClaim)));
+      await Promise.all(
+        claimed.map((sub) => processSubscription(ctx, sub, workerId, leaseMs, maxPerClaim, nextCommit)),
+      );
       return claimed.length;
     },
     start() {
@@ -111,6 +127,12 @@ export function createWorker(ctx: EngineContext, options: WorkerOptions = {}): W
     wake() {
       wakeUp?.();
     },
+    committed() {
+      const waiters = commitWaiters;
+      commitWaiters = [];
+      for (const waiter of waiters) waiter();
+      wakeUp?.();
+    },
   };
 }
 
@@ -125,6 +147,7 @@ async function claimDue(
   limit: number,
   leaseMs: number,
 ): Promise<SubscriptionRow[]> {
+  if (ctx.store.dialect === "postgres") return claimDuePostgres(ctx, workerId, limit, leaseMs);
   return grouped(ctx, async (trx) => {
     const now = ctx.clock();
     let due = trx
@@ -154,6 +177,11 @@ async function reload(ctx: EngineContext, id: string): Promise<SubscriptionRow |
     .executeTakeFirst();
 }
 
+/** How long a release that found its row held by an enqueue waits before draining again. */
+const BUSY_PAUSE_MS = 25;
+/** How long one claim may keep draining while enqueues keep its row busy. */
+const MAX_BUSY_HOLD_MS = 2_000;
+
 /** Everything due for one leased subscription, in order: lease end, challenge, coalesced matches, queue. */
 async function processSubscription(
   ctx: EngineContext,
@@ -161,26 +189,55 @@ async function processSubscription(
   workerId: string,
   leaseMs: number,
   maxPerClaim: number,
+  committed: (timeoutMs: number) => Promise<void>,
 ): Promise<void> {
   // The lease the database holds, not one counted from now: claiming may have waited for a lock.
   const leaseEnds = claimed.lease_until ?? ctx.clock() + leaseMs;
   let sub: SubscriptionRow | undefined = claimed;
-  if (sub.status !== "ended" && ctx.clock() >= sub.expires_at) {
-    await ctx.store.transaction((trx) => end(ctx, trx, claimed.id, "lease-expired", { notify: true }));
-    sub = await reload(ctx, claimed.id);
-  }
-  if (sub && needsChallenge(sub) && sub.verify_due_at !== null && sub.verify_due_at <= ctx.clock()) {
-    await sendChallenge(ctx, sub);
-    sub = await reload(ctx, claimed.id);
-  }
-  if (sub?.status === "active" && sub.delivery_active === 1) {
-    await flushMatches(ctx, sub);
-  }
   let delivered: Delivered | undefined;
-  if (sub && (sub.status === "ended" || (sub.status === "active" && sub.delivery_active === 1))) {
-    delivered = await drainQueue(ctx, sub, leaseEnds, maxPerClaim);
+  const started = ctx.clock();
+  // PostgreSQL: set once a release found the row held by an enqueue (see below).
+  let busy = false;
+  // The endpoint and secrets, opened once per claim (a challenge under the lease reopens them).
+  let keys: OpenedKeys | undefined;
+  for (;;) {
+    if (sub && sub.status !== "ended" && ctx.clock() >= sub.expires_at) {
+      await ctx.store.transaction((trx) => end(ctx, trx, claimed.id, "lease-expired", { notify: true }));
+      sub = await reload(ctx, claimed.id);
+    }
+    if (sub && needsChallenge(sub) && sub.verify_due_at !== null && sub.verify_due_at <= ctx.clock()) {
+      await sendChallenge(ctx, sub);
+      sub = await reload(ctx, claimed.id);
+      keys = undefined;
+    }
+    if (sub?.status === "active" && sub.delivery_active === 1) {
+      await flushMatches(ctx, sub);
+    }
+    let sent = 0;
+    if (sub && (sub.status === "ended" || (sub.status === "active" && sub.delivery_active === 1))) {
+      const drained = await drainQueue(ctx, sub, leaseEnds, maxPerClaim, keys);
+      keys = drained.keys;
+      sent = drained.sent;
+      // A later pass's failure without a success keeps the earlier success's time, not its clearing.
+      if (drained.delivered) delivered = drained.delivered;
+      else if (sent > 0 && delivered) delivered = { ...delivered, clear: false };
+    }
+    // PostgreSQL: a release answers "busy" while an enqueue holds the row. The enqueue is adding
+    // work, so the lease is kept and the queue drained again after its commit's notification, and
+    // again after each later commit while that finds rows; a release is tried once a pass finds
+    // none. After holding the lease a while, or near its end, the release waits for the row, so a
+    // busy subscription does not keep a worker slot for long.
+    const now = ctx.clock();
+    const wait =
+      now - started >= MAX_BUSY_HOLD_MS || now + ctx.policy.timeoutMs + LEASE_MARGIN_MS >= leaseEnds;
+    if (!busy || sent === 0 || wait) {
+      if ((await release(ctx, claimed.id, workerId, delivered, wait)) !== "busy") return;
+      busy = true;
+    }
+    await committed(BUSY_PAUSE_MS);
+    sub = await reload(ctx, claimed.id);
+    if (!sub || sub.lease_owner !== workerId) return;
   }
-  await release(ctx, claimed.id, workerId, delivered);
 }
 
 /**
@@ -246,32 +303,33 @@ interface Delivered {
 
 /**
  * Sends head rows one after another while they succeed and the lease has room for another attempt;
- * resolves with what the successes leave for deliveryStatus.
+ * resolves with what the successes leave for deliveryStatus and how many attempts were made.
  */
 async function drainQueue(
   ctx: EngineContext,
   start: SubscriptionRow,
   leaseEnds: number,
   maxPerClaim: number,
-): Promise<Delivered | undefined> {
+  opened: OpenedKeys | undefined,
+): Promise<{ delivered: Delivered | undefined; sent: number; keys: OpenedKeys }> {
   let sub = start;
   // Opened once per claim: the endpoint never changes, and the secrets change only through a
   // challenge, which is sent under this lease before the queue is drained.
-  let keys = openKeys(ctx, sub);
+  let keys = opened ?? openKeys(ctx, sub);
   let delivered: Delivered | undefined;
   let sent = 0;
   const room = () => sent < maxPerClaim && ctx.clock() + ctx.policy.timeoutMs + LEASE_MARGIN_MS < leaseEnds;
   while (room()) {
     const rows = await headRows(ctx, sub.id, Math.min(PREFETCH, maxPerClaim - sent));
-    if (rows.length === 0) return delivered;
+    if (rows.length === 0) return { delivered, sent, keys };
     for (const head of rows) {
-      if (!room() || head.next_attempt_at > ctx.clock()) return delivered;
-      if (sub.status === "ended" && head.final !== 1) return delivered;
+      if (!room() || head.next_attempt_at > ctx.clock()) return { delivered, sent, keys };
+      if (sub.status === "ended" && head.final !== 1) return { delivered, sent, keys };
       const outcome = await attemptRow(ctx, sub, head, keys);
       sent++;
       if (outcome === "delivered" || outcome === "gone") {
         delivered = { at: ctx.clock(), clear: true };
-        if (outcome === "gone") return delivered;
+        if (outcome === "gone") return { delivered, sent, keys };
         // What a success means to the next failure's bookkeeping (failedSince starts again);
         // nothing else an attempt reads changes under the lease.
         if (sub.last_error !== null || sub.failed_since !== null) {
@@ -281,16 +339,16 @@ async function drainQueue(
       }
       // attemptRow wrote the failure; an earlier success still sets lastDeliveryAt.
       if (delivered) delivered = { ...delivered, clear: false };
-      if (outcome === "retry_later" || outcome === "stopped") return delivered;
+      if (outcome === "retry_later" || outcome === "stopped") return { delivered, sent, keys };
       // Dropped (413, or 410 on MCP): rare, so read everything again, as before.
       const fresh = await reload(ctx, sub.id);
-      if (!fresh || fresh.url_sealed === null) return delivered;
+      if (!fresh || fresh.url_sealed === null) return { delivered, sent, keys };
       sub = fresh;
       keys = openKeys(ctx, sub);
       break;
     }
   }
-  return delivered;
+  return { delivered, sent, keys };
 }
 
 /** Turns the waiting matches aggregate into one doorbell once the window is open (push profile §6 rule 6). */
@@ -361,17 +419,21 @@ async function release(
   ctx: EngineContext,
   id: string,
   workerId: string,
-  delivered?: Delivered,
-): Promise<void> {
-  await grouped(ctx, async (trx) => {
-    let query = trx.selectFrom("delivery_subscriptions").selectAll().where("id", "=", id);
-    if (ctx.store.dialect === "postgres") query = query.forUpdate();
-    const sub = await query.executeTakeFirst();
-    if (!sub || sub.lease_owner !== workerId) return;
+  delivered: Delivered | undefined,
+  wait: boolean,
+): Promise<"released" | "busy" | "lost"> {
+  if (ctx.store.dialect === "postgres") return releasePostgres(ctx, id, workerId, delivered, wait);
+  return grouped(ctx, async (trx) => {
+    const sub = await trx
+      .selectFrom("delivery_subscriptions")
+      .selectAll()
+      .where("id", "=", id)
+      .executeTakeFirst();
+    if (!sub || sub.lease_owner !== workerId) return "lost";
     if (sub.status === "ended" && sub.purge_at !== null && ctx.clock() >= sub.purge_at) {
       // Push profile §6 rule 7: the subscription, its secret and its endpoint are deleted.
       await trx.deleteFrom("delivery_subscriptions").where("id", "=", id).execute();
-      return;
+      return "released";
     }
     // The rows the claim delivered (and any a crashed claim left) go in one ranged delete.
     await trx
@@ -404,7 +466,36 @@ async function release(
       .where("id", "=", id)
       .where("lease_owner", "=", workerId)
       .execute();
+    return "released";
   });
+}
+
+/**
+ * PostgreSQL: a read without a lock, then one statement that writes the wake-up only if the row is
+ * still the version read (postgres-leases.ts). Delivered rows were deleted one batch at a time as
+ * they were recorded, so there is no ranged delete here.
+ */
+async function releasePostgres(
+  ctx: EngineContext,
+  id: string,
+  workerId: string,
+  delivered: Delivered | undefined,
+  wait: boolean,
+): Promise<"released" | "busy" | "lost"> {
+  const seen = await readForRelease(ctx, id);
+  if (!seen || seen.sub.lease_owner !== workerId) return "lost";
+  const now = ctx.clock();
+  if (seen.sub.status === "ended" && seen.sub.purge_at !== null && now >= seen.sub.purge_at) {
+    // Push profile §6 rule 7: the subscription, its secret and its endpoint are deleted.
+    await ctx.store.db
+      .deleteFrom("delivery_subscriptions")
+      .where("id", "=", id)
+      .where("lease_owner", "=", workerId)
+      .execute();
+    return "released";
+  }
+  const wake = nextWake(ctx, seen.sub, seen.head, seen.matchesQueued);
+  return writeRelease(ctx, { id, workerId, version: seen.version, wake, now, delivered, wait });
 }
 
 export function nextWake(
