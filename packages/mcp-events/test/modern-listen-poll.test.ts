@@ -33,7 +33,12 @@ async function modern(): Promise<{ events: EventsServer; url: string; notify: { 
 }
 
 /** Opens `subscriptions/listen` and yields its SSE messages. */
-async function listen(url: string, id: number, notifications: Json) {
+function listen(url: string, id: number, notifications: Json) {
+  return openStream(url, id, "subscriptions/listen", { notifications });
+}
+
+/** Opens a long-lived 2026-07-28 request and yields its SSE messages. */
+async function openStream(url: string, id: number, method: string, params: Json) {
   const controller = new AbortController();
   open.push(async () => controller.abort());
   const response = await fetch(url, {
@@ -43,14 +48,14 @@ async function listen(url: string, id: number, notifications: Json) {
       "content-type": "application/json",
       accept: "application/json, text/event-stream",
       "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "subscriptions/listen",
+      "mcp-method": method,
     },
     body: JSON.stringify({
       jsonrpc: "2.0",
       id,
-      method: "subscriptions/listen",
+      method,
       params: {
-        notifications,
+        ...params,
         _meta: {
           "io.modelcontextprotocol/protocolVersion": "2026-07-28",
           "io.modelcontextprotocol/clientCapabilities": {},
@@ -151,5 +156,26 @@ describe("poll on the modern path", () => {
     // An unknown event is NotFound in SEP-3415's codes.
     const missing = await modernRequest(url, 3, "events/poll", { name: "nope", arguments: {} });
     expect(missing.message.error).toMatchObject({ code: -32011, message: "NotFound" });
+  });
+});
+
+describe("push on the modern path", () => {
+  it("events/stream: active first, then each emit, routed by _meta subscriptionId", async () => {
+    const { events, url } = await modern();
+    const next = await openStream(url, 51, "events/stream", {
+      name: "ping.sent",
+      arguments: {},
+      cursor: null,
+    });
+    const meta = { "io.modelcontextprotocol/subscriptionId": 51 };
+    expect(await next()).toMatchObject({
+      method: "notifications/events/active",
+      params: { truncated: false, _meta: meta },
+    });
+    events.emit("ping.sent", { eventId: "p_live", data: { n: 2 } });
+    expect(await next()).toMatchObject({
+      method: "notifications/events/event",
+      params: { eventId: "p_live", name: "ping.sent", data: { n: 2 }, _meta: meta },
+    });
   });
 });
