@@ -10,6 +10,7 @@ const benchmarks: Record<string, () => void | Promise<void>> = {
   push: async () => (await import("./push.js")).benchPush(),
   events: async () => (await import("./events.js")).benchEvents(),
   agreements: async () => (await import("./agreements.js")).benchAgreements(),
+  "search-stall": async () => (await import("./search-stall.js")).benchSearchStall(),
 };
 
 const wanted = process.argv.slice(2);

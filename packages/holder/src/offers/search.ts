@@ -3,6 +3,7 @@ import { HolderError, type Offer } from "../domain/types.js";
 import { fold } from "../matching/rule.js";
 import type { HolderTables, OfferRow } from "../schema.js";
 import { offerFromRow } from "./rows.js";
+import { type SearchThread, searchThreadFor } from "./search-thread.js";
 
 /**
  * The holder's ordinary catalogue search (intent_search_offers) over the full-text index of
@@ -122,29 +123,76 @@ export function validateSearch(statement: unknown, limit: unknown): { statement:
 
 type Mode = "all" | "any";
 
+/**
+ * The cost bound of one search (issue 16 item 5): a search's words are at most 8; each word's
+ * prefix stands for at most PREFIX_WORDS indexed words; only the CANDIDATES newest offers that
+ * match are ranked. A statement like "1 2 3 4 5 6 7 8" then costs a few milliseconds instead of
+ * ranking most of the catalogue on the event loop.
+ */
+export const SEARCH_COST = { prefixWords: 16, candidates: 300 } as const;
+// On a SQLite file the work also runs off the event loop (search-thread.ts); PostgreSQL runs it in
+// its own process.
+
+/** Connections that have the vocabulary view (a temp table: per connection, never in the file). */
+const withVocabulary = new WeakSet<object>();
+
+/** The indexed words that start with `term` (itself first when indexed), at most PREFIX_WORDS of them. */
+async function expand(store: Database<HolderTables>, term: string): Promise<string[]> {
+  if (!withVocabulary.has(store)) {
+    await sql`create virtual table if not exists temp.holder_offer_search_vocab
+      using fts5vocab(main, holder_offer_search, row)`.execute(store.db);
+    withVocabulary.add(store);
+  }
+  const rows = await sql<{ term: string }>`
+    select term from temp.holder_offer_search_vocab
+    where term >= ${term} and term < ${`${term}\uffff`}
+    limit ${SEARCH_COST.prefixWords}`.execute(store.db);
+  return rows.rows.map((row) => row.term);
+}
+
+async function querySqlite(
+  store: Database<HolderTables>,
+  terms: string[],
+  mode: Mode,
+  limit: number,
+): Promise<OfferRow[]> {
+  const groups: string[] = [];
+  for (const term of terms) {
+    const words = await expand(store, term);
+    if (words.length === 0) {
+      if (mode === "all") return [];
+      continue;
+    }
+    // Index words hold only letters and digits, so quoting makes each a plain FTS5 term.
+    groups.push(`(${words.map((word) => `"${word}"`).join(" OR ")})`);
+  }
+  if (groups.length === 0) return [];
+  const match = groups.join(mode === "all" ? " AND " : " OR ");
+  const rank = mode === "any";
+  // The newest matching index rows first, bounded; CROSS JOIN keeps SQLite from scanning offers.
+  const result = await sql<OfferRow>`
+    with c as materialized (
+      select rowid as search_id${rank ? sql`, bm25(holder_offer_search, 2.0, 1.0) as score` : sql``}
+      from holder_offer_search where holder_offer_search match ${match}
+      order by rowid desc limit ${SEARCH_COST.candidates})
+    select o.* from c
+    cross join holder_offer_search_keys k
+    cross join holder_offers o
+    where k.search_id = c.search_id and o.id = k.offer_id
+      and o.source_kind = 'catalogue' and o.withdrawn_at is null
+    order by ${rank ? sql`c.score, ` : sql``}o.published_at desc, o.id
+    limit ${limit}`.execute(store.db);
+  return result.rows;
+}
+
 async function query(
   store: Database<HolderTables>,
   terms: string[],
   mode: Mode,
   limit: number,
 ): Promise<OfferRow[]> {
-  if (store.dialect === "sqlite") {
-    // Terms hold only letters and digits, so quoting them is enough to make each a plain FTS5 phrase.
-    const match = terms.map((term) => `"${term}"*`).join(mode === "all" ? " " : " OR ");
-    const order =
-      mode === "all"
-        ? sql`o.published_at desc, o.id`
-        : sql`bm25(holder_offer_search, 2.0, 1.0), o.published_at desc, o.id`;
-    const result = await sql<OfferRow>`
-      select o.* from holder_offer_search
-      join holder_offer_search_keys k on k.search_id = holder_offer_search.rowid
-      join holder_offers o on o.id = k.offer_id
-      where holder_offer_search match ${match}
-        and o.source_kind = 'catalogue' and o.withdrawn_at is null
-      order by ${order}
-      limit ${limit}`.execute(store.db);
-    return result.rows;
-  }
+  if (store.dialect === "sqlite") return querySqlite(store, terms, mode, limit);
+  // PostgreSQL runs the search in its own process: the holder's event loop stays free.
   const tsquery = terms.map((term) => `${term}:*`).join(mode === "all" ? " & " : " | ");
   const order =
     mode === "all"
@@ -160,6 +208,33 @@ async function query(
   return result.rows;
 }
 
+/** A SQLite file's search thread (search-thread.ts), started with its first search. */
+const threads = new WeakMap<object, SearchThread | undefined>();
+
+function threadOf(store: Database<HolderTables>): SearchThread | undefined {
+  if (!threads.has(store)) threads.set(store, searchThreadFor(store));
+  return threads.get(store);
+}
+
+/**
+ * In place (an in-memory database, which a thread cannot open): one search at a time per database, each after the event loop has had a turn: a client that
+ * floods searches waits behind its own searches, and every other request runs between two of them.
+ */
+const queues = new WeakMap<object, Promise<unknown>>();
+
+function inTurn<T>(store: Database<HolderTables>, run: () => Promise<T>): Promise<T> {
+  const before = queues.get(store) ?? Promise.resolve();
+  const mine = before.then(
+    () => new Promise<void>((resolve) => setImmediate(resolve)).then(run),
+    () => new Promise<void>((resolve) => setImmediate(resolve)).then(run),
+  );
+  queues.set(
+    store,
+    mine.catch(() => undefined),
+  );
+  return mine;
+}
+
 export async function searchOffers(
   store: Database<HolderTables>,
   statement: string,
@@ -168,7 +243,14 @@ export async function searchOffers(
   const valid = validateSearch(statement, limit);
   const terms = searchTerms(valid.statement);
   if (terms.length === 0) return [];
-  let rows = await query(store, terms, "all", valid.limit);
-  if (rows.length === 0 && terms.length > 1) rows = await query(store, terms, "any", valid.limit);
-  return rows.map(offerFromRow);
+  const thread = threadOf(store);
+  if (thread !== undefined) {
+    const rows = await thread.search({ terms, limit: valid.limit, ...SEARCH_COST });
+    return rows.map(offerFromRow);
+  }
+  return inTurn(store, async () => {
+    let rows = await query(store, terms, "all", valid.limit);
+    if (rows.length === 0 && terms.length > 1) rows = await query(store, terms, "any", valid.limit);
+    return rows.map(offerFromRow);
+  });
 }
