@@ -19,11 +19,12 @@ import { AGREEMENTS_EXTENSION_URI, agreementAgentCard } from "../src/a2a/agreeme
 import { type A2AAgreements, attachA2A } from "../src/a2a/attach.js";
 import { a2aHttpHandler } from "../src/a2a/http-handler.js";
 import type { PeerDiscoveryOptions } from "../src/a2a/peer-discovery.js";
+import { createSqlTaskStore } from "../src/a2a/sql-task-store.js";
 import { AgentInbox, type Responder } from "../src/inbox/agent-inbox.js";
 import type { LimitsPolicy } from "../src/inbox/limits.js";
 import type { InboxStore } from "../src/inbox/store.js";
 import type { KeyResolver } from "../src/jws/resolver.js";
-import { agentIdentity, openAgentStore } from "./agent-base.js";
+import { agentIdentity, openAgentStore, reopenAgentStore } from "./agent-base.js";
 import type { Party } from "./inbox-parties.js";
 
 export interface A2AAgent {
@@ -32,6 +33,7 @@ export interface A2AAgent {
   readonly a2a: A2AAgreements;
   /** The agent card address. */
   readonly cardUrl: string;
+  readonly port: number;
   readonly refused: string[];
   close(): Promise<void>;
 }
@@ -88,9 +90,17 @@ export async function startA2AAgent(setup: {
   clock?: () => number;
   server?: A2AServerKind;
   discovery?: PeerDiscoveryOptions;
+  /**
+   * A database to keep everything in (threads and A2A tasks), opened by the caller; closed with
+   * the agent. Default an in-memory SQLite with tasks in memory.
+   */
+  database?: Database;
+  /** Listen on this port (an agent restarted where its peers know it). Default any. */
+  port?: number;
 }): Promise<A2AAgent> {
   const base = { ...setup, clock: setup.clock ?? Date.now };
-  const { handle, store } = await openAgentStore(base);
+  const { handle, store } =
+    setup.database === undefined ? await openAgentStore(base) : await reopenAgentStore(base, setup.database);
   const refused: string[] = [];
   const inbox = new AgentInbox({
     ...agentIdentity(base, store),
@@ -99,7 +109,7 @@ export async function startA2AAgent(setup: {
     },
   });
   const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(setup.port ?? 0, "127.0.0.1", resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const kind = setup.server ?? "doorbell";
   const card: AgentCard = agreementAgentCard({
@@ -116,6 +126,7 @@ export async function startA2AAgent(setup: {
     inbox,
     store,
     card,
+    ...(setup.database === undefined ? {} : { taskStore: createSqlTaskStore(setup.database) }),
     onRefused: (_thread, reason) => {
       refused.push(reason);
     },
@@ -130,6 +141,7 @@ export async function startA2AAgent(setup: {
     store,
     a2a,
     cardUrl: `${origin}/.well-known/agent-card.json`,
+    port: (server.address() as AddressInfo).port,
     refused,
     async close() {
       server.closeAllConnections();

@@ -2,7 +2,7 @@
  * What a test agent is on any transport: its own SQLite inbox store in memory with its inbox
  * created, and the AgentInbox options that say who it is, how it signs and how it answers.
  */
-import { migrate, openDatabase } from "@doorbell/store";
+import { type Database, migrate, openDatabase } from "@doorbell/store";
 import type { AgentInboxOptions, Responder } from "../src/inbox/agent-inbox.js";
 import type { LimitsPolicy } from "../src/inbox/limits.js";
 import { agreementsInboxMigrations, createSqlInboxStore, type InboxStore } from "../src/inbox/store.js";
@@ -46,4 +46,19 @@ export function agentIdentity(setup: AgentBase, store: InboxStore) {
     respond: setup.respond,
     clock: setup.clock,
   } satisfies Partial<AgentInboxOptions>;
+}
+
+/** The same on a database the caller opened: migrated, the inbox created unless it is there already. */
+export async function reopenAgentStore(setup: AgentBase, handle: Database) {
+  await migrate(handle, [agreementsInboxMigrations]);
+  const store = createSqlInboxStore(handle);
+  if ((await store.getInbox(setup.party.address)) === undefined) {
+    await store.createInbox({
+      address: setup.party.address,
+      policy: setup.policy,
+      expiresAt: null,
+      createdAt: setup.clock(),
+    });
+  }
+  return { handle, store };
 }

@@ -22,7 +22,10 @@ export interface AttachA2AOptions {
   readonly store: InboxStore;
   /** This agent's card (`agreementAgentCard`). */
   readonly card: AgentCard;
-  /** Where this agent's tasks are kept; default in memory (use the SDK's DatabaseTaskStore to keep them). */
+  /**
+   * Where this agent's tasks are kept: `createSqlTaskStore(handle)` on the inbox's database keeps
+   * them across restarts. Default in memory (for tests and one-off agents).
+   */
   readonly taskStore?: TaskStore;
   readonly connect?: RemoteThreadsOptions["connect"];
   readonly onRefused?: RemoteThreadsOptions["onRefused"];

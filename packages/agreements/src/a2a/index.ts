@@ -45,6 +45,7 @@ export {
   readPushPayload,
 } from "./push-receiver.js";
 export { A2ARemoteThreads, type FollowTimers, type RemoteThreadsOptions } from "./remote-threads.js";
+export { createSqlTaskStore } from "./sql-task-store.js";
 export { AgreementTaskPublisher, type TaskPublisherOptions } from "./task-publisher.js";
 export {
   logDivergenceToStderr,

@@ -1,4 +1,5 @@
 import { type Database, defineMigrations } from "@doorbell/store";
+import { createTaskStoreTable } from "../a2a/sql-task-store.js";
 import type { LimitsPolicy } from "./limits.js";
 import type { ReceiverResult, ReceiverState } from "./receiver-checks.js";
 
@@ -217,6 +218,12 @@ export const agreementsInboxMigrations = defineMigrations("agreements", [
         .addPrimaryKeyConstraint("agreements_a2a_tasks_pk", ["inbox", "thread"])
         .execute();
     },
+  },
+  {
+    // The A2A tasks themselves (the SDK's task store), so they outlive a restart (issue 18).
+    version: 3,
+    name: "a2a_task_store",
+    up: createTaskStoreTable,
   },
 ]);
 
