@@ -242,9 +242,30 @@ export async function end(
   reason: string,
   options: EndOptions,
 ): Promise<SubscriptionView> {
-  const row = await load(db, id);
-  if (row.status === "ended") return view(row);
   const now = ctx.clock();
+  const next = {
+    status: "ended" as const,
+    ended_reason: reason,
+    ended_at: now,
+    purge_at: now + ctx.purgeAfterMs,
+    pending_secret_sealed: null,
+    agg_new_matches: 0,
+    agg_latest_delivered_at: null,
+    agg_first_at: null,
+    wake_at: now,
+    updated_at: now,
+  };
+  // Exactly once under concurrent callers (issue 14): the update takes the row lock and checks the
+  // status after it, so of two processes ending the subscription at once only one moves it to
+  // ended and queues subscription.ended; the other waits for that commit and finds it ended.
+  const row = await db
+    .updateTable("delivery_subscriptions")
+    .set(next)
+    .where("id", "=", id)
+    .where("status", "!=", "ended")
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) return view(await load(db, id));
   await db.deleteFrom("delivery_outbox").where("subscription_id", "=", id).execute();
   const wasActive = row.verified === 1 && row.approved === 1;
   if (options.notify && wasActive && row.channel === "push") {
@@ -269,22 +290,9 @@ export async function end(
       final: true,
     });
   }
-  const next = {
-    status: "ended" as const,
-    ended_reason: reason,
-    ended_at: now,
-    purge_at: now + ctx.purgeAfterMs,
-    pending_secret_sealed: null,
-    agg_new_matches: 0,
-    agg_latest_delivered_at: null,
-    agg_first_at: null,
-    wake_at: now,
-    updated_at: now,
-  };
-  await db.updateTable("delivery_subscriptions").set(next).where("id", "=", id).execute();
   ctx.metrics.ended.inc({ reason });
   await notifyWorkers(ctx, db);
-  return view({ ...row, ...next });
+  return view(row);
 }
 
 /** Transactions that already sent the notification: PostgreSQL delivers it once per transaction anyway. */
