@@ -20,6 +20,8 @@ export type AgreementErrorCode =
   // key pages and the trust rule
   | "ERR_JKU_UNTRUSTED"
   | "ERR_KEY_PAGE_UNAVAILABLE"
+  /** The key page could not be reached (network, timeout, server error): the record could not be checked. */
+  | "ERR_KEY_PAGE_UNREACHABLE"
   | "ERR_KEY_PAGE_INVALID"
   | "ERR_SENDER_NOT_LISTED"
   | "ERR_KEY_NOT_FOUND"

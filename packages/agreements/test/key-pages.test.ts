@@ -32,6 +32,7 @@ let server: http.Server;
 let origin: string;
 const requests: string[] = [];
 let redirectAll = false;
+let failAll = false;
 let policy: EgressPolicy;
 
 beforeAll(async () => {
@@ -52,6 +53,11 @@ beforeAll(async () => {
   const handler = createKeyPageHandler({ pageOf: (party) => pages.get(party), maxAgeSeconds: 120 });
   server = http.createServer(async (req, res) => {
     requests.push(req.url ?? "");
+    if (failAll) {
+      res.writeHead(503);
+      res.end();
+      return;
+    }
     if (redirectAll) {
       res.writeHead(302, { location: `${origin}/elsewhere${req.url}` });
       res.end();
@@ -310,9 +316,83 @@ describe("checking a record against key pages served over HTTP", () => {
         source: createKeyPageFetcher({ policy }),
       });
       expect(checked).toMatchObject({ ok: false, code: "ERR_KEY_PAGE_UNAVAILABLE", step: 4 });
+      expect(checked.result).toBe("does_not_check_out");
     } finally {
       redirectAll = false;
     }
     expect(parseMessageValue(quote()).message.id).toBe(IDS.quote);
+  });
+
+  it("could not check: a key page host that fails or cannot be reached is not a verdict on the record", async () => {
+    const seller = await testKey("seller");
+    const buyer = await testKey("buyer");
+    const offer = await signMessage(quote(), seller, { jku: pageUrl(SELLER.party) });
+    const acceptance = await signMessage(accept(offer.parsed.hash), buyer, { jku: pageUrl(BUYER.party) });
+    const record = JSON.stringify(
+      await createRecord(
+        {
+          kind: "two_signatures",
+          offer: offer.jws,
+          acceptance: acceptance.jws,
+          chain: [offer.parsed.hash, acceptance.parsed.hash],
+          offerCurrent: true,
+        },
+        { key: seller, jku: pageUrl(SELLER.party), now: T0 + 8000 },
+      ),
+    );
+    failAll = true;
+    try {
+      const checked = await checkRecord(record, {
+        trustedOrigins: [origin],
+        source: createKeyPageFetcher({ policy }),
+        txt: async () => [],
+      });
+      expect(checked).toMatchObject({
+        ok: false,
+        result: "could_not_check",
+        code: "ERR_KEY_PAGE_UNREACHABLE",
+        step: 4,
+      });
+      expect(checked.summary).toMatch(/^Could not check: the offer signature: the key page .* server error/);
+    } finally {
+      failAll = false;
+    }
+    // A host nobody listens on: the connection is refused.
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const dead = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const offerThere = await signMessage(quote(), seller, { jku: pageUrl(SELLER.party, dead) });
+    const acceptThere = await signMessage(accept(offerThere.parsed.hash), buyer, {
+      jku: pageUrl(BUYER.party, dead),
+    });
+    const unreachable = await checkRecord(
+      {
+        profile: "agent-agreement/1",
+        ...JSON.parse(record),
+      },
+      { trustedOrigins: [dead], source: createKeyPageFetcher({ policy }), txt: async () => [] },
+    );
+    // The record names the first host, which is not trusted here: a verdict, not a failure to check.
+    expect(unreachable).toMatchObject({ result: "does_not_check_out", code: "ERR_JKU_UNTRUSTED" });
+    const deadRecord = JSON.stringify(
+      await createRecord(
+        {
+          kind: "two_signatures",
+          offer: offerThere.jws,
+          acceptance: acceptThere.jws,
+          chain: [offerThere.parsed.hash, acceptThere.parsed.hash],
+          offerCurrent: true,
+        },
+        { key: seller, jku: pageUrl(SELLER.party, dead), now: T0 + 8000 },
+      ),
+    );
+    expect(
+      await checkRecord(deadRecord, {
+        trustedOrigins: [dead],
+        source: createKeyPageFetcher({ policy }),
+        txt: async () => [],
+      }),
+    ).toMatchObject({ ok: false, result: "could_not_check", code: "ERR_KEY_PAGE_UNREACHABLE" });
   });
 });

@@ -80,7 +80,7 @@ const nameOf = (entry: { org_name: string; party?: string }): string =>
  * Checks an agreement record as the profile's workflow says, offline except for key pages:
  * 1 parse, size, profile, canonical forms and hashes, chain, seal coverage; 2 terms; 3 binding;
  * 4 each signature's key under the trust rule; 5 each signature; 6 one of four results, with the
- * reason in plain words. Never throws for anything in the record; only for a caller's mistake.
+ * reason in plain words, or "could not check" when a key page could not be reached. Never throws for anything in the record; only for a caller's mistake.
  */
 export const checkRecord = async (
   input: string | Uint8Array | unknown,
@@ -118,7 +118,7 @@ export const checkRecord = async (
             );
           }
           throw new AgreementError(
-            "ERR_KEY_PAGE_UNAVAILABLE",
+            "ERR_KEY_PAGE_UNREACHABLE",
             `the ${signature.of} signature: its key page could not be read`,
           );
         }
@@ -175,13 +175,15 @@ export const checkRecord = async (
     };
   } catch (error) {
     if (!(error instanceof StepFailure)) throw error;
+    const result =
+      error.failure.code === "ERR_KEY_PAGE_UNREACHABLE" ? "could_not_check" : "does_not_check_out";
     return {
       ok: false,
-      result: "does_not_check_out",
+      result,
       reason: error.failure.message,
       code: error.failure.code,
       step: error.step,
-      summary: `${RESULT_TITLES.does_not_check_out}: ${error.failure.message}.`,
+      summary: `${RESULT_TITLES[result]}: ${error.failure.message}.`,
       details: error.failure.details,
     };
   }

@@ -1,8 +1,17 @@
 import type { AgreementErrorCode } from "../errors.js";
 import type { AgreementRecord } from "../record/types.js";
 
-/** The four results of a check (profile: "Results of a check"). */
-export type CheckOutcome = "two_signatures" | "one_signature" | "their_reply" | "does_not_check_out";
+/**
+ * The four results of a check (profile: "Results of a check"), and a fifth the profile leaves
+ * implicit: "could not check", when a key page could not be reached (network, timeout, server
+ * error). It is not a verdict on the record; checking again later may give one.
+ */
+export type CheckOutcome =
+  | "two_signatures"
+  | "one_signature"
+  | "their_reply"
+  | "does_not_check_out"
+  | "could_not_check";
 
 /** The workflow step a record failed at (1 parse and hashes, 2 terms, 3 binding, 4 keys, 5 signatures). */
 export type CheckStep = 1 | 2 | 3 | 4 | 5;
@@ -16,7 +25,7 @@ export interface SignatureReport {
 
 interface Passed {
   readonly ok: true;
-  readonly result: Exclude<CheckOutcome, "does_not_check_out">;
+  readonly result: Exclude<CheckOutcome, "does_not_check_out" | "could_not_check">;
   /** One plain sentence for a person. */
   readonly summary: string;
   readonly record: AgreementRecord;
@@ -29,7 +38,7 @@ interface Passed {
 
 interface Failed {
   readonly ok: false;
-  readonly result: "does_not_check_out";
+  readonly result: "does_not_check_out" | "could_not_check";
   /** The reason in plain words. */
   readonly reason: string;
   readonly code: AgreementErrorCode;
@@ -45,4 +54,5 @@ export const RESULT_TITLES: Readonly<Record<CheckOutcome, string>> = {
   one_signature: "Checks out, one signature",
   their_reply: "Their reply, recorded by a named party",
   does_not_check_out: "Does not check out",
+  could_not_check: "Could not check",
 };

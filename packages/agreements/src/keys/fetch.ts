@@ -24,6 +24,21 @@ export interface KeyPageFetcherOptions {
   readonly now?: () => number;
 }
 
+/**
+ * Failures that say nothing about the page itself (the network, the clock, the server's health):
+ * a check that meets one "could not check". A redirect, a 4xx, a body that is not a key page or a
+ * refused address are answers about the page: "does not check out".
+ */
+const UNREACHABLE: ReadonlySet<string> = new Set([
+  "dns_error",
+  "connection_refused",
+  "connection_error",
+  "timeout",
+  "tls_error",
+  "aborted",
+  "http_5xx",
+]);
+
 /** The largest key page read: a thousand addresses and fifty keys fit well inside. */
 export const MAX_KEY_PAGE_BYTES = 256 * 1024;
 
@@ -70,8 +85,10 @@ export const createKeyPageFetcher = (options: KeyPageFetcherOptions = {}): KeyPa
     const result = await get(url);
     if (!result.ok) {
       const redirect = result.category === "http_3xx" ? " (a redirect, which is never followed)" : "";
+      // Unreachable is not the same as absent: the record "could not be checked", not refused.
+      const code = UNREACHABLE.has(result.category) ? "ERR_KEY_PAGE_UNREACHABLE" : "ERR_KEY_PAGE_UNAVAILABLE";
       throw new AgreementError(
-        "ERR_KEY_PAGE_UNAVAILABLE",
+        code,
         `the key page ${url.href} could not be fetched: ${result.reason}${redirect}`,
       );
     }
