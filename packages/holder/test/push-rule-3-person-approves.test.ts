@@ -207,8 +207,8 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       await tester.close();
     });
 
-    it("lets the live session watch its subscription as a resource (§8.3), and no other session", async () => {
-      const watcher = await h.connect("watcher");
+    it("lets a live 2025 session watch its subscription as a resource (§8.3), and no other session", async () => {
+      const watcher = await h.connectLegacy("watcher");
       const live = await ok<PushAnswer>(watcher, "intent_subscribe_events", {
         intentCode: published.intentCode,
         delivery: { url: `${endpoint.url}/watched-2`, secret: generateSecret() },
@@ -231,11 +231,62 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       await expect.poll(() => updates, { timeout: 5_000 }).toContain(uri);
 
       // Another session knows the id but did not make the subscription: nothing to read or watch.
-      const stranger = await h.connect("stranger");
-      await expect(stranger.readResource({ uri })).rejects.toThrow(/no such subscription in this session/);
-      await expect(stranger.subscribeResource({ uri })).rejects.toThrow(
-        /no such subscription in this session/,
-      );
+      const stranger = await h.connectLegacy("stranger");
+      await expect(stranger.readResource({ uri })).rejects.toThrow(/no subscription resource/);
+      await expect(stranger.subscribeResource({ uri })).rejects.toThrow(/no subscription resource/);
+    });
+
+    it("sends a 2026-07-28 client's subscriptions/listen stream the resource's updates (§8.3)", async () => {
+      const agent = await h.connect("listener");
+      const live = await ok<PushAnswer>(agent, "intent_subscribe_events", {
+        intentCode: published.intentCode,
+        delivery: { url: `${endpoint.url}/watched-3`, secret: generateSecret() },
+      });
+      const uri = `isto-intents://subscription/${live.subscriptionId}`;
+      const controller = new AbortController();
+      const response = await fetch(h.mcpUrl, {
+        method: "POST",
+        signal: controller.signal,
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": "subscriptions/listen",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: "listen-1",
+          method: "subscriptions/listen",
+          params: {
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientCapabilities": {},
+            },
+            notifications: { resourceSubscriptions: [uri] },
+          },
+        }),
+      });
+      expect(response.status).toBe(200);
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      let seen = "";
+      const readUntil = async (pattern: RegExp) => {
+        while (!pattern.test(seen)) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          seen += new TextDecoder().decode(value);
+        }
+      };
+      await readUntil(/subscriptions\/acknowledged/);
+      await h.services.offers.importCatalogue([octavia()]);
+      await readUntil(/resources\/updated/);
+      controller.abort();
+      const updated = seen
+        .split("\n")
+        .filter((line) => line.startsWith("data: "))
+        .map((line) => JSON.parse(line.slice(6)))
+        .find((message) => message.method === "notifications/resources/updated");
+      expect(updated.params.uri).toBe(uri);
+      expect(updated.params._meta["io.modelcontextprotocol/subscriptionId"]).toBe("listen-1");
     });
   });
 });

@@ -243,9 +243,10 @@ export class HolderClient {
 
   async #callOnce(name: string, args: Record<string, unknown>): Promise<CallToolResult> {
     const client = await this.#session();
-    return (await client.callTool({ name, arguments: args }, undefined, {
-      timeout: this.#options.timeoutMs ?? 30_000,
-    })) as CallToolResult;
+    return (await client.callTool(
+      { name, arguments: args },
+      { timeout: this.#options.timeoutMs ?? 30_000 },
+    )) as CallToolResult;
   }
 
   #session(): Promise<Client> {

@@ -144,7 +144,7 @@ export function registerForwarderTools(server: McpServer, tc: ForwarderToolConte
         .map((block) => (block as { text: string }).text);
       return success(
         {
-          intent: result.structuredContent?.intent,
+          intent: (result.structuredContent as { intent?: unknown } | undefined)?.intent,
           intentCode: forwarderCode,
           consentUrl: published.data.consentUrl,
         },

@@ -171,7 +171,7 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
   );
   const legacy = createLegacySessions<S>({
     ...options,
-    ...(shared === undefined ? {} : { sharedLimit: (key: string) => shared("mcp.session", key) }),
+    ...(shared === undefined ? {} : { sharedSessionLimit: (key: string) => shared("mcp.session", key) }),
     clock,
     log,
     open: (clientKey) => newServer(scopeOf("legacy", clientKey)),

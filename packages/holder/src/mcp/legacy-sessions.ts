@@ -70,7 +70,7 @@ export function createLegacySessions<S>(
     maxBodyBytes?: number;
     jsonResponse?: boolean;
     /** New sessions per client key, counted across processes (instead of `sessionRateLimit`). */
-    sharedLimit?: (clientKey: string) => Promise<RateVerdict>;
+    sharedSessionLimit?: (clientKey: string) => Promise<RateVerdict>;
     open(clientKey: string): { server: McpServer; state: S };
   },
 ): LegacySessions<S> {
@@ -80,9 +80,11 @@ export function createLegacySessions<S>(
   const idleMs = options.sessionIdleMs ?? 30 * 60_000;
   const limit = options.sessionRateLimit ?? DEFAULT_SESSION_LIMIT;
   const sessionLimiter =
-    options.sharedLimit !== undefined || limit === false ? undefined : createRateLimiter(limit, { clock });
+    options.sharedSessionLimit !== undefined || limit === false
+      ? undefined
+      : createRateLimiter(limit, { clock });
   const takeSession = async (key: string): Promise<RateVerdict | undefined> =>
-    options.sharedLimit !== undefined ? options.sharedLimit(key) : sessionLimiter?.take(key);
+    options.sharedSessionLimit !== undefined ? options.sharedSessionLimit(key) : sessionLimiter?.take(key);
   /** Map order is least recently used first: a request moves its session to the end. */
   const sessions = new Map<string, Session<S>>();
   /** Open sessions per client key. */
