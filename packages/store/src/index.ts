@@ -33,6 +33,12 @@ export {
   SEAL_KEYS_ENV,
 } from "./keyring.js";
 export {
+  createLeadership,
+  type Leadership,
+  type LeadershipOptions,
+  leadershipMigrations,
+} from "./leadership.js";
+export {
   type AppliedMigration,
   appliedMigrations,
   defineMigrations,
