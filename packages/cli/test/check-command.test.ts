@@ -89,6 +89,76 @@ describe("doorbell check", () => {
     expect(t.out()).toMatch(/is not a key page on a trusted host \(https:\/\/keys\.example\)/);
   });
 
+  it("exit 2 when the record file cannot be read, saying why in one line", async () => {
+    const t = fakeIo();
+    expect(await run(["check", `${vectors}records/no-such-record.json`, ...pages], t.io)).toBe(2);
+    expect(t.err()).toMatch(/cannot read the record .*no-such-record\.json: no such file/);
+    expect(t.err()).not.toMatch(/\n\s+at /);
+  });
+
+  it("trusts no key page host by default: trust is configuration, shown in --help", async () => {
+    const none = fakeIo();
+    expect(await run(["check", record("two-signatures-quote")], none.io)).toBe(2);
+    expect(none.err()).toMatch(/no key page host is trusted: give --trusted-origin URL/);
+    const help = fakeIo();
+    expect(await run(["check", "--help"], help.io)).toBe(0);
+    expect(help.out()).toMatch(/Trust is configuration: no key page host is trusted until you name it/);
+    expect(help.out()).toMatch(/DOORBELL_TRUSTED_ORIGINS/);
+    expect(help.out()).toMatch(/5 could not check/);
+    // The environment configures it too: only pages on that host count.
+    const fromEnv = fakeIo();
+    const io = {
+      ...fromEnv.io,
+      env: { DOORBELL_TRUSTED_ORIGINS: "https://keys.example, https://other.example" },
+    };
+    expect(await run(["check", record("two-signatures-quote"), ...pages], io)).toBe(1);
+    expect(fromEnv.out()).toMatch(
+      /not a key page on a trusted host \(https:\/\/keys\.example, https:\/\/other\.example\)/,
+    );
+  });
+
+  it("exit 5, could not check, when a trusted key page host cannot be reached", {
+    timeout: 60_000,
+  }, async () => {
+    const { createRecord, importSigningKey, signMessage } = await import("@doorbell/agreements");
+    const { readFile, mkdtemp, writeFile } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const key = async (name: string) =>
+      importSigningKey(JSON.parse(await readFile(`${vectors}keys/${name}.test-key.json`, "utf8")).jwk);
+    // The published two-signature record, its messages signed again with key pages on a host
+    // that is trusted but cannot be reached (".invalid" never resolves, RFC 6761), and sealed.
+    const vector = JSON.parse(await readFile(record("two-signatures-quote"), "utf8"));
+    const payload = (jws: string) =>
+      JSON.parse(Buffer.from(jws.split(".")[1] as string, "base64url").toString("utf8"));
+    const jku = (party: string) => `https://keys.invalid/.well-known/agent-agreements/${party}.json`;
+    const seller = await key("seller");
+    const offer = await signMessage(payload(vector.offer.jws), seller, {
+      jku: jku("pty_seller00000000000001"),
+    });
+    const acceptance = await signMessage(payload(vector.acceptance.jws), await key("buyer"), {
+      jku: jku("pty_buyer000000000000002"),
+    });
+    const sealed = await createRecord(
+      {
+        kind: "two_signatures",
+        offer: offer.jws,
+        acceptance: acceptance.jws,
+        chain: vector.chain,
+        offerCurrent: true,
+      },
+      { key: seller, jku: jku("pty_seller00000000000001"), now: vector.sealed_at },
+    );
+    const dir = await mkdtemp(`${tmpdir()}/doorbell-check-`);
+    const file = `${dir}/record.json`;
+    await writeFile(file, JSON.stringify(sealed));
+    const t = fakeIo();
+    const code = await run(["check", file, "--trusted-origin", "https://keys.invalid"], t.io);
+    expect({ code, out: t.out() }).toMatchObject({
+      code: 5,
+      out: expect.stringMatching(/^Could not check: /),
+    });
+  });
+
   it("exit 2 for a usage mistake", async () => {
     const t = fakeIo();
     expect(await run(["check"], t.io)).toBe(2);

@@ -16,6 +16,12 @@ export interface KeyResolverOptions {
   readonly source?: KeyPageSource;
   /** For `_agent-agreements.<domain>` TXT records; default the system resolver. */
   readonly txt?: TxtResolver;
+  /**
+   * Trust a key page at any origin, because `source` holds only pages the user handed over (files
+   * given to a checker, pasted on a page) and fetches nothing. The page must still be the page of
+   * the jku's party, list the sender and hold the kid. Used when no origin is configured.
+   */
+  readonly trustGivenPages?: boolean;
 }
 
 const normaliseOrigin = (origin: string): string => {
@@ -85,8 +91,11 @@ export const judgeKeyTime = (key: PageKey, issuedAt: number): { warnings: string
  * domain to vouch by DNS TXT), find the kid, and judge the key at the signature's time.
  */
 export const createKeyResolver = (options: KeyResolverOptions = {}): KeyResolver => {
-  const trusted = new Set((options.trustedOrigins ?? [DEFAULT_TRUSTED_ORIGIN]).map(normaliseOrigin));
-  if (trusted.size === 0) throw new RangeError("at least one trusted origin is needed");
+  const givenPages = options.trustGivenPages === true;
+  const trusted = new Set(
+    (options.trustedOrigins ?? (givenPages ? [] : [DEFAULT_TRUSTED_ORIGIN])).map(normaliseOrigin),
+  );
+  if (trusted.size === 0 && !givenPages) throw new RangeError("at least one trusted origin is needed");
   const source = options.source ?? createKeyPageFetcher();
   const txt = options.txt ?? systemTxtResolver;
 
@@ -99,10 +108,10 @@ export const createKeyResolver = (options: KeyResolverOptions = {}): KeyResolver
       );
     }
     const expected = `${page.origin}${KEY_PAGE_PATH_PREFIX}${page.party}.json`;
-    if (!trusted.has(page.origin) || page.href !== expected) {
+    if ((!givenPages && !trusted.has(page.origin)) || page.href !== expected) {
       throw new AgreementError(
         "ERR_JKU_UNTRUSTED",
-        `the jku ${request.jku} is not a key page on a trusted host (${[...trusted].join(", ")})`,
+        `the jku ${request.jku} is not a key page on a trusted host (${[...trusted].join(", ") || "none is trusted"})`,
       );
     }
     if (request.signer.party !== undefined && request.signer.party !== page.party) {
