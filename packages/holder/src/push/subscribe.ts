@@ -5,9 +5,9 @@
 import { effectiveStatus } from "../domain/intents.js";
 import { HolderError, type Principal } from "../domain/types.js";
 import { mailApproval } from "./approval.js";
-import { engineDb, type Push } from "./context.js";
+import { engineDb, type Push, type PushDb } from "./context.js";
 import { PUSH_EVENTS } from "./doorbells.js";
-import { engineCall, enqueueStatus, intentIdOf, lease, liveRows } from "./rows.js";
+import { engineCall, engineView, enqueueStatus, intentIdOf, lease, liveRows, rowsOf } from "./rows.js";
 import type { Approval, PushRow } from "./schema.js";
 import type { PushSubscriptionView, SubscribeRequest } from "./types.js";
 import { answer, hostsAad } from "./views.js";
@@ -23,6 +23,32 @@ function normalisedUrl(url: string): string {
   } catch {
     throw new HolderError("ERR_HOLDER_INVALID", "delivery.url is not a URL");
   }
+}
+
+/** Reasons a subscription ended that do not take the person's approval back. */
+const APPROVAL_KEPT = new Set([
+  "lease-expired",
+  "delivery-failed",
+  "unsubscribed",
+  "gone",
+  "verification-failed",
+]);
+
+/**
+ * Whether the person's approval still holds for this url: the newest earlier subscription of the
+ * intent to it was approved and ended for a reason that does not take the approval back.
+ */
+async function approvedUrl(
+  push: Push,
+  db: PushDb,
+  intentId: string,
+  hashes: ReadonlySet<string>,
+): Promise<boolean> {
+  const newestFirst = (await rowsOf(db, intentId)).reverse();
+  const last = newestFirst.find((row) => row.test === 0 && hashes.has(row.url_hash));
+  if (last === undefined || last.approval !== "granted") return false;
+  const sub = await engineView(push, db, last.id);
+  return sub?.status === "ended" && sub.endedReason !== null && APPROVAL_KEPT.has(sub.endedReason);
 }
 
 export async function subscribe(
@@ -84,18 +110,24 @@ export async function subscribe(
         `this intent already has ${live.length} notification subscriptions, the most allowed (push profile §6 rule 6); unsubscribe one first`,
       );
     }
+    // §6 rule 3, §4.1: the person's approval holds for this url until the intent ends or they take
+    // it back, so a subscription that ran out (lease-expired, delivery-failed) is made again without
+    // asking (issue 16 item 11).
+    const approvedBefore = !test && status === "active" && (await approvedUrl(push, trx, intentId, hashes));
     const approval: Approval = test
       ? "not-required"
-      : status === "awaiting_consent"
-        ? "on-consent-page"
-        : "sent-to-verified-channel";
+      : approvedBefore
+        ? "granted"
+        : status === "awaiting_consent"
+          ? "on-consent-page"
+          : "sent-to-verified-channel";
     const sub = await engineCall(() =>
       engine.subscribe(engineDb(trx), {
         channel: "push",
         url,
         secret: request.delivery.secret,
         ...lease(push, now, ends, test),
-        requiresApproval: !test,
+        requiresApproval: !test && !approvedBefore,
       }),
     );
     const row: PushRow = {
@@ -118,8 +150,9 @@ export async function subscribe(
       created_at: now,
     };
     await trx.insertInto("holder_push").values(row).execute();
-    // Rule 9: the test subscription hears the current status once it has proved its endpoint.
-    if (test) await enqueueStatus(push, trx, row, status);
+    // Rule 9: the test subscription hears the current status once it has proved its endpoint; an
+    // approved one hears that it is on (as after the person's approval), once it has proved it.
+    if (test || approvedBefore) await enqueueStatus(push, trx, row, status);
     return { view: answer(row, sub), mail: approval === "sent-to-verified-channel" && status === "active" };
   });
   ctx.log.info(
