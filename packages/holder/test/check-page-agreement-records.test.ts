@@ -60,6 +60,8 @@ describe("the /check page", () => {
     expect(response.status).toBe(200);
     expect(response.headers.get("content-security-policy")).toMatch(/script-src 'none'/);
     const html = await response.text();
+    // The operator's trust configuration, said on the page.
+    expect(html).toContain("This holder fetches key pages from https://api.stackshift.cloud");
     expect(html).toContain('<label for="record">');
     expect(html).toContain('<label for="file">');
   });
@@ -98,5 +100,74 @@ describe("the /check page", () => {
     const put = await fetch(`${origin}/check`, { method: "PUT" });
     expect(put.status).toBe(405);
     expect(put.headers.get("allow")).toBe("GET, HEAD, POST");
+  });
+});
+
+describe("the /check page with key pages given by the visitor (issue 17: trust is configuration)", () => {
+  let server: ServerType;
+  let origin: string;
+  const pageText = (file: string) => read(file);
+
+  beforeAll(async () => {
+    // No options: this holder trusts no key page host at all.
+    const app = new Hono();
+    mountCheckPage(app, { holderName: "Test holder" });
+    server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" });
+    await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const post = (form: FormData) => fetch(`${origin}/check`, { method: "POST", body: form });
+
+  it("says on the page that no host is trusted, and offers labelled key page fields", async () => {
+    const html = await (await fetch(`${origin}/check`)).text();
+    expect(html).toContain("This holder trusts no key page host");
+    expect(html).toContain('<label for="keypages">');
+    expect(html).toContain('<label for="keypagefiles">');
+  });
+
+  it("checks a record against pasted key pages, one after another", async () => {
+    const form = new FormData();
+    form.set("record", recordOf("two_signatures"));
+    form.set("keypages", spec.key_pages.map(pageText).join("\n"));
+    const html = await (await post(form)).text();
+    expect(html).toContain("<h1>Checks out, two signatures</h1>");
+  });
+
+  it("checks a record against uploaded key page files", async () => {
+    const form = new FormData();
+    form.set("file", new Blob([recordOf("one_signature")], { type: "application/json" }), "record.json");
+    for (const file of spec.key_pages) {
+      form.append("keypagefiles", new Blob([pageText(file)], { type: "application/json" }), file);
+    }
+    const html = await (await post(form)).text();
+    expect(html).toContain("<h1>Checks out, one signature</h1>");
+  });
+
+  it("without key pages, says what to give instead of fetching anything", async () => {
+    const form = new FormData();
+    form.set("record", recordOf("two_signatures"));
+    const response = await post(form);
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain("give the key pages of the record");
+  });
+
+  it("a signer's page missing from those given: does not check out, with the reason", async () => {
+    const form = new FormData();
+    form.set("record", recordOf("two_signatures"));
+    form.set("keypages", pageText(spec.key_pages[0] as string));
+    const html = await (await post(form)).text();
+    expect(html).toContain("<h1>Does not check out</h1>");
+    expect(html).toMatch(/could not be found/);
+  });
+
+  it("refuses key pages that are not JSON, clearly", async () => {
+    const form = new FormData();
+    form.set("record", recordOf("two_signatures"));
+    form.set("keypages", "not a page");
+    const response = await post(form);
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain("The key pages are not JSON");
   });
 });

@@ -1,18 +1,22 @@
 /**
  * The public agreement checker (agent-agreement/1, issue #7): anyone pastes or uploads a record
- * and reads which of the four results it gives, with the reason in plain words. No sign-in, no
- * state: nothing is stored, and the only requests the holder makes are for key pages on the
- * trusted hosts, through the SSRF-safe fetch of `@doorbell/agreements`.
+ * and reads which result it gives, with the reason in plain words. No sign-in, no state: nothing
+ * is stored. Trust is configuration (issue 17): no key page host is trusted unless the operator
+ * names it (`options.trustedOrigins`, fetched through the SSRF-safe fetch of
+ * `@doorbell/agreements`); otherwise, or as well, the visitor pastes or uploads the key pages
+ * the record's signers gave them, and those are trusted as given. The page says which applies.
  *
- *   GET  /check   the form (a text area and a file input)
+ *   GET  /check   the form (record and key pages: text areas and file inputs)
  *   POST /check   the result (multipart or urlencoded; a record is at most 256 KB)
  */
 import {
   type CheckOptions,
   type CheckResult,
   checkRecord,
+  MAX_KEY_PAGE_BYTES,
   MAX_RECORD_BYTES,
   RESULT_TITLES,
+  staticKeyPages,
 } from "@doorbell/agreements";
 import type { Context, Env, Hono, MiddlewareHandler, Schema } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -21,10 +25,26 @@ import { Layout } from "./layout.js";
 import { pageHeaders } from "./security.js";
 
 export const CHECK_PATH = "/check";
-/** A record (256 KB) plus the form's own bytes. */
-const MAX_CHECK_FORM_BYTES = MAX_RECORD_BYTES + 16 * 1024;
+/** At most this many key pages with one record (two parties sign; a few spares). */
+const MAX_KEY_PAGES = 8;
+/** A record (256 KB), its key pages, and the form's own bytes. */
+const MAX_CHECK_FORM_BYTES = MAX_RECORD_BYTES + 2 * MAX_KEY_PAGE_BYTES + 16 * 1024;
 
-const CheckForm: FC<{ record?: string; problem?: string }> = ({ record, problem }) => (
+/** Which hosts this page trusts, in words for the page. */
+const TrustNote: FC<{ origins: readonly string[] }> = ({ origins }) => (
+  <p class="hint" id="trust">
+    {origins.length === 0
+      ? "This holder trusts no key page host: a record checks out here only against the key pages you give below, which are trusted as given."
+      : `This holder fetches key pages from ${origins.join(", ")} (set by its operator); key pages you give below are used instead when you give them.`}
+  </p>
+);
+
+const CheckForm: FC<{ record?: string; keyPages?: string; problem?: string; origins: readonly string[] }> = ({
+  record,
+  keyPages,
+  problem,
+  origins,
+}) => (
   <form method="post" action={CHECK_PATH} enctype="multipart/form-data">
     {problem !== undefined && (
       <div class="alert" role="alert">
@@ -44,13 +64,38 @@ const CheckForm: FC<{ record?: string; problem?: string }> = ({ record, problem 
       <label for="file">Or a record file</label>
       <input type="file" id="file" name="file" accept="application/json,.json" />
     </div>
+    <div class="field">
+      <label for="keypages">Key pages (JSON)</label>
+      <span class="hint" id="keypages-hint">
+        The signers' key pages: one page, several one after another, or a JSON array of pages.
+      </span>
+      <TrustNote origins={origins} />
+      <textarea
+        id="keypages"
+        name="keypages"
+        rows={6}
+        aria-describedby="keypages-hint trust"
+        spellcheck={false}
+      >
+        {keyPages ?? ""}
+      </textarea>
+    </div>
+    <div class="field">
+      <label for="keypagefiles">Or key page files</label>
+      <input type="file" id="keypagefiles" name="keypagefiles" accept="application/json,.json" multiple />
+    </div>
     <button type="submit">Check this record</button>
   </form>
 );
 
-const CheckPage: FC<{ holderName: string; result?: CheckResult; record?: string; problem?: string }> = (
-  props,
-) => {
+const CheckPage: FC<{
+  holderName: string;
+  origins: readonly string[];
+  result?: CheckResult;
+  record?: string;
+  keyPages?: string;
+  problem?: string;
+}> = (props) => {
   const { result } = props;
   return (
     <Layout
@@ -93,37 +138,88 @@ const CheckPage: FC<{ holderName: string; result?: CheckResult; record?: string;
         the messages they come from and the signatures of both sides.
       </p>
       <CheckForm
+        origins={props.origins}
         {...(props.record === undefined ? {} : { record: props.record })}
+        {...(props.keyPages === undefined ? {} : { keyPages: props.keyPages })}
         {...(props.problem === undefined ? {} : { problem: props.problem })}
       />
     </Layout>
   );
 };
 
-async function recordText(c: Context): Promise<string | { problem: string }> {
-  const body = await c.req.parseBody();
-  const file = body.file;
+interface CheckForm {
+  readonly record: string;
+  /** The key pages given, as typed (for the form) and parsed. */
+  readonly keyPagesText: string;
+  readonly keyPages: readonly unknown[];
+}
+
+/** Pages in a text: one JSON value (a page or an array of pages), or several values in a row. */
+function pagesIn(text: string): unknown[] | undefined {
+  const trimmed = text.trim();
+  if (trimmed === "") return [];
+  try {
+    const value = JSON.parse(trimmed) as unknown;
+    return Array.isArray(value) ? value : [value];
+  } catch {
+    // Several objects one after another ("{…}\n{…}"): read them as an array.
+    try {
+      const value = JSON.parse(`[${trimmed.replace(/\}\s*\{/g, "},{")}]`) as unknown[];
+      return value;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+async function readForm(c: Context): Promise<CheckForm | { problem: string; status?: number }> {
+  const body = await c.req.parseBody({ all: true });
+  const one = (value: unknown) => (Array.isArray(value) ? value[0] : value);
+  const file = one(body.file);
+  let record: string;
   if (file instanceof File && file.size > 0) {
     if (file.size > MAX_RECORD_BYTES)
-      return { problem: "The file is larger than 256 KB, the most a record may be." };
-    return new TextDecoder("utf-8", { fatal: false }).decode(await file.arrayBuffer());
+      return { problem: "The file is larger than 256 KB, the most a record may be.", status: 413 };
+    record = new TextDecoder("utf-8", { fatal: false }).decode(await file.arrayBuffer());
+  } else {
+    const pasted = one(body.record);
+    record = typeof pasted === "string" ? pasted.trim() : "";
+    if (record === "") return { problem: "Paste a record or choose its file." };
+    if (Buffer.byteLength(record, "utf8") > MAX_RECORD_BYTES) {
+      return { problem: "The record is larger than 256 KB, the most a record may be.", status: 413 };
+    }
   }
-  const pasted = typeof body.record === "string" ? body.record.trim() : "";
-  if (pasted === "") return { problem: "Paste a record or choose its file." };
-  return pasted;
+  const typed = one(body.keypages);
+  const keyPagesText = typeof typed === "string" ? typed.trim() : "";
+  const keyPages = pagesIn(keyPagesText);
+  if (keyPages === undefined)
+    return { problem: "The key pages are not JSON: paste each page as it was given." };
+  const uploads = (Array.isArray(body.keypagefiles) ? body.keypagefiles : [body.keypagefiles]).filter(
+    (f): f is File => f instanceof File && f.size > 0,
+  );
+  for (const upload of uploads) {
+    if (upload.size > MAX_KEY_PAGE_BYTES) return { problem: `The key page ${upload.name} is too large.` };
+    const pages = pagesIn(new TextDecoder("utf-8", { fatal: false }).decode(await upload.arrayBuffer()));
+    if (pages === undefined) return { problem: `The key page ${upload.name} is not JSON.` };
+    keyPages.push(...pages);
+  }
+  if (keyPages.length > MAX_KEY_PAGES) return { problem: `Give at most ${MAX_KEY_PAGES} key pages.` };
+  return { record, keyPagesText, keyPages };
 }
 
 export function mountCheckPage<E extends Env, S extends Schema, B extends string>(
   app: Hono<E, S, B>,
   deps: { holderName: string; options?: CheckOptions },
 ): void {
+  // No host is trusted unless the operator named one: the library's default host is not used here.
+  const origins = deps.options?.trustedOrigins ?? [];
   const render = async (
     c: Context,
     status: number,
-    props: Omit<Parameters<typeof CheckPage>[0], "holderName">,
+    props: Omit<Parameters<typeof CheckPage>[0], "holderName" | "origins">,
   ) =>
     c.html(
-      `<!doctype html>${await (<CheckPage holderName={deps.holderName} {...props} />).toString()}`,
+      `<!doctype html>${await (<CheckPage holderName={deps.holderName} origins={origins} {...props} />).toString()}`,
       status as 200,
     );
   const tooLarge = bodyLimit({
@@ -135,16 +231,37 @@ export function mountCheckPage<E extends Env, S extends Schema, B extends string
   app.use(CHECK_PATH, pageHeaders as MiddlewareHandler<E>);
   app.get(CHECK_PATH, (c) => render(c, 200, {}));
   app.post(CHECK_PATH, tooLarge, async (c) => {
-    let text: string | { problem: string };
+    let form: CheckForm | { problem: string; status?: number };
     try {
-      text = await recordText(c);
+      form = await readForm(c);
     } catch {
       return render(c, 400, { problem: "The form could not be read; send it from this page." });
     }
-    if (typeof text !== "string") return render(c, 400, text);
+    if ("problem" in form) return render(c, form.status ?? 400, { problem: form.problem });
+    const shown = {
+      record: form.record.length <= 64 * 1024 ? form.record : "",
+      keyPages: form.keyPagesText.length <= 64 * 1024 ? form.keyPagesText : "",
+    };
+    let options: CheckOptions;
+    if (form.keyPages.length > 0) {
+      try {
+        // The visitor's pages, trusted as given, and nothing fetched; no DNS either.
+        options = { source: await staticKeyPages(form.keyPages), trustGivenPages: true, txt: async () => [] };
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : "it does not validate";
+        return render(c, 400, { ...shown, problem: `A key page is not valid: ${reason}.` });
+      }
+    } else if (origins.length > 0) {
+      options = deps.options ?? {};
+    } else {
+      return render(c, 400, {
+        ...shown,
+        problem: "This holder trusts no key page host: give the key pages of the record's signers.",
+      });
+    }
     // checkRecord never throws for anything in the record: a bad one is "does not check out".
-    const result = await checkRecord(text, deps.options ?? {});
-    return render(c, 200, { result, record: text.length <= 64 * 1024 ? text : "" });
+    const result = await checkRecord(form.record, options);
+    return render(c, 200, { result, ...shown });
   });
   app.all(CHECK_PATH, async (c) => {
     const response = await render(c, 405, { problem: "Open this page in a browser and use its button." });
