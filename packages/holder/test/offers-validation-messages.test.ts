@@ -98,6 +98,13 @@ describe("offer validation messages", () => {
     ]);
   });
 
+  it("takes keys such as constructor or toString as plain attribute names (issue 16 item 18)", () => {
+    const offer = carOffer({ attributes: { make: "Škoda", constructor: "Bosch", toString: 3 } });
+    const checked = checkCatalogueOffer(offer, "offer");
+    expect(checked.problems).toEqual([]);
+    expect(checked.value?.attributes).toEqual({ make: "Škoda", constructor: "Bosch", toString: 3 });
+  });
+
   it("reports every problem at once", () => {
     expect(problems({ source: { kind: "catalogue", ref: "r" } })).toEqual([
       "offer.title is required",

@@ -116,7 +116,8 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  */
 export function nestJsonOffer(value: unknown, problems: string[]): unknown {
   if (!isObject(value)) return value;
-  const offer: Record<string, unknown> = {};
+  // No prototype: a key such as "__proto__" or "constructor" is just a key (and then refused as unknown).
+  const offer: Record<string, unknown> = Object.create(null);
   const moved: [string[], unknown, string][] = [];
   for (const [key, field] of Object.entries(value)) {
     const column = key.includes(".")
@@ -136,7 +137,7 @@ export function nestJsonOffer(value: unknown, problems: string[]): unknown {
       problems.push(`${key} cannot be given beside ${group} (got ${group} = ${JSON.stringify(current)})`);
       continue;
     }
-    const inner: Record<string, unknown> = { ...(current as Record<string, unknown> | undefined) };
+    const inner: Record<string, unknown> = Object.assign(Object.create(null), current);
     if (name in inner) {
       problems.push(`${group}.${name} is given twice (as ${key} and as ${group}.${name}); give one`);
       continue;

@@ -264,8 +264,9 @@ function validateAttributes(
       );
       continue;
     }
-    const numeric = NUMERIC[key];
-    const textual = TEXT[key];
+    // Own keys only: "constructor" or "toString" is a plain attribute name, not Object.prototype's.
+    const numeric = Object.hasOwn(NUMERIC, key) ? NUMERIC[key] : undefined;
+    const textual = Object.hasOwn(TEXT, key) ? TEXT[key] : undefined;
     const rule = numeric ?? textual;
     if (rule && category && rule.category !== category) {
       problems.push(`${itemPath} applies to ${rule.category} offers, not ${category}`);
