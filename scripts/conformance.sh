@@ -40,6 +40,6 @@ for revision in 2026-07-28 2025-11-25; do
     --url "http://127.0.0.1:$port/mcp" --requirements "$revision" \
     --expected-failures "conformance/expected-failures-$revision.yml" \
     -o "$work/results-$revision" >"$work/conformance-$revision.log" 2>&1 || status=1
-  grep -E '^(✓|✗)|^Total|xpected|tale' "$work/conformance-$revision.log" || true
+  grep -E "^(✓|✗)|^Total|xpected|tale|^  *-|^  *[a-z0-9-]+(:[a-z0-9-]+)?$" "$work/conformance-$revision.log" || true
 done
 exit "$status"
