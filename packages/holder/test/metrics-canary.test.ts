@@ -168,6 +168,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     ).toBeGreaterThanOrEqual(1);
     expect(sample(text, "doorbell_delivery_queue_depth")).toBeGreaterThanOrEqual(0);
     expect(sample(text, "doorbell_delivery_oldest_due_age_seconds")).toBeGreaterThanOrEqual(0);
+    expect(sample(text, "doorbell_delivery_oldest_pending_age_seconds")).toBeGreaterThanOrEqual(0);
     // MCP calls by tool, outcome and latency; a name that is not a tool's shape is `other`.
     expect(sample(text, "doorbell_mcp_tool_calls_total", { tool: "intent_publish", outcome: "ok" })).toBe(1);
     expect(sample(text, "doorbell_mcp_tool_calls_total", { tool: "other", outcome: "ok" })).toBe(1);

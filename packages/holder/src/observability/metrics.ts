@@ -7,7 +7,7 @@
  * code: tool names and outcomes are checked against a small shape and a cap on distinct values,
  * so a caller cannot grow the label set without bound.
  */
-import { Counter, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { OfferService } from "../domain/services.js";
 import type { Mailer } from "../mail/mailer.js";
 
@@ -24,6 +24,8 @@ export interface HolderMetrics {
   countMail(mailer: Mailer): Mailer;
   /** Counts each catalogue import and the offers it inserted, updated and matched. */
   countImports(offers: OfferService): OfferService;
+  /** Samples the age of the oldest doorbell still waiting (ms) at each scrape. */
+  watchPendingAge(sample: () => Promise<number>): void;
   /** Adds another registry's metrics (the delivery engine's) to every scrape. */
   include(other: Registry): void;
   /** The text exposition of these metrics and of the included registries. */
@@ -102,6 +104,15 @@ export function createHolderMetrics(): HolderMetrics {
     help: "New matches found by catalogue imports.",
     registers,
   });
+  let pendingAge: (() => Promise<number>) | undefined;
+  new Gauge({
+    name: "doorbell_delivery_oldest_pending_age_seconds",
+    help: "How long the oldest doorbell not yet delivered has waited since it was queued.",
+    registers,
+    async collect() {
+      if (pendingAge !== undefined) this.set((await pendingAge()) / 1000);
+    },
+  });
   const tool = boundedLabel();
   const outcome = boundedLabel();
   const route = boundedLabel(ROUTE_SHAPE);
@@ -160,6 +171,9 @@ export function createHolderMetrics(): HolderMetrics {
           return result;
         },
       };
+    },
+    watchPendingAge(sample) {
+      pendingAge = sample;
     },
     include(other) {
       others.push(other);
