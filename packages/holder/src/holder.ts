@@ -26,6 +26,7 @@ import {
   createSealer,
   type Database,
   type LoadedKeyring,
+  leadershipMigrations,
   loadKeyring,
   migrate,
   openDatabase,
@@ -33,6 +34,7 @@ import {
 } from "@doorbell/store";
 import { developmentPolicy, type EgressPolicy, productionPolicy } from "@doorbell/webhooks";
 import { type Logger, pino } from "pino";
+import { type Background, startBackground } from "./cluster/background.js";
 import { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
 import { createDemandService } from "./demand.js";
 import { createConsentService, type HolderConsentService } from "./domain/consent.js";
@@ -71,8 +73,8 @@ import {
 } from "./oauth/index.js";
 import { createAccessLogger, logNodeRequest } from "./observability/access-log.js";
 import { createHolderMetrics, type HolderMetrics } from "./observability/metrics.js";
-import { oldestPendingAgeMs } from "./observability/outbox-age.js";
 import { type MetricsOptions, metricsExposureProblem } from "./observability/metrics-route.js";
+import { oldestPendingAgeMs } from "./observability/outbox-age.js";
 import { demoCatalogue } from "./offers/demo-catalogue.js";
 import { createOfferService } from "./offers/service.js";
 import { pushMigrations } from "./push/schema.js";
@@ -301,9 +303,9 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
   });
   const store = (await openDatabase({ url: databaseUrl })) as unknown as Database<HolderTables>;
   let smtp: SmtpMailer | undefined;
-  let timer: NodeJS.Timeout | undefined;
   let mcp: McpHandler | undefined;
   let worker: Worker | undefined;
+  let background: Background | undefined;
   let events: HolderEvents | undefined;
   let limits: HolderLimits | undefined;
   let listeningOnLoopback = false;
@@ -314,6 +316,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       pushMigrations,
       oauthMigrations,
       limitsMigrations,
+      leadershipMigrations,
     ]);
     const sealer = createSealer(keys.keyring);
     const metrics = createHolderMetrics();
@@ -456,28 +459,20 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       ...(options.metrics === undefined ? {} : { metrics: { metrics, options: options.metrics } }),
     });
 
-    let expiring = false;
-    timer = setInterval(() => {
-      if (expiring) return;
-      expiring = true;
-      services.intents
-        .expireDue()
-        .then(async (count) => {
-          if (count > 0) log.info({ event: "intents.expired", count }, "intents expired");
-          await push.sweep();
-          await services.consent.sendDueDigests();
-          await oauth?.purgeExpired();
-        })
-        .catch((error: Error) =>
-          log.error({ event: "intents.expire_failed", error: error.name }, error.message),
-        )
-        .finally(() => {
-          expiring = false;
-        });
-    }, options.expiryIntervalMs ?? 60_000);
-    timer.unref();
-    await services.intents.expireDue();
-    await push.sweep();
+    // Issue #14: expiry, the push sweep, digests and purges run in one process across all of them.
+    background = startBackground({
+      store: store as unknown as Database,
+      intervalMs: options.expiryIntervalMs ?? 60_000,
+      async work() {
+        const count = await services.intents.expireDue();
+        if (count > 0) log.info({ event: "intents.expired", count }, "intents expired");
+        await push.sweep();
+        await services.consent.sendDueDigests();
+        await oauth?.purgeExpired();
+      },
+      onError: (error) => log.error({ event: "intents.expire_failed", error: error.name }, error.message),
+    });
+    await background.tick();
     worker = delivery.worker();
     worker.start();
 
@@ -528,10 +523,10 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       },
       close() {
         closing ??= (async () => {
-          clearInterval(timer);
           await handler.close();
           await events?.close();
           await worker?.stop();
+          await background?.stop();
           await servers.close();
           smtp?.close();
           sharedLimits.close();
@@ -549,8 +544,8 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       metrics,
     };
   } catch (error) {
-    clearInterval(timer);
     await worker?.stop();
+    await background?.stop();
     await mcp?.close();
     await events?.close();
     smtp?.close();
