@@ -11,6 +11,7 @@ const benchmarks: Record<string, () => void | Promise<void>> = {
   events: async () => (await import("./events.js")).benchEvents(),
   agreements: async () => (await import("./agreements.js")).benchAgreements(),
   "search-stall": async () => (await import("./search-stall.js")).benchSearchStall(),
+  "catalogue-memory": async () => (await import("./catalogue-memory.js")).benchCatalogueMemory(),
 };
 
 const wanted = process.argv.slice(2);
