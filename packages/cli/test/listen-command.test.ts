@@ -9,6 +9,7 @@ import { createDeliveryEngine, type DeliveryTables, deliveryMigrations } from "@
 import { createSealer, type Database, generateKeyEntry, Keyring, migrate } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
 import {
+  createMcpSigner,
   createStandardSigner,
   createStandardVerifier,
   developmentPolicy,
@@ -198,6 +199,45 @@ describe("doorbell listen", () => {
       },
     );
     expect(result.failure).toBeUndefined();
+  });
+
+  it("verifies the MCP Events scheme (X-MCP-*) and answers its verification challenge", async () => {
+    const secret = generateSecret();
+    const out = captureIo();
+    const { failure } = await runUntilChecked<string>(
+      (until, ready) =>
+        listenCommand(["--listen", "127.0.0.1:0", "--scheme", "mcp", "--secret", secret], out.io, {
+          until,
+          onListening: ready,
+        }),
+      async (base) => {
+        const signer = createMcpSigner(secret);
+        const timestamp = Math.floor(Date.now() / 1000);
+        const challenge = JSON.stringify({ type: "verification", id: "sub-mcp-1", challenge: "c-123" });
+        const answer = await fetch(`${base}/events`, {
+          method: "POST",
+          headers: signer.headers({ subscriptionId: "sub-mcp-1", timestamp, body: challenge }),
+          body: challenge,
+        });
+        expect(await answer.json()).toEqual({ challenge: "c-123" });
+        const event = JSON.stringify({
+          id: "sub-mcp-1",
+          eventId: "evt_1",
+          name: "incident.created",
+          data: {},
+        });
+        const delivered = await fetch(`${base}/events`, {
+          method: "POST",
+          headers: signer.headers({ subscriptionId: "sub-mcp-1", timestamp, body: event }),
+          body: event,
+        });
+        expect(delivered.status).toBe(200);
+        expect(out.out()).toContain("challenge: answered (mcp-events)");
+        expect(out.out()).toContain("ok: X-MCP-Signature verified for subscription sub-mcp-1");
+        expect(out.out()).toContain('"eventId": "evt_1"');
+      },
+    );
+    expect(failure).toBeUndefined();
   });
 
   it("usage errors are one line and exit 2", async () => {
