@@ -22,10 +22,10 @@ async function endpoint() {
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
       const body = Buffer.concat(chunks).toString("utf8");
-      const json = JSON.parse(body) as { data?: { challenge?: string } };
-      if (typeof json.data?.challenge === "string") {
+      const json = JSON.parse(body) as { type?: string; challenge?: string };
+      if (json.type === "verification" && typeof json.challenge === "string") {
         res.writeHead(200, { "content-type": "application/json" });
-        return res.end(JSON.stringify({ challenge: json.data.challenge }));
+        return res.end(JSON.stringify({ challenge: json.challenge }));
       }
       received.push({ headers: req.headers, body });
       res.writeHead(control.script.shift() ?? 200).end();
@@ -55,8 +55,11 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
     const agent = await endpoint();
     try {
       const secret = generateSecret();
+      // An MCP Events subscription on the Standard Webhooks wire: 413 drops that one event (a
+      // dead letter on a live subscription); the push profile would retry it (issue 16 item 13).
       const sub = await engine.subscribe(store.db, {
-        channel: "push",
+        channel: "mcp-standard",
+        subscriberId: "5d1f0c7a-2b1e-4a7e-9c55-0f4f3e2a9b10",
         url: agent.url,
         secret,
         expiresAt: Date.now() + 30 * DAY,
@@ -66,7 +69,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
       await engine.runDue();
       agent.control.script = [413];
       await store.transaction((trx) =>
-        engine.enqueue(trx, sub.id, { type: "intent.status.changed", data: {} }),
+        engine.enqueue(trx, sub.id, { type: "incident.created", eventId: "evt_413", data: { n: 1 } }),
       );
       await engine.runDue();
       expect(agent.received).toHaveLength(1);
@@ -78,7 +81,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
         /^SUBSCRIPTION\s+CHANNEL\s+STATUS\s+LAST DELIVERED\s+LAST ERROR\s+NEXT ATTEMPT\s+QUEUED\s+DEAD/,
       );
       expect(list.out()).toContain(sub.id);
-      expect(list.out()).toMatch(new RegExp(`${sub.id}\\s+push\\s+active\\s+never\\s+http_4xx`));
+      expect(list.out()).toMatch(new RegExp(`${sub.id}\\s+mcp-standard\\s+active\\s+never\\s+http_4xx`));
 
       const dead = captureIo();
       expect(await run(["deliveries", "list", "--dead", "--json", ...where], dead.io)).toBe(0);
@@ -88,8 +91,8 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
       const show = captureIo();
       expect(await run(["deliveries", "show", sub.id, ...where], show.io)).toBe(0);
       expect(show.out()).toContain("Recent failed attempts");
-      expect(show.out()).toMatch(/event\s+#1\s+http_4xx \(HTTP 413\)\s+intent\.status\.changed msg_/);
-      const deadId = /(dlq_[0-9A-Za-z]+)\s+intent\.status\.changed\s+too-large after 1 attempt/.exec(
+      expect(show.out()).toMatch(/event\s+#1\s+http_4xx \(HTTP 413\)\s+incident\.created evt_413/);
+      const deadId = /(dlq_[0-9A-Za-z]+)\s+incident\.created\s+too-large after 1 attempt/.exec(
         show.out(),
       )?.[1];
       expect(deadId).toBeDefined();
@@ -102,7 +105,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
 
       const replay = captureIo();
       expect(await run(["deliveries", "replay", deadId as string, ...where], replay.io)).toBe(0);
-      expect(replay.out()).toContain(`replayed ${deadId}: intent.status.changed`);
+      expect(replay.out()).toContain(`replayed ${deadId}: incident.created`);
       await engine.runDue();
       expect(agent.received).toHaveLength(2);
       expect(agent.received[1]?.headers["webhook-id"]).toBe(agent.received[0]?.headers["webhook-id"]);
