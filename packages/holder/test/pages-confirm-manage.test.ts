@@ -253,4 +253,64 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       expect(put.status).toBe(405);
     });
   });
+  describe("renew (issue 16 item 12: renewal needs the person's fresh action)", () => {
+    const validUntilOf = async (id: string) =>
+      Number(
+        (
+          await s.ctx.store.db
+            .selectFrom("holder_intents")
+            .select("valid_until")
+            .where("id", "=", id)
+            .executeTakeFirstOrThrow()
+        ).valid_until,
+      );
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+    it("the manage page renews validUntil to the end of the chosen day; the page shows the new end", async () => {
+      const { manage, person, published } = await active();
+      const page = await person.get(`/manage/${manage}`);
+      expect(page.html).toMatch(new RegExp(`<form method="post" action="/manage/${manage}/renew">`));
+      const target = s.clock.now() + 100 * DAY;
+      const done = await post(person, `/manage/${manage}/renew`, `/manage/${manage}`, {
+        validUntil: day(target),
+      });
+      expect(done.status).toBe(303);
+      expect(done.headers.get("location")).toBe(`/manage/${manage}#renew`);
+      const expected = Date.parse(`${day(target)}T23:59:59.999Z`);
+      expect(await validUntilOf(published.intent.id)).toBe(expected);
+      expect((await person.get(`/manage/${manage}`)).html).toContain(`value="${day(target)}"`);
+    });
+
+    it("refuses a past day, a day beyond the longest validity, and a post without the form token", async () => {
+      const { manage, person, published } = await active();
+      const before = await validUntilOf(published.intent.id);
+      const past = await post(person, `/manage/${manage}/renew`, `/manage/${manage}`, {
+        validUntil: day(s.clock.now() - DAY),
+      });
+      expect(past.status).toBe(400);
+      expect(past.html).toContain("must be in the future");
+      const far = await post(person, `/manage/${manage}/renew`, `/manage/${manage}`, {
+        validUntil: day(s.clock.now() + 400 * DAY),
+      });
+      expect(far.status).toBe(400);
+      const forged = await person.post(`/manage/${manage}/renew`, {
+        validUntil: day(s.clock.now() + 60 * DAY),
+      });
+      expect(forged.status).toBe(403);
+      expect(await validUntilOf(published.intent.id)).toBe(before);
+    });
+
+    it("a withdrawn request offers no renewal and refuses one", async () => {
+      const { manage, person } = await active();
+      const form = await person.get(`/manage/${manage}`); // its form token, taken while it was active
+      await post(person, `/manage/${manage}/withdraw`, `/manage/${manage}`);
+      const page = await person.get(`/manage/${manage}`);
+      expect(page.html).not.toContain("/renew");
+      const refused = await person.post(`/manage/${manage}/renew`, {
+        csrf: hiddenField(form.html, "csrf") ?? "",
+        validUntil: day(s.clock.now() + 60 * DAY),
+      });
+      expect(refused.status).toBe(410);
+    });
+  });
 });

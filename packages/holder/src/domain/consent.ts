@@ -11,6 +11,7 @@ import { confirmEmail } from "./consent/confirm.js";
 import { sendDueDigests, sendMatchDigest } from "./consent/digest.js";
 import { consentView, giveConsent } from "./consent/give-consent.js";
 import { manageView, withdrawByManageToken } from "./consent/manage.js";
+import { renewByManageToken } from "./consent/renew.js";
 import { type IntentHooks, noIntentHooks } from "./intents.js";
 import type { ConsentService } from "./services.js";
 
@@ -42,6 +43,7 @@ export function createConsentService(
     confirmState: (token) => confirmState(ctx, token),
     manageView: (token) => manageView(ctx, token),
     withdrawByManageToken: (token) => withdrawByManageToken(ctx, hooks, token),
+    renewByManageToken: (token, validUntil) => renewByManageToken(ctx, hooks, token, validUntil),
     sendMatchDigest: (intentId) => sendMatchDigest(ctx, intentId),
     sendDueDigests: () => sendDueDigests(ctx),
   };

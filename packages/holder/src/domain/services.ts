@@ -78,6 +78,12 @@ export interface ConsentService {
   manageView(manageToken: string): Promise<{ intent: Intent; matches: Match[] }>;
   /** Withdraw in one action from the manage page. */
   withdrawByManageToken(manageToken: string): Promise<Intent>;
+  /**
+   * The person renews validUntil from the manage page (push profile: renewal "requires the buyer's
+   * fresh action"): a date (end of that day, UTC) or date-time, in the future, within the longest
+   * validity. Only while the intent is active.
+   */
+  renewByManageToken?(manageToken: string, validUntil: string): Promise<Intent>;
 }
 
 export type ConsentView =

@@ -135,6 +135,11 @@ export const cs: Messages = {
     withdraw: "Zrušení",
     withdrawExplain: "Zrušením se porovnávání i e-maily okamžitě zastaví. Nelze to vrátit zpět.",
     withdrawButton: "Zrušit tuto poptávku",
+    renew: "Prodloužit",
+    renewExplain:
+      "Nechte poptávku otevřenou déle: zvolte nový poslední den. Můžete to udělat jen vy, na této stránce.",
+    renewLabel: "Nový poslední den",
+    renewButton: "Prodloužit tuto poptávku",
     ended: "Tato poptávka skončila; není co rušit.",
   },
   withdrawn: {

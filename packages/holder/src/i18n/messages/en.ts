@@ -141,6 +141,11 @@ export const en = {
     withdraw: "Withdraw",
     withdrawExplain: "Withdrawing stops matching and e-mails at once. It cannot be undone.",
     withdrawButton: "Withdraw this request",
+    renew: "Renew",
+    renewExplain:
+      "Keep this request open longer: choose the new last day. Only you can do this, from this page.",
+    renewLabel: "New last day",
+    renewButton: "Renew this request",
     ended: "This request has ended; there is nothing to withdraw.",
   },
   withdrawn: {

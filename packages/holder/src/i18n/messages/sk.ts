@@ -133,6 +133,11 @@ export const sk: Messages = {
     withdraw: "Zrušenie",
     withdrawExplain: "Zrušením sa porovnávanie aj e-maily okamžite zastavia. Nedá sa to vrátiť späť.",
     withdrawButton: "Zrušiť tento dopyt",
+    renew: "Predĺžiť",
+    renewExplain:
+      "Nechajte dopyt otvorený dlhšie: zvoľte nový posledný deň. Môžete to urobiť len vy, na tejto stránke.",
+    renewLabel: "Nový posledný deň",
+    renewButton: "Predĺžiť tento dopyt",
     ended: "Tento dopyt sa skončil; nie je čo zrušiť.",
   },
   withdrawn: {

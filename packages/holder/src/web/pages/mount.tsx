@@ -7,6 +7,7 @@
  *   POST /confirm/:token          activates the request
  *   GET  /manage/:token           the request, its status and its offers, with a withdraw form
  *   POST /manage/:token/withdraw  withdraws at once (one action)
+ *   POST /manage/:token/renew     renews validUntil (the person's fresh action; issue 16 item 12)
  *   POST /manage/:token/notifications/:id/(allow|stop)   a push subscription, one action each
  *   GET  /notifications/:token    the approval link of the e-mail (push profile §6 rule 3)
  *   POST /notifications/:token/(allow|stop)
@@ -443,6 +444,12 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
           intent={intent}
           matches={matches}
           withdrawAction={`/manage/${token}/withdraw`}
+          {...(consent.renewByManageToken === undefined
+            ? {}
+            : {
+                renewAction: `/manage/${token}/renew`,
+                renewMax: new Date(Date.now() + config.maxValidityMs).toISOString().slice(0, 10),
+              })}
           csrf={guard.issue(c)}
           notifications={notifications}
           {...(push === undefined
@@ -491,6 +498,23 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
   });
 
   app.all("/manage/:token/withdraw", methodNotAllowed("POST"));
+
+  // Renewing validUntil needs the person's fresh action (push profile): this form, nothing else.
+  app.post("/manage/:token/renew", tooLarge, async (c) => {
+    const token = tokenOf(c);
+    if (token === undefined) return unknownLink(c);
+    try {
+      const fields = await postedForm(c);
+      if (fields instanceof Response) return fields;
+      if (consent.renewByManageToken === undefined) return unknownLink(c);
+      await consent.renewByManageToken(token, fields.validUntil ?? "");
+      return c.redirect(`/manage/${token}#renew`, 303);
+    } catch (error) {
+      return fail(c, error, manageGone);
+    }
+  });
+
+  app.all("/manage/:token/renew", methodNotAllowed("POST"));
 
   // ---- assistants: OAuth access the person gave, revoked in one action (issue #8) ---------------
 

@@ -294,6 +294,9 @@ export interface ManageProps {
   intent: Intent;
   matches: readonly Match[];
   withdrawAction: string;
+  /** Where the renewal form posts (issue 16 item 12), and the latest last day it may choose (YYYY-MM-DD). */
+  renewAction?: string;
+  renewMax?: string;
   csrf: string;
   /** The push subscriptions of the request, with their receipts. */
   notifications?: readonly NotificationReceipt[];
@@ -342,6 +345,26 @@ export const ManagePage: FC<ManageProps> = (props) => {
           csrf={csrf}
           lang={lang}
         />
+      )}
+      {intent.status === "active" && props.renewAction !== undefined && (
+        <>
+          <h2 id="renew">{t.renew}</h2>
+          <form method="post" action={props.renewAction}>
+            <FormToken value={csrf} />
+            <p>{t.renewExplain}</p>
+            <label>
+              {t.renewLabel}{" "}
+              <input
+                type="date"
+                name="validUntil"
+                required
+                value={intent.validUntil.slice(0, 10)}
+                {...(props.renewMax === undefined ? {} : { max: props.renewMax })}
+              />
+            </label>{" "}
+            <button type="submit">{t.renewButton}</button>
+          </form>
+        </>
       )}
       <h2>{t.withdraw}</h2>
       {open ? (
