@@ -110,64 +110,72 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     return published;
   }
 
-  it("discovers events, subscribes by webhook with a token, receives a match, refreshes and unsubscribes", async () => {
-    const intent = await activeIntent("Karoq");
-    const { tokens } = await signedInClient(h);
+  it.each([
+    ["modern", "Karoq"],
+    ["legacy", "Kamiq"],
+  ] as const)(
+    "%s era: discovers events, subscribes by webhook with a token, receives a match, refreshes and unsubscribes",
+    async (era, model) => {
+      const intent = await activeIntent(model);
+      const { tokens } = await signedInClient(h);
 
-    const store = new MemoryStore();
-    const received: Experimental_MCPEvent[] = [];
-    const hooks = createServer(
-      getRequestListener(
-        createMCPEventWebhook({
-          store,
-          onEvent: async ({ event }) => {
-            received.push(event);
-          },
+      const store = new MemoryStore();
+      const received: Experimental_MCPEvent[] = [];
+      const hooks = createServer(
+        getRequestListener(
+          createMCPEventWebhook({
+            store,
+            onEvent: async ({ event }) => {
+              received.push(event);
+            },
+          }),
+        ),
+      );
+      await new Promise<void>((resolve) => hooks.listen(0, "127.0.0.1", resolve));
+      closers.push(
+        () =>
+          new Promise<void>((resolve) => {
+            hooks.closeAllConnections();
+            hooks.close(() => resolve());
+          }),
+      );
+      const hookUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hooks`;
+
+      const client = await createMCPClient({
+        transport: {
+          type: "http",
+          url: `${h.origin}/mcp`,
+          headers: { authorization: `Bearer ${tokens.access_token}` },
+        },
+        experimental_events: { store },
+        // legacy: `initialize` and a 2025-11-25 session instead of the server/discover probe.
+        ...(era === "legacy" ? { protocolVersionDiscovery: false } : {}),
+      });
+      closers.push(() => client.close());
+
+      const listed = await client.experimental_events.list();
+      expect(listed.events.map((e) => e.name)).toContain(MATCHES_DELIVERED);
+      const result = await client.experimental_events.subscribe({
+        name: MATCHES_DELIVERED,
+        arguments: { intentCode: intent.intentCode },
+        delivery: { mode: "webhook", url: hookUrl, allowInsecureLocalhost: true },
+      });
+      expect(result.truncated).toBe(false);
+
+      await h.holder.services.offers.importCatalogue([
+        octavia({
+          title: `An AI SDK ${model}`,
+          attributes: { make: "Škoda", model, year: 2019, mileageKm: 98_000, fuel: "diesel" },
         }),
-      ),
-    );
-    await new Promise<void>((resolve) => hooks.listen(0, "127.0.0.1", resolve));
-    closers.push(
-      () =>
-        new Promise<void>((resolve) => {
-          hooks.closeAllConnections();
-          hooks.close(() => resolve());
-        }),
-    );
-    const hookUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hooks`;
+      ]);
+      await until(() => received.length === 1);
+      expect(received[0]?.name).toBe(MATCHES_DELIVERED);
+      expect((received[0]?.data as { offer: { title: string } }).offer.title).toBe(`An AI SDK ${model}`);
 
-    const client = await createMCPClient({
-      transport: {
-        type: "http",
-        url: `${h.origin}/mcp`,
-        headers: { authorization: `Bearer ${tokens.access_token}` },
-      },
-      experimental_events: { store },
-    });
-    closers.push(() => client.close());
-
-    const listed = await client.experimental_events.list();
-    expect(listed.events.map((e) => e.name)).toContain(MATCHES_DELIVERED);
-    const result = await client.experimental_events.subscribe({
-      name: MATCHES_DELIVERED,
-      arguments: { intentCode: intent.intentCode },
-      delivery: { mode: "webhook", url: hookUrl, allowInsecureLocalhost: true },
-    });
-    expect(result.truncated).toBe(false);
-
-    await h.holder.services.offers.importCatalogue([
-      octavia({
-        title: "An AI SDK Karoq",
-        attributes: { make: "Škoda", model: "Karoq", year: 2019, mileageKm: 98_000, fuel: "diesel" },
-      }),
-    ]);
-    await until(() => received.length === 1);
-    expect(received[0]?.name).toBe(MATCHES_DELIVERED);
-    expect((received[0]?.data as { offer: { title: string } }).offer.title).toBe("An AI SDK Karoq");
-
-    const refreshed = await client.experimental_events.refresh({ id: result.id });
-    expect(refreshed.id).toBe(result.id);
-    await client.experimental_events.unsubscribe({ id: result.id });
-    expect(store.byKey.size).toBe(0);
-  });
+      const refreshed = await client.experimental_events.refresh({ id: result.id });
+      expect(refreshed.id).toBe(result.id);
+      await client.experimental_events.unsubscribe({ id: result.id });
+      expect(store.byKey.size).toBe(0);
+    },
+  );
 });
