@@ -144,6 +144,11 @@ describe("doorbell deliveries usage", () => {
       expect(io.err()).toContain("see `doorbell deliveries --help`");
       expect(io.err().split("\n")).toHaveLength(3);
     }
+    const missing = captureIo();
+    expect(await run(["deliveries", "list", "--data-dir", "/nonexistent/doorbell"], missing.io)).toBe(1);
+    expect(missing.err()).toBe(
+      "doorbell deliveries: no holder database at /nonexistent/doorbell/holder.sqlite: give --data-dir or --database as for doorbell serve\n",
+    );
     const help = captureIo();
     expect(await run(["deliveries", "--help"], help.io)).toBe(0);
     expect(help.out()).toContain("doorbell deliveries replay DEAD_LETTER_ID");

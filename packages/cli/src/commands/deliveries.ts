@@ -5,6 +5,7 @@
  * on, which `replay` sends again. Never a secret or an endpoint: nothing beyond what the doorbells
  * themselves carry.
  */
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import {
@@ -128,6 +129,10 @@ async function openLog(
   const url = given || path.join(dataDir, "holder.sqlite");
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url) && !/^postgres(ql)?:\/\//i.test(url)) {
     throw new UsageError("--database takes a postgres:// URL or a SQLite file path");
+  }
+  if (!/^postgres(ql)?:\/\//i.test(url) && !existsSync(url)) {
+    // Opening would create an empty database: say where we looked instead.
+    throw new Error(`no holder database at ${url}: give --data-dir or --database as for doorbell serve`);
   }
   const store = (await openDatabase({ url })) as unknown as Database<DeliveryTables>;
   try {
