@@ -18,8 +18,7 @@ function staticImports(file: string): string[] {
     if (match[1]) continue;
     // `import { type A, type B } from` loads nothing either.
     const names = /\{([^}]*)\}/.exec(match[0])?.[1];
-    if (names && names.split(",").every((name) => name.trim() === "" || name.trim().startsWith("type ")))
-      continue;
+    if (names?.split(",").every((name) => name.trim() === "" || name.trim().startsWith("type "))) continue;
     found.push(match[2] as string);
   }
   return found;

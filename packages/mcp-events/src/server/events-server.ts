@@ -4,10 +4,8 @@ import {
   type DialectName,
   dialect,
   EVENTS_METHODS,
-  EVENTS_NOTIFICATIONS,
   type EventDescriptor,
   EventsError,
-  eventsCapabilities,
   type JsonObject,
   type RequestId,
 } from "../protocol/index.js";
