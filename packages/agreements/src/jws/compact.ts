@@ -97,17 +97,27 @@ export const signCanonical = (
   header: { jku: string; typ: string },
 ): Promise<string> => signCanonicalBytes(canonicalBytes(value), key, header);
 
-// The encoded header of each (kid, jku, typ): a signer uses one or two.
-const encodedHeaders = new Map<string, string>();
+// The encoded header of each (key, typ, jku): a signer uses one or two. Nested maps keyed by the
+// caller's own strings, so a lookup builds no new string.
+const encodedHeaders = new WeakMap<SigningKey, Map<string, Map<string, string>>>();
 
-const encodedHeader = (kid: string, jku: string, typ: string): string => {
-  const memo = `${kid} ${typ} ${jku}`;
-  let found = encodedHeaders.get(memo);
+const encodedHeader = (key: SigningKey, jku: string, typ: string): string => {
+  let byTyp = encodedHeaders.get(key);
+  if (byTyp === undefined) {
+    byTyp = new Map();
+    encodedHeaders.set(key, byTyp);
+  }
+  let byJku = byTyp.get(typ);
+  if (byJku === undefined) {
+    byJku = new Map();
+    byTyp.set(typ, byJku);
+  }
+  let found = byJku.get(jku);
   if (found === undefined) {
     // Member order alg, kid, jku, typ: what every signature made here has always carried.
-    found = Buffer.from(JSON.stringify({ alg: JWS_ALGORITHM, kid, jku, typ })).toString("base64url");
-    if (encodedHeaders.size >= 1000) encodedHeaders.clear();
-    encodedHeaders.set(memo, found);
+    found = Buffer.from(JSON.stringify({ alg: JWS_ALGORITHM, kid: key.kid, jku, typ })).toString("base64url");
+    if (byJku.size >= 100) byJku.clear();
+    byJku.set(jku, found);
   }
   return found;
 };
@@ -119,7 +129,7 @@ export const signCanonicalBytes = async (
   header: { jku: string; typ: string },
 ): Promise<string> => {
   const payload = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64url");
-  const signingInput = `${encodedHeader(key.kid, header.jku, header.typ)}.${payload}`;
+  const signingInput = `${encodedHeader(key, header.jku, header.typ)}.${payload}`;
   const signature = edSign(null, Buffer.from(signingInput, "latin1"), signingKeyObject(key));
   return `${signingInput}.${signature.toString("base64url")}`;
 };

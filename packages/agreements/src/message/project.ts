@@ -63,6 +63,52 @@ const namesOf = (shape: Shape): readonly string[] => {
 
 const wellFormed = (text: string): boolean => (text as string & { isWellFormed(): boolean }).isWellFormed();
 
+/** What one projection found besides the new tree. */
+interface Walk {
+  plain: boolean;
+  dropped: boolean;
+}
+
+// Module-level walkers (no closures made per message): this runs for every message signed or read.
+const leaf = (value: unknown, walk: Walk): unknown => {
+  switch (typeof value) {
+    case "string":
+      if (!wellFormed(value)) walk.plain = false;
+      return value;
+    case "number":
+      if (!Number.isFinite(value)) walk.plain = false;
+      return value;
+    case "boolean":
+      return value;
+    case "object":
+      if (value === null) return value;
+      if (Array.isArray(value)) return value.map((entry) => leaf(entry, walk));
+      walk.plain = false; // an object under a plain value: the general writer orders it
+      return JSON.parse(JSON.stringify(value)) as unknown;
+    default:
+      walk.plain = false;
+      return value;
+  }
+};
+
+const project = (node: unknown, shape: Shape | { readonly each: Shape }, walk: Walk): unknown => {
+  if ("each" in shape && Array.isArray(node))
+    return node.map((entry) => project(entry, shape.each as Shape, walk));
+  // The shape's names in canonical order, own members of the node only ("constructor" or
+  // "__proto__" in a message is an unknown member, never a shape).
+  const source = node as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  let kept = 0;
+  for (const name of namesOf(shape as Shape)) {
+    if (!Object.hasOwn(source, name)) continue;
+    kept++;
+    const inner = (shape as Shape)[name] as Shape | "value";
+    out[name] = inner === "value" ? leaf(source[name], walk) : project(source[name], inner, walk);
+  }
+  if (kept !== Object.keys(source).length) walk.dropped = true;
+  return out;
+};
+
 /**
  * One walk that does both of the functions below: the message with the unknown members removed (a
  * new tree that shares nothing with `validated`) and their JSON pointers. Members are inserted in
@@ -73,56 +119,11 @@ const wellFormed = (text: string): boolean => (text as string & { isWellFormed()
 export const projectMessage = (
   validated: Message,
 ): { message: Message; dropped: string[]; plain: boolean } => {
-  let plain = true;
-  const leaf = (value: unknown): unknown => {
-    switch (typeof value) {
-      case "string":
-        if (!wellFormed(value)) plain = false;
-        return value;
-      case "number":
-        if (!Number.isFinite(value)) plain = false;
-        return value;
-      case "boolean":
-        return value;
-      case "object":
-        if (value === null) return value;
-        if (Array.isArray(value)) return value.map(leaf);
-        plain = false; // an object under a plain value: the general writer orders it
-        return JSON.parse(JSON.stringify(value)) as unknown;
-      default:
-        plain = false;
-        return value;
-    }
-  };
-  let anyDropped = false;
-  const walk = (node: unknown, shape: Shape | "value" | { readonly each: Shape }): unknown => {
-    if (shape === "value") return leaf(node);
-    if ("each" in shape && Array.isArray(node)) return node.map((entry) => walk(entry, shape.each as Shape));
-    // Members are re-inserted in canonical order unless they already came in it, as in a
-    // canonical form. Own members of the shape only: "constructor" or "__proto__" is unknown.
-    const source = node as Record<string, unknown>;
-    const kept: Record<string, unknown> = {};
-    let sorted = true;
-    let last = "";
-    for (const name of Object.keys(source)) {
-      const inner = Object.hasOwn(shape, name) ? (shape as Shape)[name] : undefined;
-      if (inner === undefined) {
-        anyDropped = true;
-        continue;
-      }
-      if (name < last) sorted = false;
-      last = name;
-      kept[name] = inner === "value" ? leaf(source[name]) : walk(source[name], inner);
-    }
-    if (sorted) return kept;
-    const out: Record<string, unknown> = {};
-    for (const name of namesOf(shape as Shape)) if (Object.hasOwn(kept, name)) out[name] = kept[name];
-    return out;
-  };
-  const message = walk(validated, MESSAGE_SHAPES[validated.type]) as Message;
+  const walk: Walk = { plain: true, dropped: false };
+  const message = project(validated, MESSAGE_SHAPES[validated.type], walk) as Message;
   // The pointers are spelled out only when something was dropped, so a clean message builds none.
-  const dropped = anyDropped ? unknownMembers(validated, validated.type) : [];
-  return { message, dropped, plain };
+  const dropped = walk.dropped ? unknownMembers(validated, validated.type) : [];
+  return { message, dropped, plain: walk.plain };
 };
 
 /** The message with every member this profile does not define for its type removed (a new object). */
