@@ -3,6 +3,7 @@ import { CATALOGUE_USAGE, catalogueCommand } from "./commands/catalogue.js";
 import { CHECK_USAGE, checkCommand } from "./commands/check.js";
 import { DELIVERIES_USAGE, deliveriesCommand } from "./commands/deliveries.js";
 import { FORWARDER_USAGE, forwarderCommand } from "./commands/forwarder.js";
+import { KEYS_USAGE, keysCommand } from "./commands/keys.js";
 import { LISTEN_USAGE, listenCommand } from "./commands/listen.js";
 import { SERVE_USAGE, serveCommand } from "./commands/serve.js";
 import { WEBHOOK_USAGE, webhookCommand } from "./commands/webhook.js";
@@ -50,6 +51,11 @@ const COMMANDS: Record<string, Command> = {
     summary: "the holder's delivery log: list, show and replay doorbells",
     usage: DELIVERIES_USAGE,
     run: deliveriesCommand,
+  },
+  keys: {
+    summary: "export or import the seal keys, so every process of one database has the same",
+    usage: KEYS_USAGE,
+    run: keysCommand,
   },
   listen: {
     summary: "a doorbell endpoint for debugging: verify, print, forward (like stripe listen)",

@@ -22,6 +22,7 @@ import {
   type Worker,
 } from "@doorbell/delivery";
 import {
+  checkSealKeys,
   createCodeHasher,
   createSealer,
   type Database,
@@ -318,6 +319,8 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       limitsMigrations,
       leadershipMigrations,
     ]);
+    // Issue #14: a process whose seal keys differ from the other processes' refuses to start.
+    await checkSealKeys(store as unknown as Database, keys.keyring);
     const sealer = createSealer(keys.keyring);
     const metrics = createHolderMetrics();
     let mailer: Mailer;

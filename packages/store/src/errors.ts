@@ -29,6 +29,8 @@ export type StoreErrorCode =
   | "ERR_STORE_KEYRING_MISSING"
   /** The key file cannot be read, written, or is readable by other users. */
   | "ERR_STORE_KEY_FILE"
+  /** This process's seal keys differ from the ones the other processes on the database seal with. */
+  | "ERR_STORE_KEYRING_MISMATCH"
   /** A sealed value names a key id the keyring does not hold. */
   | "ERR_STORE_UNKNOWN_KEY"
   /** A value is not in the sealed format. */

@@ -52,4 +52,5 @@ export {
 } from "./migrations.js";
 export { type ResealColumnOptions, resealColumn } from "./reseal.js";
 export { autoIdColumn, type ColumnTypes, columnTypes } from "./schema.js";
+export { checkSealKeys, keyFingerprint, SEAL_KEYS_FIX, sealKeyCheckMigrations } from "./seal-key-check.js";
 export { createSealer, type Sealer, type SealerOptions } from "./sealer.js";

@@ -1,0 +1,119 @@
+/**
+ * `doorbell keys export|import`: gives every holder process the same seal keys (issue #14 item 5).
+ * export prints the keys this data directory uses (from DOORBELL_SEAL_KEYS, else its generated key
+ * file); import writes a copy as another data directory's key file (mode 0600). A process started
+ * with other keys than the ones the database is sealed with refuses to start and points here.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { GENERATED_KEY_FILE, loadKeyring, parseKeyring } from "@doorbell/store";
+import { type Io, UsageError } from "../io.js";
+import { ENV } from "./holder-config.js";
+
+export const KEYS_USAGE = `doorbell keys export [--data-dir .doorbell] > seal-keys
+doorbell keys import FILE [--data-dir .doorbell] [--replace]
+
+Every process serving one database must seal with the same keys. export prints this data
+directory's seal keys (DOORBELL_SEAL_KEYS when set, else the key file doorbell serve generated
+there) in the key file format; import writes FILE (or - for stdin) as the data directory's key
+file, mode 0600, so doorbell serve there uses it. Or set the same DOORBELL_SEAL_KEYS everywhere.
+The output is a secret: keep it out of logs, shells' history and chat.
+  --data-dir DIR   the data directory (default .doorbell; ${ENV.dataDir})
+  --replace        import over an existing key file with other keys (kept as seal-keys.replaced-<time>)`;
+
+const options = {
+  "data-dir": { type: "string" },
+  replace: { type: "boolean" },
+} as const;
+
+export async function keysCommand(args: readonly string[], io: Io): Promise<number> {
+  const [action, ...rest] = args;
+  if (action !== "export" && action !== "import") {
+    throw new UsageError(
+      action === undefined
+        ? "say doorbell keys export or import"
+        : `unknown keys action ${JSON.stringify(action)}`,
+    );
+  }
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(rest);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const dataDir = path.resolve(values["data-dir"]?.trim() || io.env[ENV.dataDir]?.trim() || ".doorbell");
+  const keyFile = path.join(dataDir, GENERATED_KEY_FILE);
+
+  if (action === "export") {
+    if (positionals.length > 0) throw new UsageError("export takes no file: redirect its output");
+    const fromEnv = io.env.DOORBELL_SEAL_KEYS?.trim();
+    if (!fromEnv && !fs.existsSync(keyFile)) {
+      throw new Error(`no seal keys in ${dataDir}: doorbell serve creates them on its first start`);
+    }
+    // Read as doorbell serve reads them (the same precedence and checks); never generated here.
+    const loaded = loadKeyring(fromEnv ? { env: io.env } : { keyFile, env: {} });
+    const text = fromEnv ?? fs.readFileSync(keyFile, "utf8");
+    parseKeyring(text);
+    io.stdout(`${keyLines(text)}\n`);
+    io.stderr(
+      `exported ${loaded.keyring.keyIds.length} seal key(s) (${loaded.source}); the output is secret.\n`,
+    );
+    return 0;
+  }
+
+  const source = positionals[0];
+  if (source === undefined || positionals.length > 1) throw new UsageError("import takes one file (or -)");
+  const text = Buffer.from(source === "-" ? await io.stdin() : await io.readFile(source)).toString("utf8");
+  const keyring = parseKeyring(text); // refuses a malformed file before anything is written
+  const body = [
+    "# Doorbell seal keys, imported. The first key seals new values; the others only open old ones.",
+    "# Keep this file secret (mode 0600), the same on every process of one database, and back it up.",
+    keyLines(text),
+    "",
+  ].join("\n");
+  if (fs.existsSync(keyFile)) {
+    const existing = fs.readFileSync(keyFile, "utf8");
+    if (keyLines(existing) === keyLines(text)) {
+      io.stdout(`${keyFile} already holds these keys.\n`);
+      return 0;
+    }
+    if (!values.replace) {
+      throw new Error(
+        `${keyFile} holds other keys; values sealed with them would be lost: pass --replace to keep it as a backup and import`,
+      );
+    }
+    fs.renameSync(keyFile, `${keyFile}.replaced-${io.now()}`);
+  }
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const temp = `${keyFile}.${process.pid}.tmp`;
+  const fd = fs.openSync(temp, "wx", 0o600);
+  try {
+    fs.fchmodSync(fd, 0o600);
+    fs.writeSync(fd, body);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(temp, keyFile);
+  io.stdout(
+    `imported ${keyring.keyIds.length} seal key(s) into ${keyFile} (current: ${keyring.currentKeyId}).\n`,
+  );
+  return 0;
+}
+
+/** The key entries of a key file or variable, one per line, without comments. */
+function keyLines(text: string): string {
+  return text
+    .split("\n")
+    .filter((line) => !line.trim().startsWith("#"))
+    .flatMap((line) => line.split(","))
+    .map((part) => part.trim())
+    .filter((part) => part !== "")
+    .join("\n");
+}
+
+function parse(args: readonly string[]) {
+  return parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
+}
