@@ -70,7 +70,7 @@ describe("doorbell agent watch: doorbells and the end of an intent", () => {
     }
     const out = t.out();
     expect(out).toMatch(
-      /doorbell rang at \S+Z: the holder ended the doorbells \(intent-withdrawn\); next read now\n(.*\n)*intent int_\w+: withdrawn\nthe intent was withdrawn: nothing more to watch; stopping\n/,
+      /doorbell rang at \S+Z: (the intent's status changed to withdrawn|the holder ended the doorbells \(intent-withdrawn\)); next read now\n(.*\n)*intent int_\w+: withdrawn\nthe intent was withdrawn: nothing more to watch; stopping\n/,
     );
     expect(out).toContain("the intent was withdrawn: nothing more to watch; stopping");
     expect(out).not.toContain(intentCode);

@@ -240,7 +240,8 @@ export class DoorbellAgent {
     const wasTrusted = usesDoorbells(watch);
     if (doorbell.type !== "subscription.ended" && sub.status !== "ended") sub.status = "active";
     delete watch.gapAt;
-    let finalStatus: string | undefined;
+    /** Noted after the doorbell is told, so the app hears "rang", then the status. */
+    let newStatus: string | undefined;
     switch (doorbell.type) {
       case "intent.matches.delivered": {
         const latest = doorbell.data.latestDeliveredAt;
@@ -257,14 +258,14 @@ export class DoorbellAgent {
           this.holder.grantRead(watch.code);
           watch.pacing = this.holder.pacing(watch.code);
         }
-        await noteStatus(this.#ctx, watch, doorbell.data.status);
+        newStatus = doorbell.data.status;
         break;
       case "subscription.ended": {
         await ended(this.#ctx, watch, doorbell.data.reason);
         // The doorbells ended because the intent did (push profile §4.2): its status is final, as
         // an intent.status.changed would have said; one last read takes matches just before it.
-        finalStatus = INTENT_END_REASONS[doorbell.data.reason];
-        if (finalStatus !== undefined) {
+        newStatus = INTENT_END_REASONS[doorbell.data.reason];
+        if (newStatus !== undefined) {
           this.holder.grantRead(watch.code);
           watch.pacing = this.holder.pacing(watch.code);
         }
@@ -287,8 +288,7 @@ export class DoorbellAgent {
       ...(detail === undefined ? {} : { detail }),
       nextReadAt: this.#readDueAt(watch),
     });
-    // Told after the doorbell itself, so the app hears "rang", then "withdrawn".
-    if (finalStatus !== undefined) await noteStatus(this.#ctx, watch, finalStatus);
+    if (newStatus !== undefined) await noteStatus(this.#ctx, watch, newStatus);
     this.#kick();
   }
 
