@@ -50,6 +50,10 @@ describe("doorbell serve and /metrics", () => {
         expect(text).toContain("# TYPE doorbell_delivery_queue_depth gauge");
         expect(text).toContain("# TYPE doorbell_mcp_tool_calls_total counter");
         expect((await fetch(`${origin}/consent/${token}?code=${token}`)).status).toBe(404);
+        // The OAuth server's Node routes bypass the app; they get their line too.
+        await (
+          await fetch(`${origin}/oauth/auth?client_id=nobody&state=${token}`, { redirect: "manual" })
+        ).text();
       },
     );
     expect(on.out).toMatch(/Metrics\s+http:\/\/127\.0\.0\.1:\d+\/metrics \(no token: loopback only\)/);
@@ -58,10 +62,13 @@ describe("doorbell serve and /metrics", () => {
       .split("\n")
       .map((line) => JSON.parse(line) as { event?: string; path?: string; status?: number })
       .filter((line) => line.event === "http.request");
-    expect(access.map((line) => [line.path, line.status])).toEqual([
-      ["/metrics", 200],
-      ["/consent/:token?code=*", 404],
+    expect(access.map((line) => line.path)).toEqual([
+      "/metrics",
+      "/consent/:token?code=*",
+      "/oauth/auth?client_id=*&state=*",
     ]);
+    expect(access.map((line) => line.status).slice(0, 2)).toEqual([200, 404]);
+    expect(access[2]?.status).toBeGreaterThanOrEqual(300);
     expect(on.err).not.toContain(token);
   });
 

@@ -140,12 +140,14 @@ export function accessLogMiddleware(logger: AccessLogger): MiddlewareHandler {
 /** The same line for requests served by Node handlers outside the app (the OAuth server). */
 export function logNodeRequest(logger: AccessLogger, req: IncomingMessage, res: ServerResponse): void {
   const started = performance.now();
+  // Read now: a mounted app (oidc-provider under /oauth) rewrites req.url while it handles it.
+  const raw = req.url ?? "/";
+  const method = req.method ?? "GET";
   res.once("close", () => {
-    const raw = req.url ?? "/";
     const query = raw.indexOf("?");
     const length = res.getHeader("content-length");
     logger({
-      method: req.method ?? "GET",
+      method,
       path: query < 0 ? raw : raw.slice(0, query),
       search: query < 0 ? "" : raw.slice(query),
       status: res.statusCode,
