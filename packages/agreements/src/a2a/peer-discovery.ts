@@ -29,13 +29,21 @@ export interface RemoteAgent {
 export interface PeerDiscoveryOptions {
   /** The card address of a domain. Default `https://<domain>/.well-known/agent-card.json`. */
   readonly cardUrlOf?: (domain: string) => string;
-  /** For the card and every call (tests, an egress policy). Default the global fetch. */
+  /**
+   * For the card and every call (tests, an egress policy). Default the global fetch with a 10 s
+   * limit per request; it does not apply the SSRF egress policy (see docs/decisions.md).
+   */
   readonly fetchImpl?: typeof fetch;
 }
 
 export type ChannelChoice =
   | { readonly channel: "a2a"; readonly cardUrl: string; readonly agent: RemoteAgent }
   | { readonly channel: "email"; readonly reason: string };
+
+/** The default fetch, with a time limit: a peer that never answers must not hold a thread up. */
+const PEER_TIMEOUT_MS = 10_000;
+const boundedFetch: typeof fetch = (input, init) =>
+  fetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(PEER_TIMEOUT_MS) });
 
 const defaultCardUrl = (domain: string): string => `https://${domain}/${AGENT_CARD_PATH}`;
 
@@ -57,8 +65,7 @@ export async function connectToPeer(
   options: PeerDiscoveryOptions = {},
 ): Promise<RemoteAgent> {
   const legacyCompat = { enabled: true };
-  const fetchImpl = options.fetchImpl;
-  const withFetch = fetchImpl === undefined ? {} : { fetchImpl };
+  const withFetch = { fetchImpl: options.fetchImpl ?? boundedFetch };
   const resolver = new DefaultAgentCardResolver({ legacyCompat, ...withFetch });
   const card = await resolver.resolve(cardUrl, "");
   const factory = new ClientFactory(
