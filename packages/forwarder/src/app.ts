@@ -6,9 +6,10 @@
  *   GET /healthz             200 when the database answers, 503 when it does not
  *   GET /                    what this is, in plain text
  */
+
+import { MCP_PATH } from "@doorbell/holder";
 import { sql } from "@doorbell/store";
 import { Hono } from "hono";
-import { MCP_PATH } from "../web/app.js";
 import type { ForwarderContext } from "./context.js";
 import type { ForwarderMcp } from "./mcp-endpoint.js";
 import type { RelayEndpoint } from "./relay-endpoint.js";

@@ -14,6 +14,7 @@ import {
   type Worker,
   type WorkerOptions,
 } from "@doorbell/delivery";
+import { MCP_PATH, nodeServers } from "@doorbell/holder";
 import {
   createSealer,
   type Database,
@@ -25,8 +26,6 @@ import {
 } from "@doorbell/store";
 import { closeEgress, type EgressPolicy, productionPolicy } from "@doorbell/webhooks";
 import { type Logger, pino } from "pino";
-import { MCP_PATH } from "../web/app.js";
-import { nodeServers } from "../web/node-server.js";
 import { createForwarderApp } from "./app.js";
 import { type ForwarderContext, type ForwarderDb, forwarderHashers } from "./context.js";
 import { createForwarderMcp, type ForwarderMcpOptions } from "./mcp-endpoint.js";

@@ -1,4 +1,4 @@
-// The forwarder of push profile §7: an MCP server between an agent and an intent holder.
+// @doorbell/forwarder: the forwarder of push profile §7, an MCP server between an agent and an intent holder.
 export { FORWARDER_CODE, isForwarderCode, openUnderCode, relayPathFor, sealUnderCode } from "./codes.js";
 export type { ForwarderContext, ForwarderDb } from "./context.js";
 export {

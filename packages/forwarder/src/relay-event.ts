@@ -5,7 +5,7 @@
  * reach the agent through us. The challenge (`subscription.verification`) is answered by the
  * receiver before this runs.
  */
-import { notificationProblem } from "../push/doorbells.js";
+import { notificationProblem } from "@doorbell/holder";
 
 export type RelayedEvent =
   | {

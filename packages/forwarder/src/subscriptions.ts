@@ -8,9 +8,9 @@
  * gets the holder's answer with our subscriptionId. Nothing is left behind when any step refuses.
  */
 import { DeliveryError, MAX_LEASE_MS, type SubscriptionView } from "@doorbell/delivery";
+import { HolderError } from "@doorbell/holder";
 import { generateSecret } from "@doorbell/webhooks";
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { HolderError } from "../domain/types.js";
 import { relayPathFor } from "./codes.js";
 import { deliveryDb, type ForwarderContext } from "./context.js";
 import { openRecord } from "./records.js";

@@ -7,6 +7,37 @@
  * the holder's code never reaches the agent. Holder results pass through unchanged, except
  * publish (the agent gets the forwarder code) and the push tools (the forwarder's subscriptionId).
  */
+
+import {
+  AGGREGATOR_NOTE,
+  BUDGET_BANDS,
+  type CallLimit,
+  COUNTRIES,
+  type DemandGrid,
+  demandInput,
+  demandOut,
+  getInput,
+  intentOut,
+  listMatchesInput,
+  listMatchesOut,
+  PUSH_TOOL_NAMES,
+  publishInput,
+  publishOut,
+  refusal,
+  regionsOf,
+  registerTool,
+  searchInput,
+  searchOut,
+  submitOfferInput,
+  submitOfferOut,
+  success,
+  TOOL_NAMES,
+  type ToolConfig,
+  type ToolGuard,
+  updateInput,
+  withdrawInput,
+  withdrawOut,
+} from "@doorbell/holder";
 import {
   type CallToolResult,
   type McpServer,
@@ -14,31 +45,6 @@ import {
   type ToolAnnotations,
 } from "@modelcontextprotocol/server";
 import type { z } from "zod";
-import { BUDGET_BANDS } from "../demand.js";
-import type { DemandGrid } from "../domain/services.js";
-import type { CallLimit } from "../mcp/rate-limit.js";
-import { refusal, success } from "../mcp/results.js";
-import {
-  AGGREGATOR_NOTE,
-  demandInput,
-  demandOut,
-  getInput,
-  intentOut,
-  listMatchesInput,
-  listMatchesOut,
-  publishInput,
-  publishOut,
-  searchInput,
-  searchOut,
-  submitOfferInput,
-  submitOfferOut,
-  updateInput,
-  withdrawInput,
-  withdrawOut,
-} from "../mcp/schemas.js";
-import { registerTool, type ToolConfig, type ToolGuard } from "../mcp/tool.js";
-import { PUSH_TOOL_NAMES, TOOL_NAMES } from "../mcp/tools.js";
-import { COUNTRIES, regionsOf } from "../offers/regions.js";
 import type { ForwarderContext } from "./context.js";
 import { createRecord, deleteRecord, openRecord } from "./records.js";
 import { pushSubscriptionOut, subscribeInput, unsubscribeInput } from "./schemas.js";
@@ -89,7 +95,7 @@ export function registerForwarderTools(server: McpServer, tc: ForwarderToolConte
     failedEvent: "forwarder.tool_failed",
     refuse: upstreamRefusal,
   };
-  /** Registers one tool behind the guard (mcp/tool.ts); a test call stays a test call upstream (§6 rule 9). */
+  /** Registers one tool behind the holder's guard (`registerTool`); a test call stays a test call upstream (§6 rule 9). */
   function tool<S extends z.ZodObject>(
     name: ToolName,
     config: ToolConfig<S> & { outputSchema: z.ZodObject },

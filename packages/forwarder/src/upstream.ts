@@ -6,6 +6,7 @@
  * A call made inside `withHeaders` carries those headers (the agent's `x-isto-test: 1`).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { scopedSignalFetch } from "@doorbell/holder";
 import {
   type CallToolResult,
   Client,
@@ -13,7 +14,6 @@ import {
   SdkHttpError,
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
-import { scopedSignalFetch } from "../mcp/client-fetch.js";
 
 export interface Upstream {
   /** The holder's MCP endpoint. */

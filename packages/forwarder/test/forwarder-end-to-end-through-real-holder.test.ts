@@ -12,6 +12,14 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { DeliveryTables } from "@doorbell/delivery";
+import {
+  createHolder,
+  type Holder,
+  type LocalMailbox,
+  type PushService,
+  type PushTables,
+  scopedSignalFetch,
+} from "@doorbell/holder";
 import type { Kysely } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -19,11 +27,6 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHolder, type Holder } from "../src/holder.js";
-import type { LocalMailbox } from "../src/mail/local-mailbox.js";
-import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
-import type { PushTables } from "../src/push/schema.js";
-import type { PushService } from "../src/push/service.js";
 import { type AgentEndpoint, startAgentEndpoint, startForwarder, until } from "./forwarder-harness.js";
 
 async function freePort(): Promise<number> {

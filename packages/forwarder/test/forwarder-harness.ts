@@ -1,7 +1,8 @@
 /**
  * The forwarder's tests: a forwarder on a test engine's database served on loopback, an agent's
- * doorbell endpoint (the push tests' one, push-endpoint.ts), a relay made the way subscribe makes
- * one, and holder-side doorbells signed with `createStandardSigner` the way a holder signs.
+ * doorbell endpoint (the holder's push tests' one, ../../holder/test/push-endpoint.ts), a relay
+ * made the way subscribe makes one, and holder-side doorbells signed with `createStandardSigner`
+ * the way a holder signs.
  */
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
@@ -11,15 +12,15 @@ import { generateKeyEntry, Keyring } from "@doorbell/store";
 import type { EngineFixture } from "@doorbell/store/testing";
 import { createStandardSigner, developmentPolicy, generateSecret } from "@doorbell/webhooks";
 import { pino } from "pino";
-import { mintForwarderCode, relayPathFor } from "../src/forwarder/codes.js";
-import { deliveryDb, type ForwarderDb } from "../src/forwarder/context.js";
-import { type CreateForwarderOptions, createForwarder, type Forwarder } from "../src/forwarder/forwarder.js";
-import { insertRelay, recordHolderSide } from "../src/forwarder/relays.js";
-import type { AgentEndpoint } from "./push-endpoint.js";
+import type { AgentEndpoint } from "../../holder/test/push-endpoint.js";
+import { mintForwarderCode, relayPathFor } from "../src/codes.js";
+import { deliveryDb, type ForwarderDb } from "../src/context.js";
+import { type CreateForwarderOptions, createForwarder, type Forwarder } from "../src/forwarder.js";
+import { insertRelay, recordHolderSide } from "../src/relays.js";
 
 export const keyring = new Keyring([generateKeyEntry()]);
 
-export { type AgentEndpoint, startAgentEndpoint } from "./push-endpoint.js";
+export { type AgentEndpoint, startAgentEndpoint } from "../../holder/test/push-endpoint.js";
 
 /** A forwarder on the engine's database, listening on loopback, doorbells allowed to loopback. */
 export async function startForwarder(

@@ -4,8 +4,8 @@
 // statement, no match, and the relay path, the agent's url and both secrets never in clear.
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FORWARDER_CODE, mintForwarderCode, openUnderCode, sealUnderCode } from "../src/forwarder/codes.js";
-import { createRecord, openRecord } from "../src/forwarder/records.js";
+import { FORWARDER_CODE, mintForwarderCode, openUnderCode, sealUnderCode } from "../src/codes.js";
+import { createRecord, openRecord } from "../src/records.js";
 import {
   type AgentEndpoint,
   makeRelay,

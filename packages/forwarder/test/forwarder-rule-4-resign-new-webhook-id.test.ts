@@ -5,7 +5,7 @@
 // the agent's subscription, and an agent's ended subscription makes the relay answer 410.
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deliveryDb } from "../src/forwarder/context.js";
+import { deliveryDb } from "../src/context.js";
 import {
   type AgentEndpoint,
   doorbell,

@@ -37,7 +37,6 @@ export {
   type PublishResult,
   type Visibility,
 } from "./domain/types.js";
-export * from "./forwarder/index.js";
 export {
   type CreateHolderOptions,
   createHolder,
@@ -85,6 +84,7 @@ export {
   readCatalogueFile,
   streamCatalogueFile,
 } from "./offers/index.js";
+export { COUNTRIES, regionsOf } from "./offers/regions.js";
 export * from "./observability/index.js";
 export {
   checkedDoorbell,
@@ -115,3 +115,4 @@ export {
   JWKS_PATH,
   MCP_PATH,
 } from "./web/app.js";
+export { type NodeServers, nodeServers } from "./web/node-server.js";

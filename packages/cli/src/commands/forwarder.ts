@@ -1,4 +1,4 @@
-import { createForwarder, type Forwarder } from "@doorbell/holder";
+import { createForwarder, type Forwarder } from "@doorbell/forwarder";
 import { developmentPolicy } from "@doorbell/webhooks";
 import { type Io, UsageError } from "../io.js";
 import { ENV, holderLogger, holderSettings, keysLine } from "./holder-config.js";

@@ -16,8 +16,33 @@ export {
 } from "./handler.js";
 export { createOriginGuard, type OriginPolicy } from "./origin-guard.js";
 export { buyerPrincipal, principalFromAuth } from "./principal.js";
-export { createRateLimiter, type RateLimit, type RateLimiter, type RateVerdict } from "./rate-limit.js";
-export { ERROR_META_KEY, type ToolErrorMeta } from "./results.js";
-export { AGGREGATOR_NOTE } from "./schemas.js";
+export {
+  type CallLimit,
+  createRateLimiter,
+  type RateLimit,
+  type RateLimiter,
+  type RateVerdict,
+} from "./rate-limit.js";
+export { ERROR_META_KEY, refusal, success, type ToolErrorMeta } from "./results.js";
+export {
+  AGGREGATOR_NOTE,
+  demandInput,
+  demandOut,
+  getInput,
+  intentOut,
+  listMatchesInput,
+  listMatchesOut,
+  publishInput,
+  publishOut,
+  pushSubscriptionOut,
+  searchInput,
+  searchOut,
+  submitOfferInput,
+  submitOfferOut,
+  updateInput,
+  withdrawInput,
+  withdrawOut,
+} from "./schemas.js";
 export { SUBSCRIPTION_URI_PREFIX } from "./subscription-resource.js";
+export { type CallExtra, registerTool, type ToolConfig, type ToolGuard } from "./tool.js";
 export { type HolderToolServices, PUSH_TOOL_NAMES, TOOL_NAMES, type ToolName } from "./tools.js";
