@@ -15,6 +15,7 @@
 import fs from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import {
   createDeliveryEngine,
   type DeliveryEngine,
@@ -30,6 +31,7 @@ import {
   leadershipMigrations,
   loadKeyring,
   migrate,
+  migrationsCurrent,
   openDatabase,
   sql,
 } from "@doorbell/store";
@@ -282,6 +284,8 @@ export interface Holder {
   readonly metrics: HolderMetrics;
 }
 
+/** How long requests in flight get to finish on close before long-lived streams (MCP, events) are ended. */
+const STREAM_GRACE_MS = 1_000;
 const DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080";
 export const DEFAULT_LANGUAGES = ["sk", "cs", "en"] as const;
 
@@ -310,15 +314,18 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
   let events: HolderEvents | undefined;
   let limits: HolderLimits | undefined;
   let listeningOnLoopback = false;
+  // Issue #14: /readyz answers 503 from the moment close() starts draining.
+  let draining = false;
+  const schema = [
+    holderMigrations,
+    deliveryMigrations,
+    pushMigrations,
+    oauthMigrations,
+    limitsMigrations,
+    leadershipMigrations,
+  ];
   try {
-    await migrate(store, [
-      holderMigrations,
-      deliveryMigrations,
-      pushMigrations,
-      oauthMigrations,
-      limitsMigrations,
-      leadershipMigrations,
-    ]);
+    await migrate(store, schema);
     // Issue #14: a process whose seal keys differ from the other processes' refuses to start.
     await checkSealKeys(store as unknown as Database, keys.keyring);
     const sealer = createSealer(keys.keyring);
@@ -425,6 +432,8 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
         clock,
         log,
         ...(events === undefined ? {} : { events }),
+        // Issue #17: MCP calls by tool, outcome and latency on /metrics.
+        observeToolCall: metrics.observeToolCall,
         // Issue #14: new sessions and tool calls per client, counted across processes (unless a
         // caller turned the MCP limits off).
         ...(options.mcp?.toolRateLimit === false ? {} : { sharedLimit: mcpLimits.consume }),
@@ -455,6 +464,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
         await sql`select 1`.execute(store.db);
         return true;
       },
+      ready: async () => !draining && (await migrationsCurrent(store, schema)),
       ...(oauth === undefined ? {} : { oauth }),
       ...(oauth?.access === undefined ? {} : { assistants: assistantsOfIntent(store, oauth.access) }),
       log,
@@ -526,11 +536,16 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       },
       close() {
         closing ??= (async () => {
+          // Graceful drain (issue #14): stop accepting, let requests in flight finish (a second,
+          // then long-lived streams are ended), then the deliveries in hand, then give up leases.
+          draining = true;
+          const stopped = servers.close();
+          await Promise.race([stopped, delay(STREAM_GRACE_MS)]);
           await handler.close();
           await events?.close();
+          await stopped;
           await worker?.stop();
           await background?.stop();
-          await servers.close();
           smtp?.close();
           sharedLimits.close();
           await store.close();

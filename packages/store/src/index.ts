@@ -48,6 +48,7 @@ export {
   type MigrationContext,
   type MigrationReport,
   migrate,
+  migrationsCurrent,
   type PackageMigrations,
 } from "./migrations.js";
 export { type ResealColumnOptions, resealColumn } from "./reseal.js";

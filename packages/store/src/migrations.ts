@@ -281,3 +281,25 @@ export async function appliedMigrations<DB>(handle: Database<DB>): Promise<Appli
     appliedAt: row.applied_at,
   }));
 }
+
+/**
+ * Whether every migration of these packages is applied: a readiness check (issue 14, /readyz),
+ * one small query. False while another process's migration is still running, or when the database
+ * is behind this code.
+ */
+export async function migrationsCurrent<DB>(
+  handle: Database<DB>,
+  packages: readonly PackageMigrations[],
+): Promise<boolean> {
+  const db = handle.db as unknown as Kysely<MigrationTables>;
+  const rows = await db
+    .selectFrom(MIGRATIONS_TABLE)
+    .select(["package", (eb) => eb.fn.max("version").as("version")])
+    .groupBy("package")
+    .execute();
+  const applied = new Map(rows.map((row) => [row.package, Number(row.version)]));
+  return packages.every((entry) => {
+    const latest = Math.max(0, ...entry.migrations.map((migration) => migration.version));
+    return (applied.get(entry.package) ?? 0) >= latest;
+  });
+}

@@ -6,6 +6,7 @@
  *                                          schemas/holder-descriptor.schema.json)
  *   GET /.well-known/jwks.json             the holder's signing keys (none yet: the push profile adds them)
  *   GET /healthz                           200 when the database answers, 503 when it does not
+ *   GET /readyz                            200 when this process should get traffic (database, migrations, not draining)
  *   GET /metrics                           Prometheus text, when turned on (observability/)
  *   GET/POST /check                        the public agreement record checker (pages/check-page.tsx)
  *   GET /                                  where things are, in plain text
@@ -73,6 +74,8 @@ export interface HolderAppDeps {
   check?: CheckOptions;
   /** Answers when the database does (for /healthz). */
   healthy?: () => Promise<boolean>;
+  /** Issue #14: whether to send this process traffic (for /readyz): database reachable, migrations done, not draining. */
+  ready?: () => Promise<boolean>;
   /**
    * Issue #8, the OAuth profile: the protected resource metadata (RFC 9728), the bearer challenge
    * on the MCP endpoint, and the sign-in and consent pages.
@@ -180,6 +183,17 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
     }
     c.header("cache-control", "no-store");
     return c.json({ status: ok ? "ok" : "unavailable" }, ok ? 200 : 503);
+  });
+
+  app.get("/readyz", async (c) => {
+    let ok = true;
+    try {
+      ok = await (deps.ready ?? deps.healthy ?? (async () => true))();
+    } catch {
+      ok = false;
+    }
+    c.header("cache-control", "no-store");
+    return c.json({ status: ok ? "ready" : "not ready" }, ok ? 200 : 503);
   });
 
   app.get("/", (c) => {

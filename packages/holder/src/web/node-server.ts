@@ -1,6 +1,6 @@
 /**
  * Serving a web-standard app on Node ports with @hono/node-server: `listen` as often as wanted,
- * `close` ends them all (open connections too).
+ * `close` stops accepting, lets requests in flight finish, and ends what is left after a grace period.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -16,7 +16,8 @@ export interface ListenAddress {
 
 export interface NodeServers {
   listen(port: number, host: string): Promise<ListenAddress>;
-  close(): Promise<void>;
+  /** Stops accepting at once; resolves once open requests finished, or `graceMs` ended them (default 10 s). */
+  close(graceMs?: number): Promise<void>;
 }
 
 /**
@@ -57,13 +58,19 @@ export function nodeServers(fetch: FetchCallback, routes: readonly NodeRoute[] =
       const shown = address.family === "IPv6" ? `[${address.address}]` : address.address;
       return { port: address.port, host: address.address, url: `http://${shown}:${address.port}` };
     },
-    async close() {
+    async close(graceMs = 10_000) {
       await Promise.all(
         servers.map(
           (server) =>
             new Promise<void>((resolve) => {
-              server.close(() => resolve());
-              (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+              const http = server as { closeAllConnections?: () => void; closeIdleConnections?: () => void };
+              // Issue #14, graceful drain: idle keep-alive connections go now, requests in flight finish.
+              const force = setTimeout(() => http.closeAllConnections?.(), graceMs);
+              server.close(() => {
+                clearTimeout(force);
+                resolve();
+              });
+              http.closeIdleConnections?.();
             }),
         ),
       );
