@@ -20,6 +20,11 @@ export interface SubscribeInput {
   requiresApproval: boolean;
   /** The id the receiver knows; defaults to the engine's own id. */
   subscriberId?: string;
+  /**
+   * The endpoint was verified another way (MCP Events: its `/.well-known/mcp-webhook-receiver.json`
+   * lists it), so no challenge is sent.
+   */
+  preverified?: boolean;
 }
 
 export interface DeliveryStatus {
@@ -115,13 +120,17 @@ export async function subscribe(
     previous_secret_sealed: null,
     previous_secret_until: null,
     pending_secret_sealed: null,
-    status: "pending_verification",
+    status: input.preverified
+      ? input.requiresApproval
+        ? "awaiting_approval"
+        : "active"
+      : "pending_verification",
     ended_reason: null,
     ended_at: null,
-    verified: 0,
+    verified: input.preverified ? 1 : 0,
     approved: input.requiresApproval ? 0 : 1,
     verify_attempts: 0,
-    verify_due_at: now,
+    verify_due_at: input.preverified ? null : now,
     expires_at: input.expiresAt,
     refresh_before: input.refreshBefore,
     delivery_active: 1,

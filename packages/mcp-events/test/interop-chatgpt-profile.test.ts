@@ -39,6 +39,12 @@ async function strictReceiver(secret: () => string | undefined) {
       refusals.push(why);
       return new Response(null, { status });
     };
+    // It publishes no receiver document, so the server must challenge it.
+    if (
+      request.method === "GET" &&
+      new URL(request.url).pathname === "/.well-known/mcp-webhook-receiver.json"
+    )
+      return new Response(null, { status: 404 });
     if (request.method !== "POST") return refuse("method", 405);
     if (headers["content-type"]?.split(";")[0] !== "application/json") return refuse("content-type", 415);
     if (Buffer.byteLength(text) > 256 * 1024) return refuse("size", 413);

@@ -16,7 +16,7 @@ import {
   openDatabase,
   type Sealer,
 } from "@doorbell/store";
-import { checkUrl, decodeSecret, type EgressPolicy, generateSecret } from "@doorbell/webhooks";
+import { checkUrl, decodeSecret, type EgressPolicy, generateSecret, getJson } from "@doorbell/webhooks";
 import {
   type DeliveryStatus,
   type EventOccurrence,
@@ -63,7 +63,16 @@ export interface WebhookOptions {
   allowAnonymous?: boolean;
   /** The shortest TTL a client may ask for with `ttlMs` (default 1 s); the longest is `ttlMs`. */
   minTtlMs?: number;
+  /**
+   * Accept a receiver's `/.well-known/mcp-webhook-receiver.json` (`{"receivers": ["/hooks/"]}`)
+   * as verification of the callbacks under the paths it lists, instead of a challenge (default true).
+   */
+  receiverDocument?: boolean;
 }
+
+/** How long a receiver document's answer is trusted, per (principal, url). */
+const RECEIVER_DOCUMENT_TTL_MS = 10 * 60_000;
+const RECEIVER_DOCUMENT = "/.well-known/mcp-webhook-receiver.json";
 
 interface Record_ {
   key: string;
@@ -135,6 +144,8 @@ const CATEGORY: Record<string, string> = {
  */
 export class WebhookMode {
   private readonly records = new Map<string, Record_>();
+  /** Receiver-document verdicts per (principal, url), until they expire. */
+  private readonly documented = new Map<string, { listed: boolean; until: number }>();
   /** Emitted events waiting for this tick's one `enqueueMany` (an emit fans out to many subscriptions). */
   private pending: { record: Record_; event: EventOccurrence }[] = [];
   /** Batches are written one after another, so each subscription's events keep their order. */
@@ -256,6 +267,7 @@ export class WebhookMode {
     this.core.live.checkLimit(principal);
 
     const secret = query.secret ?? generateSecret();
+    const preverified = await this.listedByReceiverDocument(principal ?? "", query.url);
     const created = await this.engine.subscribe(this.store.db, {
       channel,
       url: query.url,
@@ -264,12 +276,13 @@ export class WebhookMode {
       refreshBefore,
       requiresApproval: false,
       subscriberId: id,
+      preverified,
     });
     // A client-supplied secret lets the endpoint verify the challenge now, so subscribe waits for
     // it (-32015 when it fails). A server-generated secret reaches the client only in this
     // response: the challenge then completes afterwards (the receiver answers 503 until it knows
     // the secret) and nothing is delivered before it passes.
-    if (query.secret !== undefined && !(await this.verified(created.id))) {
+    if (!preverified && query.secret !== undefined && !(await this.verified(created.id))) {
       await this.engine.end(this.store.db, created.id, "challenge_failed", { notify: false });
       throw new EventsError("InvalidCallbackUrl", { reason: "challenge_failed" });
     }
@@ -372,6 +385,36 @@ export class WebhookMode {
     await this.flushed;
     await this.worker?.stop();
     if (this.ownsStore) await this.store.close();
+  }
+
+  /**
+   * Whether the callback's origin publishes a receiver document listing a path prefix of it
+   * (fetched under the egress policy, no redirects; cached per principal and URL).
+   */
+  private async listedByReceiverDocument(principal: string, url: string): Promise<boolean> {
+    if (this.options.receiverDocument === false) return false;
+    const key = `${principal}\u0000${url}`;
+    const now = this.core.clock();
+    const cached = this.documented.get(key);
+    if (cached && cached.until > now) return cached.listed;
+    const target = new URL(url);
+    const answer = await getJson({
+      url: `${target.origin}${RECEIVER_DOCUMENT}`,
+      policy: this.options.policy,
+    });
+    const document = answer.ok && answer.status === 200 ? answer.json : undefined;
+    const receivers =
+      typeof document === "object" && document !== null
+        ? (document as { receivers?: unknown }).receivers
+        : [];
+    const listed =
+      Array.isArray(receivers) &&
+      receivers.some(
+        (path) => typeof path === "string" && path.startsWith("/") && target.pathname.startsWith(path),
+      );
+    if (this.documented.size > 10_000) this.documented.clear();
+    this.documented.set(key, { listed, until: now + RECEIVER_DOCUMENT_TTL_MS });
+    return listed;
   }
 
   private async verified(deliveryId: string): Promise<boolean> {
