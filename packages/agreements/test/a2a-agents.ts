@@ -15,6 +15,7 @@ import {
   ServiceParameters,
   withA2AExtensions,
 } from "@a2a-js/sdk/client";
+import type { Database } from "@doorbell/store";
 import { AGREEMENTS_EXTENSION_URI, agreementAgentCard } from "../src/a2a/agreement-card.js";
 import { type A2AAgreements, attachA2A } from "../src/a2a/attach.js";
 import { a2aHttpHandler } from "../src/a2a/http-handler.js";
