@@ -1,0 +1,125 @@
+// Publishable packages: every workspace package is built and packed as `npm publish` would, the
+// tarballs are installed into a temporary project outside the workspace (dependencies from the
+// registry, better-sqlite3 built for this Node), each package is imported there, SQLite opens
+// through @doorbell/store, and `npx doorbell --version` answers.
+import { execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+
+const exec = promisify(execFile);
+const ROOT = join(import.meta.dirname, "../../..");
+const PACKAGES = readdirSync(join(ROOT, "packages")).sort();
+const manifest = (dir: string) =>
+  JSON.parse(readFileSync(join(ROOT, "packages", dir, "package.json"), "utf8")) as {
+    name: string;
+    version: string;
+  };
+
+/** The environment without what `npm test` adds (npm_config_*…), so the inner npm sees no workspace. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!/^npm_/i.test(name) && name !== "INIT_CWD") env[name] = value;
+  }
+  return env;
+}
+
+const run = (command: string, args: string[], cwd: string) =>
+  exec(command, args, { cwd, env: cleanEnv(), maxBuffer: 64 * 1024 * 1024, timeout: 20 * 60_000 });
+
+const work = mkdtempSync(join(tmpdir(), "doorbell-pack-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe("the packages as published", () => {
+  it(
+    "pack, install outside the workspace, import each, and run npx doorbell --version",
+    async () => {
+      expect(PACKAGES).toContain("cli");
+      // The tarballs carry dist/: build first (a no-op when `npm run build` already ran).
+      await run("npx", ["tsc", "-b", "tsconfig.build.json"], ROOT);
+
+      const tarballs = join(work, "tarballs");
+      mkdirSync(tarballs);
+      const { stdout } = await run(
+        "npm",
+        ["pack", "--workspaces", "--json", "--pack-destination", tarballs],
+        ROOT,
+      );
+      const packed = JSON.parse(stdout) as { name: string; filename: string; files: { path: string }[] }[];
+      expect(packed.map((p) => p.name).sort()).toEqual(PACKAGES.map((dir) => manifest(dir).name).sort());
+      for (const pack of packed) {
+        const paths = pack.files.map((file) => file.path);
+        expect(paths, pack.name).toEqual(expect.arrayContaining(["README.md", "LICENSE", "package.json"]));
+        expect(
+          paths.some((path) => path.startsWith("dist/") && path.endsWith(".js")),
+          pack.name,
+        ).toBe(true);
+        expect(
+          paths.some((path) => path.startsWith("test/")),
+          pack.name,
+        ).toBe(false);
+      }
+
+      const app = join(work, "app");
+      mkdirSync(app);
+      writeFileSync(
+        join(app, "package.json"),
+        JSON.stringify({
+          name: "doorbell-pack-check",
+          private: true,
+          type: "module",
+          allowScripts: { "better-sqlite3": true },
+        }),
+      );
+      await run(
+        "npm",
+        [
+          "install",
+          "--no-audit",
+          "--no-fund",
+          "--prefer-offline",
+          ...packed.map((p) => join(tarballs, p.filename)),
+        ],
+        app,
+      );
+
+      for (const dir of PACKAGES) {
+        const { name } = manifest(dir);
+        const { stdout: exports } = await run(
+          process.execPath,
+          [
+            "--input-type=module",
+            "-e",
+            `console.log(Object.keys(await import(${JSON.stringify(name)})).length)`,
+          ],
+          app,
+        );
+        expect(Number(exports.trim()), name).toBeGreaterThan(0);
+      }
+
+      // better-sqlite3 installed and built for this Node: a real database through the published store.
+      const { stdout: sqlite } = await run(
+        process.execPath,
+        [
+          "--input-type=module",
+          "-e",
+          `import { openDatabase } from "@doorbell/store";
+         const db = await openDatabase("./check.sqlite");
+         console.log(db.dialect);
+         await db.close();`,
+        ],
+        app,
+      );
+      expect(sqlite.trim()).toBe("sqlite");
+
+      const version = await run("npx", ["--no-install", "doorbell", "--version"], app);
+      expect(version.stdout).toBe(`${manifest("cli").version}\n`);
+      const help = await run("npx", ["--no-install", "doorbell", "serve", "--help"], app);
+      expect(help.stdout).toMatch(/^doorbell serve/);
+    },
+    25 * 60_000,
+  );
+});
