@@ -38,6 +38,7 @@ import {
 import { developmentPolicy, type EgressPolicy, productionPolicy } from "@doorbell/webhooks";
 import { type Logger, pino } from "pino";
 import { type Background, startBackground } from "./cluster/background.js";
+import { type IntentFeed, startIntentFeed } from "./cluster/intent-feed.js";
 import { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
 import { createDemandService } from "./demand.js";
 import { createConsentService, type HolderConsentService } from "./domain/consent.js";
@@ -311,6 +312,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
   let mcp: McpHandler | undefined;
   let worker: Worker | undefined;
   let background: Background | undefined;
+  let feed: IntentFeed | undefined;
   let events: HolderEvents | undefined;
   let limits: HolderLimits | undefined;
   let listeningOnLoopback = false;
@@ -407,6 +409,8 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     const push = services.push as PushService;
     const demo = options.demo ? await importDemoCatalogueOnce(context, services.offers) : undefined;
     const { activeIntents } = await services.matching.start();
+    // Issue #14: the index follows intents activated, changed and ended in other processes.
+    feed = await startIntentFeed({ store: store as unknown as Database, matching: services.matching, log });
     if (options.events !== false) {
       events = await createHolderEvents({
         db: store.db,
@@ -546,6 +550,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
           await stopped;
           await worker?.stop();
           await background?.stop();
+          await feed?.stop();
           smtp?.close();
           sharedLimits.close();
           await store.close();
@@ -564,6 +569,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
   } catch (error) {
     await worker?.stop();
     await background?.stop();
+    await feed?.stop();
     await mcp?.close();
     await events?.close();
     smtp?.close();

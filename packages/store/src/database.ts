@@ -86,8 +86,10 @@ export interface Database<DB = NoTables> {
    * Calls `onNotify` whenever any process runs `pg_notify(channel, …)` and commits (PostgreSQL, on a
    * dedicated connection that reconnects after errors). On SQLite it does nothing: one process
    * owns the file, and it wakes its own workers. Resolves with a function that stops listening.
+   * `payload` is the notification's text; `undefined` means notifications may have been missed
+   * (the connection was lost, and again once it listens anew): reload what they would have said.
    */
-  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  listen(channel: string, onNotify: (payload?: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -454,28 +456,42 @@ const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 async function listenPostgres(
   url: string,
   channel: string,
-  onNotify: () => void,
+  onNotify: (payload?: string) => void,
 ): Promise<() => Promise<void>> {
   if (!CHANNEL_NAME.test(channel)) {
     throw new StoreError("ERR_STORE_CONFIG", "a notification channel is a lower-case SQL identifier");
   }
   let stopped = false;
+  let lost = false;
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
   const connect = async (): Promise<void> => {
     const next = new pg.Client({ connectionString: url });
     next.on("notification", (message) => {
-      if (message.channel === channel) onNotify();
+      if (message.channel === channel) onNotify(message.payload === "" ? undefined : message.payload);
     });
     next.on("error", () => {
       // A lost connection: reconnect, and wake the listener in case a notification was missed.
       next.end().catch(() => {});
-      if (!stopped) retry = setTimeout(() => void connect().catch(() => {}), 1_000);
-      onNotify();
+      lost = true;
+      clearTimeout(retry);
+      if (!stopped) retry = setTimeout(reconnect, 1_000);
+      onNotify(undefined);
     });
     await next.connect();
     await next.query(`listen ${channel}`);
     client = next;
+    // Listening again after a loss: whatever was sent meanwhile was missed.
+    if (lost) {
+      lost = false;
+      onNotify(undefined);
+    }
+  };
+  const reconnect = () => {
+    connect().catch(() => {
+      clearTimeout(retry);
+      if (!stopped) retry = setTimeout(reconnect, 1_000);
+    });
   };
   await connect();
   return async () => {

@@ -83,6 +83,11 @@ export interface MatchingService extends MatchService {
   onActivated(intentId: string): Promise<{ matched: number }>;
   /** The intents side calls this when an intent is withdrawn or expires. */
   onEnded(intentId: string): void;
+  /**
+   * Another process activated, changed or ended this intent (issue #14): the index follows the
+   * database; nothing is announced (the other process did that).
+   */
+  refresh(intentId: string): Promise<void>;
   /** The ids of the indexed active intents `offer` fits now (the rule in rule.ts). Needs `start`. */
   matchOffer(offer: MatchableOffer): string[];
   /**
@@ -262,6 +267,19 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
     onEnded(intentId) {
       index.remove(intentId);
       endedDuringLoad?.add(intentId);
+    },
+
+    async refresh(intentId) {
+      await ready();
+      const row = await store.db
+        .selectFrom("holder_intents")
+        .select([...FILTER_COLUMNS, "status"])
+        .where("id", "=", intentId)
+        .executeTakeFirst();
+      const filter = row?.status === "active" ? intentFilter(row) : undefined;
+      index.remove(intentId);
+      if (filter === undefined) endedDuringLoad?.add(intentId);
+      else index.add(filter);
     },
 
     matchOffer,
