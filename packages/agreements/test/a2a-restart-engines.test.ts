@@ -3,13 +3,17 @@
 // databases closed) and start again from their databases; the owner approves; the buyer, new, reads
 // the quote from the seller's task (kept in SQL) and accepts; both sides end agreed with a record
 // that checks out.
-import { TaskState } from "@a2a-js/sdk";
+import { type Task, TaskState } from "@a2a-js/sdk";
+import { ServerCallContext } from "@a2a-js/sdk/server";
+import { migrate } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSqlTaskStore } from "../src/a2a/sql-task-store.js";
 import { WAITING_FOR_OWNER } from "../src/a2a/task-states.js";
 import { checkRecord } from "../src/check/check.js";
 import type { Responder } from "../src/inbox/agent-inbox.js";
 import type { LimitsPolicy } from "../src/inbox/limits.js";
+import { agreementsInboxMigrations } from "../src/inbox/store.js";
 import { type A2AAgent, rawClient, startA2AAgent, statusText } from "./a2a-agents.js";
 import { ASK, acceptQuotes, quoteDesks, twoParties } from "./quote-thread.js";
 
@@ -23,7 +27,67 @@ const buyerLimits: LimitsPolicy = {
 // 4 × 45,000 = 180,000 EUR: over the seller's limit, so the quote waits for its owner.
 const overTheLimit: Responder = quoteDesks("45000", (now) => now + 3600);
 
+const task = (id: string, contextId: string, state: TaskState, at: string): Task => ({
+  id,
+  contextId,
+  status: { state, message: undefined, timestamp: at },
+  artifacts: [
+    {
+      artifactId: `record-${contextId}`,
+      name: "",
+      description: "",
+      parts: [],
+      metadata: undefined,
+      extensions: [],
+    },
+  ],
+  history: [],
+  metadata: undefined,
+});
+
 forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
+  it("the SQL task store saves, loads, lists by thread and state, pages, and keeps tenants apart", async () => {
+    const { db } = await engine.createDatabase();
+    await migrate(db, [agreementsInboxMigrations]);
+    const store = createSqlTaskStore(db);
+    const here = new ServerCallContext();
+    const other = new ServerCallContext({ tenant: "other" });
+    await store.save(task("t-1", "thread-a", TaskState.TASK_STATE_WORKING, "2026-01-01T00:00:01Z"), here);
+    await store.save(task("t-2", "thread-b", TaskState.TASK_STATE_COMPLETED, "2026-01-01T00:00:02Z"), here);
+    await store.save(task("t-3", "thread-c", TaskState.TASK_STATE_WORKING, "2026-01-01T00:00:03Z"), here);
+    // Saving again overwrites.
+    await store.save(
+      task("t-1", "thread-a", TaskState.TASK_STATE_INPUT_REQUIRED, "2026-01-01T00:00:04Z"),
+      here,
+    );
+    expect((await store.load("t-1", here))?.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(await store.load("t-1", other)).toBeUndefined();
+    const base = {
+      tenant: "",
+      contextId: "",
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageToken: "",
+      statusTimestampAfter: undefined,
+    };
+    const all = await store.list({ ...base, pageSize: 2 }, here);
+    expect(all.tasks.map((t) => t.id)).toEqual(["t-1", "t-3"]);
+    expect(all.totalSize).toBe(3);
+    expect(all.tasks[0]?.artifacts).toEqual([]);
+    const rest = await store.list({ ...base, pageSize: 2, pageToken: all.nextPageToken }, here);
+    expect(rest.tasks.map((t) => t.id)).toEqual(["t-2"]);
+    expect(rest.nextPageToken).toBe("");
+    const working = await store.list(
+      { ...base, status: TaskState.TASK_STATE_WORKING, includeArtifacts: true },
+      here,
+    );
+    expect(working.tasks.map((t) => t.id)).toEqual(["t-3"]);
+    expect(working.tasks[0]?.artifacts).toHaveLength(1);
+    expect((await store.list({ ...base, contextId: "thread-b" }, here)).tasks.map((t) => t.id)).toEqual([
+      "t-2",
+    ]);
+    expect((await store.list(base, other)).tasks).toEqual([]);
+  });
+
   it("an agreement waiting for the seller's owner survives a restart of both agents", async () => {
     const sellerDb = await engine.createDatabase();
     const buyerDb = await engine.createDatabase();
