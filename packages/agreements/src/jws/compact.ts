@@ -16,14 +16,21 @@ export interface CompactParts {
   readonly signature: Uint8Array;
 }
 
+// The last character of unpadded base64url whose unused low bits are zero: 4 bits unused when
+// the length is 2 mod 4, 2 bits when it is 3 mod 4. Any other last character is a second
+// spelling of the same bytes, which a signature must not have.
+const LAST_OF_2 = /[AQgw]$/;
+const LAST_OF_3 = /[AEIMQUYcgkosw048]$/;
+
 const decode = (part: string, what: string): Uint8Array => {
-  if (!B64URL.test(part) || part.length % 4 === 1) {
+  const rest = part.length % 4;
+  if (!B64URL.test(part) || rest === 1) {
     throw new AgreementError("ERR_JWS_INVALID", `the JWS ${what} is not unpadded base64url`);
   }
-  const bytes = Buffer.from(part, "base64url");
-  if (bytes.toString("base64url") !== part) {
+  if ((rest === 2 && !LAST_OF_2.test(part)) || (rest === 3 && !LAST_OF_3.test(part))) {
     throw new AgreementError("ERR_JWS_INVALID", `the JWS ${what} is not in canonical base64url`);
   }
+  const bytes = Buffer.from(part, "base64url");
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 };
 
