@@ -28,6 +28,7 @@ import { closeEgress, type EgressPolicy, productionPolicy } from "@doorbell/webh
 import { type Logger, pino } from "pino";
 import { createForwarderApp } from "./app.js";
 import { type ForwarderContext, type ForwarderDb, forwarderHashers } from "./context.js";
+import { createEndingSweep } from "./ending-sweep.js";
 import { createForwarderMcp, type ForwarderMcpOptions } from "./mcp-endpoint.js";
 import { createRelayEndpoint } from "./relay-endpoint.js";
 import { purgeRelays } from "./relays.js";
@@ -58,6 +59,11 @@ export interface CreateForwarderOptions {
   mcp?: ForwarderMcpOptions;
   push?: PushSideOptions;
   worker?: WorkerOptions;
+  /**
+   * How often live relays are checked for an agent subscription that ended without the agent
+   * (410, delivery-failed, lease), to end the holder's at once (§7 rule 6). Default 1000 ms.
+   */
+  endingSweepMs?: number;
   /** Retry schedule and challenge delays of the engine, for tests. */
   engine?: { challengeDelaysMs?: readonly number[] };
   clock?: () => number;
@@ -117,6 +123,8 @@ export async function createForwarder(options: CreateForwarderOptions): Promise<
   const upstream = createUpstream(upstreamUrl);
   let worker: Worker | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let sweepTimer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<unknown> | undefined;
   try {
     await migrate(store, [deliveryMigrations, forwarderMigrations]);
     const sealer = createSealer(keys.keyring);
@@ -152,6 +160,18 @@ export async function createForwarder(options: CreateForwarderOptions): Promise<
       );
     }, HOUR_MS);
     timer.unref();
+    const sweep = createEndingSweep(context);
+    sweepTimer = setInterval(() => {
+      // One pass at a time: a slow holder must not pile passes up.
+      sweeping ??= sweep()
+        .catch((error: Error) =>
+          log.warn({ event: "forwarder.sweep_failed", error: error.name }, error.message.slice(0, 200)),
+        )
+        .finally(() => {
+          sweeping = undefined;
+        });
+    }, options.endingSweepMs ?? 1000);
+    sweepTimer.unref();
 
     const servers = nodeServers(app.fetch);
     const started = worker;
@@ -162,6 +182,8 @@ export async function createForwarder(options: CreateForwarderOptions): Promise<
       close() {
         closing ??= (async () => {
           clearInterval(timer);
+          clearInterval(sweepTimer);
+          await sweeping;
           await mcp.close();
           await servers.close();
           await started.stop();
@@ -185,6 +207,7 @@ export async function createForwarder(options: CreateForwarderOptions): Promise<
     };
   } catch (error) {
     clearInterval(timer);
+    clearInterval(sweepTimer);
     await worker?.stop();
     await upstream.close();
     if (ownStore) await store.close();

@@ -1,7 +1,8 @@
 /**
  * Relay records (push profile §7 rule 2): found by the keyed hash of their random path, by the
  * agent's code and url (renewal) or by the agent's code and subscriptionId (unsubscribe). The
- * forwarder's secret towards the holder is sealed under the forwarder's keyring, bound to the row.
+ * forwarder's secret towards the holder, and while the relay lives the holder's code (rule 6, for
+ * unsubscribing), are sealed under the forwarder's keyring, bound to the row.
  */
 import type { ForwarderContext, ForwarderKysely } from "./context.js";
 import type { RelayRow } from "./schema.js";
@@ -17,6 +18,7 @@ export const PREVIOUS_SECRET_MS = 24 * 60 * 60 * 1000;
 
 const secretAd = (id: string, which: "current" | "previous") =>
   `forwarder.relay.holder_secret.${which}:${id}`;
+const holderCodeAd = (id: string) => `forwarder.relay.holder_code:${id}`;
 const endpointKey = (forwarderCode: string, agentUrl: string) => `${forwarderCode}\n${agentUrl}`;
 
 export interface NewRelay {
@@ -26,6 +28,8 @@ export interface NewRelay {
   agentUrl: string;
   holderHost: string;
   holderSecret: string;
+  /** The holder's intentCode, opened with the agent's code: kept sealed to end the holder's side. */
+  holderCode: string;
   expiresAt: number;
   refreshBefore: number;
 }
@@ -51,6 +55,7 @@ export async function insertRelay(ctx: Ctx, relay: NewRelay): Promise<void> {
       ended_reason: null,
       created_at: now,
       updated_at: now,
+      holder_code_sealed: ctx.sealer.seal(relay.holderCode, holderCodeAd(id)),
     })
     .execute();
 }
@@ -142,6 +147,16 @@ export async function rotateHolderSecret(ctx: Ctx, row: RelayRow, newSecret: str
     .execute();
 }
 
+/** A renewal (the agent present) seals the holder's code again: relays made before it had none. */
+export async function keepHolderCode(ctx: Ctx, id: string, holderCode: string): Promise<void> {
+  await ctx.store.db
+    .updateTable("forwarder_relays")
+    .set({ holder_code_sealed: ctx.sealer.seal(holderCode, holderCodeAd(id)) })
+    .where("agent_subscription_id", "=", id)
+    .where("status", "=", "active")
+    .execute();
+}
+
 /** Puts the secrets back as they were when the holder refused a renewal (its secret did not change). */
 export async function restoreHolderSecrets(ctx: Ctx, row: RelayRow): Promise<void> {
   await ctx.store.db
@@ -174,14 +189,61 @@ export async function recordHolderSide(
     .execute();
 }
 
-/** Ends the relay record (idempotent); the caller ends the agent's subscription in the same transaction. */
-export async function endRelay(db: Db, id: string, reason: string, now: number): Promise<void> {
-  await db
+/**
+ * Ends the relay record (idempotent) and forgets the holder's code; the caller ends the agent's
+ * subscription in the same transaction. True when this call ended it (false: it had ended).
+ */
+export async function endRelay(db: Db, id: string, reason: string, now: number): Promise<boolean> {
+  const result = await db
     .updateTable("forwarder_relays")
-    .set({ status: "ended", ended_reason: reason, updated_at: now })
+    .set({ status: "ended", ended_reason: reason, updated_at: now, holder_code_sealed: null })
     .where("agent_subscription_id", "=", id)
     .where("status", "=", "active")
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Live relays whose agent's subscription has ended (or been purged): the holder's side still runs. */
+export async function relaysEndedByAgent(
+  ctx: Pick<ForwarderContext, "store">,
+  limit = 100,
+): Promise<{ id: string; reason: string }[]> {
+  const rows = await ctx.store.db
+    .selectFrom("forwarder_relays as r")
+    .leftJoin("delivery_subscriptions as d", "d.id", "r.agent_subscription_id")
+    .select(["r.agent_subscription_id as id", "d.status", "d.ended_reason"])
+    .where("r.status", "=", "active")
+    .where((eb) => eb.or([eb("d.status", "=", "ended"), eb("d.id", "is", null)]))
+    .limit(limit)
     .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    reason: row.status === null ? "purged" : (row.ended_reason ?? "ended"),
+  }));
+}
+
+/**
+ * Ends a relay whose agent's side ended and hands back what telling the holder needs: the holder's
+ * subscriptionId and code (opened here, cleared in the row by the same update). Undefined when
+ * another call ended it first, so the holder is told once.
+ */
+export async function takeEndedRelay(
+  ctx: Ctx,
+  id: string,
+  reason: string,
+): Promise<{ holderSubscriptionId: string | null; holderCode: string | null } | undefined> {
+  const row = await ctx.store.db
+    .selectFrom("forwarder_relays")
+    .select(["holder_subscription_id", "holder_code_sealed"])
+    .where("agent_subscription_id", "=", id)
+    .where("status", "=", "active")
+    .executeTakeFirst();
+  if (row === undefined || !(await endRelay(ctx.store.db, id, reason, ctx.clock()))) return undefined;
+  return {
+    holderSubscriptionId: row.holder_subscription_id,
+    holderCode:
+      row.holder_code_sealed === null ? null : ctx.sealer.openText(row.holder_code_sealed, holderCodeAd(id)),
+  };
 }
 
 /** Deletes relays ended for a day and webhook-ids seen more than 25 hours ago (the holder retries for 24). */

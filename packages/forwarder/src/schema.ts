@@ -17,10 +17,12 @@ export interface ForwarderIntentRow {
 export type RelayStatus = "active" | "ended";
 
 /**
- * Push profile §7 rule 2: one relay between a holder's subscription and the agent's. No code, no
- * statement, no match. The agent's url and secret live sealed in the delivery engine's row
+ * Push profile §7 rule 2: one relay between a holder's subscription and the agent's. No statement,
+ * no match. The agent's url and secret live sealed in the delivery engine's row
  * `agent_subscription_id`; the two keyed hashes of the forwarder code only let the agent who
- * holds that code find and end its own relays, and open nothing.
+ * holds that code find and end its own relays, and open nothing. While the relay lives it keeps
+ * the holder's code sealed under the forwarder's keyring, for one use: telling the holder at once
+ * when the agent's side ends without the agent (rule 6; see `holder_code_sealed`).
  */
 export interface RelayRow {
   /** The delivery engine's subscription towards the agent (`sub_…`): the agent's subscriptionId. */
@@ -44,6 +46,12 @@ export interface RelayRow {
   ended_reason: string | null;
   created_at: number;
   updated_at: number;
+  /**
+   * The holder's intentCode sealed under the forwarder's keyring, bound to this relay; only
+   * `intent_unsubscribe_events` towards the holder opens it, when the agent's side ended on its own
+   * (410, delivery-failed, lease). Cleared when the relay ends. Null for relays made before it.
+   */
+  holder_code_sealed: string | null;
 }
 
 /** Holder webhook-ids already relayed, so a retry after a lost 2xx is not relayed twice (24 h). */
@@ -105,6 +113,19 @@ export const forwarderMigrations = defineMigrations("forwarder", [
         .createIndex("forwarder_relay_seen_at")
         .on("forwarder_relay_seen")
         .column("seen_at")
+        .execute();
+    },
+  },
+  {
+    version: 2,
+    name: "relay_holder_code_and_status_index",
+    async up(db) {
+      await db.schema.alterTable("forwarder_relays").addColumn("holder_code_sealed", "text").execute();
+      // The ending sweep looks at live relays every second.
+      await db.schema
+        .createIndex("forwarder_relays_status")
+        .on("forwarder_relays")
+        .column("status")
         .execute();
     },
   },

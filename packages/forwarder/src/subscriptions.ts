@@ -18,6 +18,7 @@ import { RELAY_PREFIX } from "./relay-endpoint.js";
 import {
   endRelay,
   insertRelay,
+  keepHolderCode,
   ownedRelay,
   ownedRelays,
   recordHolderSide,
@@ -161,6 +162,7 @@ export function createPushSide(ctx: ForwarderContext, options: PushSideOptions =
       agentUrl: args.delivery.url,
       holderHost: ctx.upstream.host,
       holderSecret,
+      holderCode: record.holderCode,
       expiresAt: sub.expiresAt,
       refreshBefore: sub.refreshBefore,
     });
@@ -220,6 +222,7 @@ export function createPushSide(ctx: ForwarderContext, options: PushSideOptions =
       return answer;
     }
     await settle(id, answer.subscription, args.delivery.secret);
+    await keepHolderCode(ctx, id, holderCode);
     return { subscription: { ...answer.subscription, subscriptionId: id } };
   }
 

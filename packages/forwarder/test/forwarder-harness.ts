@@ -68,6 +68,7 @@ export async function makeRelay(forwarder: Forwarder, agent: AgentEndpoint) {
   const path = relayPathFor(forwarderCode, sub.id);
   const holderSecret = generateSecret();
   const holderSubscriptionId = `sub_${randomBytes(12).toString("hex")}`;
+  const holderCode = `ic_${randomBytes(16).toString("hex")}`;
   await insertRelay(ctx, {
     agentSubscriptionId: sub.id,
     path,
@@ -75,6 +76,7 @@ export async function makeRelay(forwarder: Forwarder, agent: AgentEndpoint) {
     agentUrl: agent.url,
     holderHost: "holder.example",
     holderSecret,
+    holderCode,
     expiresAt: sub.expiresAt,
     refreshBefore: sub.refreshBefore,
   });
@@ -83,7 +85,7 @@ export async function makeRelay(forwarder: Forwarder, agent: AgentEndpoint) {
     expiresAt: sub.expiresAt,
     refreshBefore: sub.refreshBefore,
   });
-  return { id: sub.id, forwarderCode, path, holderSecret, holderSubscriptionId };
+  return { id: sub.id, forwarderCode, path, holderSecret, holderSubscriptionId, holderCode };
 }
 export type Relay = Awaited<ReturnType<typeof makeRelay>>;
 

@@ -1,11 +1,13 @@
 // Push profile §7 rules 1–2 at rest: the holder's code is kept sealed under the agent's forwarder
 // code (found by a keyed hash of it under the forwarder's own keyring), so the forwarder cannot
-// open it without the agent; and a relay record holds only what rule 2 lists — no code, no
-// statement, no match, and the relay path, the agent's url and both secrets never in clear.
+// open it without the agent; and a relay record holds only what rule 2 lists — no statement, no
+// match, and the relay path, the agent's url and both secrets never in clear — plus, while it
+// lives, the holder's code sealed under the forwarder's keyring for rule 6 (cleared when it ends).
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FORWARDER_CODE, mintForwarderCode, openUnderCode, sealUnderCode } from "../src/codes.js";
 import { createRecord, openRecord } from "../src/records.js";
+import { endRelay } from "../src/relays.js";
 import {
   type AgentEndpoint,
   makeRelay,
@@ -99,6 +101,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
         "ended_reason",
         "created_at",
         "updated_at",
+        "holder_code_sealed",
       ].sort(),
     );
     expect(row.holder_host).toBe("holder.example");
@@ -108,10 +111,31 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       await ctx.store.db.selectFrom("delivery_subscriptions").selectAll().execute(),
       await ctx.store.db.selectFrom("forwarder_intents").selectAll().execute(),
     ]);
-    for (const secret of [relay.path, relay.holderSecret, relay.forwarderCode, agent.secret, agent.url]) {
+    expect(row.holder_code_sealed).toMatch(/^v1\./);
+    for (const secret of [
+      relay.path,
+      relay.holderSecret,
+      relay.holderCode,
+      relay.holderCode.slice(3),
+      relay.forwarderCode,
+      agent.secret,
+      agent.url,
+    ]) {
       expect(everything).not.toContain(secret);
     }
     expect(everything).not.toContain(agent.secret.slice(6));
     expect(everything).not.toContain(relay.holderSecret.slice(6));
+  });
+
+  it("an ended relay no longer holds the holder's code", async () => {
+    const ctx = f.forwarder.context;
+    expect(await endRelay(ctx.store.db, relay.id, "unsubscribed", Date.now())).toBe(true);
+    expect(await endRelay(ctx.store.db, relay.id, "unsubscribed", Date.now())).toBe(false);
+    const row = await ctx.store.db
+      .selectFrom("forwarder_relays")
+      .select(["status", "holder_code_sealed"])
+      .where("agent_subscription_id", "=", relay.id)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: "ended", holder_code_sealed: null });
   });
 });
