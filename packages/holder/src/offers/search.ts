@@ -248,9 +248,11 @@ export async function searchOffers(
     const rows = await thread.search({ terms, limit: valid.limit, ...SEARCH_COST });
     return rows.map(offerFromRow);
   }
-  return inTurn(store, async () => {
+  const run = async () => {
     let rows = await query(store, terms, "all", valid.limit);
     if (rows.length === 0 && terms.length > 1) rows = await query(store, terms, "any", valid.limit);
     return rows.map(offerFromRow);
-  });
+  };
+  // PostgreSQL searches in its own process; an in-memory SQLite database takes turns.
+  return store.dialect === "sqlite" ? inTurn(store, run) : run();
 }
