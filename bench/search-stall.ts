@@ -42,7 +42,9 @@ export async function benchSearchStall(): Promise<void> {
       }));
       await services.offers.importCatalogue(batch);
     }
-    console.log(`built ${OFFERS.toLocaleString("en-US")} offers in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    console.log(
+      `built ${OFFERS.toLocaleString("en-US")} offers in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+    );
   }
   const cell = { category: "vehicles", country: "SK", budgetBand: "EUR-10000-20000" } as const;
 
@@ -87,7 +89,9 @@ export async function benchSearchStall(): Promise<void> {
     );
   row(`while ${FLOODERS} clients flood searches (ours)`, flooded);
   row("alone (baseline)", alone);
-  console.log(`  p99 ours/baseline = ${(percentile(flooded, 99) / percentile(alone, 99)).toFixed(2)}×; goal ≤ 50 ms`);
+  console.log(
+    `  p99 ours/baseline = ${(percentile(flooded, 99) / percentile(alone, 99)).toFixed(2)}×; goal ≤ 50 ms`,
+  );
   row(`one search "${STATEMENT}" during the flood`, searchTimes);
   await db.close();
 }
