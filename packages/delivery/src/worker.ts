@@ -235,8 +235,13 @@ async function processSubscription(
       busy = true;
     }
     await committed(BUSY_PAUSE_MS);
-    sub = await reload(ctx, claimed.id);
-    if (!sub || sub.lease_owner !== workerId) return;
+    // The row as read is good for the next pass: the lease is ours until `leaseEnds` (drainQueue
+    // never works past it), the endpoint and secrets change only under it, and an end or renewal
+    // meanwhile is seen by the release. Read again only before ending it as expired.
+    if (sub === undefined || ctx.clock() >= sub.expires_at) {
+      sub = await reload(ctx, claimed.id);
+      if (!sub || sub.lease_owner !== workerId) return;
+    }
   }
 }
 
