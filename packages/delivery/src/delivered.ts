@@ -32,8 +32,8 @@ export interface Delivered {
  * claims of that turn (group-commit.ts): with `synchronous: "full"` each commit costs an fsync,
  * which would otherwise cap deliveries at one per fsync. Nothing is weakened: the caller sends nothing more for that subscription until this
  * resolves (so a crash before the commit redelivers this row,
- * with its webhook-id, before anything behind it). On PostgreSQL the delete is one statement of
- * its own; concurrent commits on pooled connections already share WAL flushes.
+ * with its webhook-id, before anything behind it). On PostgreSQL the deliveries answered in the
+ * same turn are deleted by one statement (group-commit.ts, `deleteSoon`).
  */
 export function recordDelivered(ctx: EngineContext, delivered: Delivered): Promise<boolean> {
   if (delivered.matches) {
