@@ -17,7 +17,7 @@
  *
  * PostgreSQL only: several processes on one SQLite file is not the deployment this proves.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import fs from "node:fs";
@@ -101,6 +101,33 @@ async function until(what: string, check: () => boolean | Promise<boolean>, ms =
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${everything()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * How many established TCP connections process `pid` has to 127.0.0.1:`port` (Linux /proc: the
+ * process's socket inodes matched against the connection table), to tell which process has
+ * doorbells in flight.
+ */
+function connectedTo(pid: number | undefined, port: number): number {
+  if (pid === undefined) return 0;
+  const inodes = new Set<string>();
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    if (!fs.existsSync(table)) continue;
+    for (const line of fs.readFileSync(table, "utf8").split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      const remotePort = Number.parseInt(fields[2]?.split(":")[1] ?? "", 16);
+      // State 01 is ESTABLISHED; field 9 is the socket's inode.
+      if (remotePort === port && fields[3] === "01" && fields[9] !== undefined) inodes.add(fields[9]);
+    }
+  }
+  let count = 0;
+  for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const target = fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
+      if (inodes.has(/^socket:\[(\d+)\]$/.exec(target)?.[1] ?? "")) count++;
+    } catch {} // a descriptor closed while we looked
+  }
+  return count;
 }
 
 // ---- mail: a real SMTP server on loopback --------------------------------------------------------
@@ -365,6 +392,36 @@ describe.skipIf(postgres.skipReason !== undefined)(
         ? undefined
         : new RegExp(`${proxy.url}(/${kind}/[0-9A-Za-z_-]+)`).exec(mail.text)?.[1];
 
+    // Everything queued is delivered when no outbox row is left past its subscription's progress
+    // (PostgreSQL deletes a row once delivered; SQLite would move delivery_progress instead).
+    const drained = async () => {
+      let left: unknown[] = [];
+      await until(
+        "every queue drained",
+        async () => {
+          left = (
+            await sql<{ subscription_id: string; seq: number; type: string; attempts: number }>`
+              select o.subscription_id, o.seq, o.type, o.attempts from delivery_outbox o
+              left join delivery_progress p on p.subscription_id = o.subscription_id
+              where o.seq > coalesce(p.delivered_seq, 0)`.execute(database.db.db)
+          ).rows;
+          return left.length === 0;
+        },
+        90_000,
+      ).catch((error: Error) => {
+        throw new Error(`left in the outbox: ${JSON.stringify(left)}\n${error.message}`);
+      });
+    };
+    /** Webhook-ids that arrived more than once (doorbells that came again). */
+    const redelivered = () => {
+      const seen = new Map<string, number>();
+      for (const arrival of receiver.arrivals) {
+        if (arrival.type !== "subscription.verification")
+          seen.set(arrival.webhookId, (seen.get(arrival.webhookId) ?? 0) + 1);
+      }
+      return [...seen].filter(([, count]) => count > 1).map(([id]) => id);
+    };
+
     beforeAll(async () => {
       database = await postgres.createDatabase();
       smtp = await startSmtp();
@@ -396,10 +453,9 @@ describe.skipIf(postgres.skipReason !== undefined)(
         serves.push(process);
         return process;
       };
-      // The first process migrates the fresh database; the other two start together on it.
-      await serve(0).waitFor("Ctrl+C stops");
-      const [second, third] = [serve(1), serve(2)];
-      await Promise.all([second.waitFor("Ctrl+C stops"), third.waitFor("Ctrl+C stops")]);
+      // All three start at once on the fresh database, as a deployment's replicas do.
+      const all = [serve(0), serve(1), serve(2)];
+      await Promise.all(all.map((process) => process.waitFor("Ctrl+C stops", 120_000)));
     }, 150_000);
 
     afterAll(async () => {
@@ -540,28 +596,27 @@ describe.skipIf(postgres.skipReason !== undefined)(
         60_000,
       );
 
-      // Which serve processes have connections open to the receiver (the doorbells in flight).
-      const ss = execFileSync("ss", ["-Htnp", "state", "established", `( dport = :${receiver.port} )`], {
-        encoding: "utf8",
-      });
-      const pids = new Set([...ss.matchAll(/pid=(\d+)/g)].map((match) => Number(match[1])));
-      killed = serves.find((process) => process.child.pid !== undefined && pids.has(process.child.pid));
-      expect(killed, `no serve process holds a doorbell connection:\n${ss}`).toBeDefined();
+      // A serve process with a connection open to the receiver has a doorbell in flight: kill it.
+      const holding = serves.filter((serve) => connectedTo(serve.child.pid, receiver.port) > 0);
+      killed = holding[0];
+      expect(killed, "no serve process holds a doorbell connection").toBeDefined();
       (killed as Started).child.kill("SIGKILL");
       await (killed as Started).exited;
       receiver.release();
 
-      // The survivors take the dead process's subscriptions over when its leases run out.
+      // The survivors take the dead process's subscriptions over when its leases run out: what it
+      // had in flight comes again, with the same webhook-id, and every queue drains.
       await until(
-        "a matches doorbell at every live subscription",
+        "a matches doorbell at every live subscription, and a redelivery",
         () =>
           live.every((id) =>
             receiver.verified.some(
               (d) => d.type === "intent.matches.delivered" && d.data.subscriptionId === id,
             ),
-          ),
+          ) && redelivered().length > 0,
         120_000,
       );
+      await drained();
       // The agents read their matches through the proxy (a dead backend is skipped, nothing retried).
       for (const person of people) {
         const read = await person.client.ok<{ matches: { offer?: { title?: string } }[] }>(
@@ -606,26 +661,8 @@ describe.skipIf(postgres.skipReason !== undefined)(
       }
 
       const all = people.flatMap((person) => person.subscriptions);
-      // Everything queued was delivered: no outbox row is left past its subscription's progress
-      // (PostgreSQL deletes a row once delivered; SQLite would move delivery_progress instead).
-      const waiting = async () =>
-        (
-          await sql<{ subscription_id: string; seq: number; type: string; attempts: number }>`
-          select o.subscription_id, o.seq, o.type, o.attempts from delivery_outbox o
-          left join delivery_progress p on p.subscription_id = o.subscription_id
-          where o.seq > coalesce(p.delivered_seq, 0)`.execute(database.db.db)
-        ).rows;
-      let left: Awaited<ReturnType<typeof waiting>> = [];
-      await until(
-        "every queue drained",
-        async () => {
-          left = await waiting();
-          return left.length === 0;
-        },
-        90_000,
-      ).catch((error: Error) => {
-        throw new Error(`${JSON.stringify(left)}\n${error.message}`);
-      });
+      // Everything queued was delivered.
+      await drained();
       const { rows } = await sql<{ subscriber_id: string; queued: number }>`
       select subscriber_id, next_seq - 1 as queued from delivery_subscriptions`.execute(database.db.db);
       const dead = await sql<{ n: number }>`select count(*)::int as n from delivery_dead_letters`.execute(
