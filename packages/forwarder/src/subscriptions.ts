@@ -13,6 +13,7 @@ import { generateSecret } from "@doorbell/webhooks";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { relayPathFor } from "./codes.js";
 import { deliveryDb, type ForwarderContext } from "./context.js";
+import { endHolderSide } from "./ending-sweep.js";
 import { openRecord } from "./records.js";
 import { RELAY_PREFIX } from "./relay-endpoint.js";
 import {
@@ -124,7 +125,8 @@ export function createPushSide(ctx: ForwarderContext, options: PushSideOptions =
     if (existing !== undefined) {
       const sub = await ctx.engine.get(db(), existing.agent_subscription_id);
       if (sub.status !== "ended") return renew(record.holderCode, existing, args);
-      await endRelay(ctx.store.db, existing.agent_subscription_id, sub.endedReason ?? "ended", ctx.clock());
+      // Ended without the agent and not yet swept: the holder's side ends before a new one begins.
+      await endHolderSide(ctx, existing.agent_subscription_id, sub.endedReason ?? "ended");
     }
 
     // Rule 1: the agent's endpoint proves it wants doorbells before the holder hears of it.
