@@ -123,7 +123,8 @@ export async function* streamCatalogueFile(
   options: ParseCatalogueOptions,
 ): AsyncGenerator<CatalogueOfferInput> {
   const problems = new Problems(1);
-  for await (const offer of checkedOffers(fileText(path, problems), options.format, problems)) {
+  // Refs were checked for repeats by checkCatalogueFile; not kept again while importing.
+  for await (const offer of checkedOffers(fileText(path, problems), options.format, problems, false)) {
     if (problems.list.length > 0) break;
     yield offer;
   }
@@ -150,6 +151,7 @@ async function* checkedOffers(
   text: AsyncIterable<string>,
   format: CatalogueFormat,
   problems: Problems,
+  repeats = true,
 ): AsyncGenerator<CatalogueOfferInput> {
   const entries: AsyncIterable<Entry> =
     format === "json" ? jsonEntries(text, problems) : csvEntries(text, problems);
@@ -159,6 +161,10 @@ async function* checkedOffers(
     const checked = checkCatalogueOffer(entry.value, "");
     for (const message of checked.problems) problems.add(entry.line, entry.rename(message));
     if (!checked.value) continue;
+    if (!repeats) {
+      yield checked.value;
+      continue;
+    }
     const first = refs.get(checked.value.source.ref);
     if (first !== undefined) {
       problems.add(

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Insertable, Kysely } from "@doorbell/store";
 import type { HolderContext } from "../context.js";
 import type { CatalogueOfferInput, OfferService, ReplyOfferInput } from "../domain/services.js";
-import { HolderError, type Offer } from "../domain/types.js";
+import type { Offer } from "../domain/types.js";
 import { reserveArrivals } from "../matching/reader.js";
 import { fits, intentFilter, offerFacts } from "../matching/rule.js";
 import { FILTER_COLUMNS, type FoundMatches, type MatchingService } from "../matching/service.js";
@@ -218,32 +218,23 @@ function* batchesOf<T>(items: readonly T[], size: number): Generator<readonly T[
   for (let start = 0; start < items.length; start += size) yield items.slice(start, start + size);
 }
 
-/** A stream of offers in validated batches; a repeated ref across batches is refused too. */
+/**
+ * A stream of offers in validated batches. A ref repeated within a batch is refused; across
+ * batches its caller checks (checkCatalogueFile does), so nothing per offer is kept here.
+ */
 async function* checkedBatches(
   offers: AsyncIterable<CatalogueOfferInput>,
   size: number,
 ): AsyncGenerator<readonly CatalogueOfferInput[]> {
-  const refs = new Set<string>();
   let batch: CatalogueOfferInput[] = [];
-  const checked = () => {
-    const valid = validateCatalogueOffers(batch);
-    for (const offer of valid) {
-      if (refs.has(offer.source.ref)) {
-        throw new HolderError(
-          "ERR_HOLDER_INVALID",
-          `source.ref ${JSON.stringify(offer.source.ref)} repeats an earlier offer`,
-        );
-      }
-      refs.add(offer.source.ref);
-    }
-    batch = [];
-    return valid;
-  };
   for await (const offer of offers) {
     batch.push(offer);
-    if (batch.length >= size) yield checked();
+    if (batch.length >= size) {
+      yield validateCatalogueOffers(batch);
+      batch = [];
+    }
   }
-  if (batch.length > 0) yield checked();
+  if (batch.length > 0) yield validateCatalogueOffers(batch);
 }
 
 /** The message a refused reply carries wherever a reason is shown (MCP layer). */
