@@ -2,7 +2,7 @@
 // k-anonymity threshold is withheld without a count, drafts are never counted (consent-link rule
 // 1), and a cell outside the grid is refused by the schema.
 import { forEachEngine } from "@doorbell/store/testing";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { activeIntent, basicPublish, ok, refused, startHolder, type TestHolder } from "./mcp-harness.js";
 

@@ -2,7 +2,7 @@
 // oldest first; `since` returns only those delivered strictly after it, and an empty answer is a
 // plain { matches: [] } (consent-link rule 6: results are pulled).
 import { forEachEngine } from "@doorbell/store/testing";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   activeIntent,

@@ -1,7 +1,7 @@
 // Binding, intent_search_offers (anyone, read-only): the holder's ordinary catalogue search by
 // words, answered as { offers: Offer[] } with catalogue offers only.
 import { forEachEngine } from "@doorbell/store/testing";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MINUTE, octavia, ok, refused, startHolder, type TestHolder } from "./mcp-harness.js";
 

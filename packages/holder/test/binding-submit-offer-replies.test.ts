@@ -2,7 +2,7 @@
 // only, and only for pseudonymous intents. The seller never receives buyer contact; the buyer's
 // agent finds the reply in intent_list_matches; catalogue search never shows it.
 import { forEachEngine } from "@doorbell/store/testing";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   activeIntent,

@@ -2,7 +2,7 @@
 // { status: "withdrawn" }; the very next read shows it, no offer is matched or delivered for it
 // afterwards, and it leaves the demand summary at once.
 import { forEachEngine } from "@doorbell/store/testing";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   activeIntent,

@@ -2,7 +2,7 @@
 // stores is a draft: nothing is delivered for it, it is not counted in any demand summary, and it
 // ends within 24 hours.
 import { forEachEngine } from "@doorbell/store/testing";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   basicPublish,

@@ -1,7 +1,7 @@
 // Consent-link rule 2 over MCP: the result carries an intentCode (a secret of at least 128 random
 // bits) and a consentUrl on the holder's own domain; the code is stored only as a keyed hash.
 import { forEachEngine } from "@doorbell/store/testing";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { basicPublish, ok, type Published, startHolder, type TestHolder, tokenOf } from "./mcp-harness.js";
 

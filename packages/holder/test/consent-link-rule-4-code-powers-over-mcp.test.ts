@@ -2,7 +2,7 @@
 // intent_list_matches and intent_withdraw_intent only; it never opens the contact, the hidden limit
 // (only hasHiddenLimit) or a token, and it reaches its own intent only.
 import { forEachEngine } from "@doorbell/store/testing";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   activeIntent,

@@ -19,7 +19,7 @@ import type { HolderConfig } from "../src/context.js";
 import type { CatalogueOfferInput } from "../src/domain/services.js";
 import { createHolderServices, type HolderServices } from "../src/holder.js";
 import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
-import { createMcpHandler, type McpHandler, type McpHandlerOptions } from "../src/mcp/handler.js";
+import { createMcpHandler, type HolderMcpEndpoint, type McpHandlerOptions } from "../src/mcp/handler.js";
 import { ERROR_META_KEY, type ToolErrorMeta } from "../src/mcp/results.js";
 import type { HolderToolServices } from "../src/mcp/tools.js";
 import { createTestHolderContext, fakeClock, type TestHolderContext } from "../src/testing.js";
@@ -33,7 +33,7 @@ export interface TestHolder {
   services: HolderServices;
   /** With `push: true`: the delivery engine on the fake clock (drive it with `runDue()`). */
   delivery?: DeliveryEngine;
-  mcp: McpHandler;
+  mcp: HolderMcpEndpoint;
   /** http://127.0.0.1:<port> */
   origin: string;
   mcpUrl: URL;

@@ -26,11 +26,11 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
 
   it("keeps at most maxSessions, closing the least recently used", async () => {
     const clients: Client[] = [];
-    for (let i = 0; i < 3; i++) clients.push(await h.connect(`c${i}`));
+    for (let i = 0; i < 3; i++) clients.push(await h.connectLegacy(`c${i}`));
     expect(h.mcp.sessionCount).toBe(3);
     // c0 is used, so c1 is now the least recently used.
     await ok(clients[0] as Client, "intent_search_offers", { statement: "x" });
-    const fourth = await h.connect("c3");
+    const fourth = await h.connectLegacy("c3");
     expect(h.mcp.sessionCount).toBe(3);
     await ok(fourth, "intent_search_offers", { statement: "x" });
     await ok(clients[0] as Client, "intent_search_offers", { statement: "x" });
@@ -40,21 +40,21 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   });
 
   it("closes sessions idle for longer than sessionIdleMs", async () => {
-    const client = await h.connect("idle");
+    const client = await h.connectLegacy("idle");
     h.clock.advance(10 * MINUTE + 1);
     expect(await h.mcp.sweep()).toBeGreaterThanOrEqual(1);
     expect(h.mcp.sessionCount).toBe(0);
     await expect(
       client.callTool({ name: "intent_search_offers", arguments: { statement: "x" } }),
     ).rejects.toThrow(/404|Session not found/);
-    const fresh = await h.connect("fresh");
+    const fresh = await h.connectLegacy("fresh");
     await ok(fresh, "intent_search_offers", { statement: "x" });
   });
 
   it("answers POSTs with one JSON body when jsonResponse is set (still Streamable HTTP)", async () => {
     const json = await startHolder(engine, { mcp: { jsonResponse: true } });
     try {
-      const client = await json.connect();
+      const client = await json.connectLegacy();
       expect(await ok(client, "intent_search_offers", { statement: "x" })).toEqual({ offers: [] });
       const opened = await rawRequest(json.mcpUrl, {
         headers: MCP_HEADERS,

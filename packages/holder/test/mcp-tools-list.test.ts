@@ -2,8 +2,8 @@
 // schema (every object refuses undeclared properties), an output schema, and the aggregator
 // sentence of binding rule 2 in its description.
 import { forEachEngine } from "@doorbell/store/testing";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/client";
+import type { Tool } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGGREGATOR_NOTE } from "../src/mcp/schemas.js";
 import { TOOL_NAMES } from "../src/mcp/tools.js";

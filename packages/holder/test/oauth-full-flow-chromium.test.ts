@@ -21,7 +21,6 @@ import { forEachEngine } from "@doorbell/store/testing";
 import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
@@ -199,7 +198,8 @@ describe.runIf(withChromium)("the OAuth flow with the SDK's client and headless 
       );
       expect(listed.matches.map((match) => match.offer.title)).toEqual(["Škoda Octavia Combi 2.0 TDI Style"]);
 
-      // 8. A client without a token cannot read it.
+      // 8. A client without a token cannot read it: the call is answered with the 401 challenge
+      // (issue 13: an OAuth-capable client starts sign-in from it), never with the intent.
       const anonymous = new Client({ name: "anonymous", version: "1.0.0" });
       await anonymous.connect(new StreamableHTTPClientTransport(mcpUrl, { fetch: scopedSignalFetch() }));
       try {
@@ -207,10 +207,40 @@ describe.runIf(withChromium)("the OAuth flow with the SDK's client and headless 
           ["intent_get_intent", { id: published.intent.id }],
           ["intent_list_matches", { intent: published.intent.id }],
         ] as const) {
-          const refused = (await anonymous.callTool({ name, arguments: args })) as CallToolResult;
-          expect(refused.isError, name).toBe(true);
-          expect(JSON.stringify(refused.content)).not.toContain("Octavia");
+          const refusal = await anonymous.callTool({ name, arguments: args }).then(
+            (result) => JSON.stringify(result),
+            (error: Error) => `refused: ${error.message}`,
+          );
+          expect(refusal, name).toMatch(/^refused: .*sign in with OAuth/);
+          expect(refusal).not.toContain("Octavia");
         }
+        const raw = await fetch(mcpUrl, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": "tools/call",
+            "mcp-name": "intent_update_intent",
+          },
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "tools/call",
+            params: {
+              _meta: {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+              },
+              name: "intent_update_intent",
+              arguments: { id: published.intent.id, statement: "changed" },
+            },
+          }),
+        });
+        expect(raw.status).toBe(401);
+        expect(raw.headers.get("www-authenticate")).toMatch(
+          /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp", scope="intents:manage"/,
+        );
       } finally {
         await anonymous.close();
       }

@@ -61,6 +61,7 @@ function stub() {
     consentView: (token) => act(`consentView:${token}`, () => state.view),
     giveConsent: (token) => act(`giveConsent:${token}`, () => ({ sentTo: "your e-mail" as const })),
     confirmEmail: (token) => act(`confirmEmail:${token}`, () => intent),
+    confirmState: (token) => act(`confirmState:${token}`, () => "open" as const),
     manageView: (token) => act(`manageView:${token}`, () => ({ intent, matches: state.matches })),
     withdrawByManageToken: (token) =>
       act(`withdrawByManageToken:${token}`, () => ({ ...intent, status: "withdrawn" as const })),

@@ -35,7 +35,7 @@ interface PushAnswer {
 
 forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   let h: TestHolder;
-  let agent: Client;
+  let agent: Awaited<ReturnType<TestHolder["connect"]>>;
   let endpoint: AgentEndpoint;
   const runDue = () => (h.delivery as NonNullable<TestHolder["delivery"]>).runDue();
 

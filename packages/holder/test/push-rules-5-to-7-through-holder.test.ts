@@ -5,7 +5,7 @@
 // once the engine purged it (rule 7). The engine's own tests pin each rule in detail; these show
 // the holder wired to them.
 import { forEachEngine } from "@doorbell/store/testing";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Principal } from "../src/domain/types.js";
 import {

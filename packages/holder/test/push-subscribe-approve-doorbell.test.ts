@@ -5,7 +5,7 @@
 // new match with since.
 import { forEachEngine } from "@doorbell/store/testing";
 import { generateSecret } from "@doorbell/webhooks";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { notificationProblem, subscriptionProblem } from "../src/push/doorbells.js";
 import {

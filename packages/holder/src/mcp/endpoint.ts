@@ -28,6 +28,7 @@ import { jsonRpcError, paramsError, readJsonBody } from "./json-rpc.js";
 import { createLegacySessions, type LegacySessionLimits, type LegacySessions } from "./legacy-sessions.js";
 import { createOriginGuard } from "./origin-guard.js";
 import { type CallLimit, createRateLimiter, type RateLimit, type RateVerdict } from "./rate-limit.js";
+import type { ToolObserver } from "./tool.js";
 
 /** The limits and seams of an endpoint; every one has a default. */
 export interface EndpointPolicy extends LegacySessionLimits {
@@ -47,6 +48,8 @@ export interface EndpointPolicy extends LegacySessionLimits {
   /** Epoch milliseconds (idle times, rate limits). */
   clock?: () => number;
   log?: Logger;
+  /** Told of every tool call (metrics): the tool, its outcome and how long it took. */
+  observeToolCall?: ToolObserver;
   /** Shared limits across processes; when given, `toolRateLimit` and `sessionRateLimit` are unused. */
   sharedLimit?: SharedMcpLimit;
   /**
@@ -63,6 +66,8 @@ export interface ServingScope {
   era: Era;
   /** The calling client's tool-call allowance (keyed on its address, else its session). */
   limit?: CallLimit;
+  /** Told of every tool call (metrics). */
+  observe?: ToolObserver;
 }
 
 /**
@@ -82,6 +87,11 @@ export interface EndpointOptions<S> extends EndpointPolicy {
   role: string;
   /** The log event of a request that failed unexpectedly (default "mcp.request.failed"). */
   failedEvent?: string;
+  /**
+   * Wraps the modern handler once (MCP Events: `subscriptions/listen` with `eventsListChanged`);
+   * the wrapper serves every modern request and is closed with the endpoint.
+   */
+  wrapModern?: (handler: ModernHandler) => ModernHandler;
   /** Puts the tools (and resources) on a fresh server; returns a legacy session's own state. */
   register(server: McpServer, scope: ServingScope): S;
   /**
@@ -115,6 +125,12 @@ export interface McpEndpoint<S> extends McpHandler {
   sessions: LegacySessions<S>["sessions"];
   /** Change notifications for modern `subscriptions/listen` streams. */
   readonly notify: ServerNotifier;
+}
+
+/** The part of the SDK's handler the endpoint calls for a modern request. */
+export interface ModernHandler {
+  fetch(request: Request, options?: { authInfo?: AuthInfo; parsedBody?: unknown }): Promise<Response>;
+  close(): void | Promise<void>;
 }
 
 const DEFAULT_TOOL_LIMIT: RateLimit = { capacity: 60, refillPerSecond: 5 };
@@ -151,7 +167,11 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
   }
   const scopeOf = (era: Era, clientKey: string): ServingScope => {
     const limit = limitFor(clientKey);
-    return { era, ...(limit === undefined ? {} : { limit }) };
+    return {
+      era,
+      ...(limit === undefined ? {} : { limit }),
+      ...(options.observeToolCall === undefined ? {} : { observe: options.observeToolCall }),
+    };
   };
 
   // The client key of each modern request, for the factory (which sees only the Request).
@@ -169,6 +189,7 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
         log.debug({ event: "mcp.modern.refused", error: error.name }, error.message.slice(0, 300)),
     },
   );
+  const served: ModernHandler = options.wrapModern?.(modern) ?? modern;
   const legacy = createLegacySessions<S>({
     ...options,
     ...(shared === undefined ? {} : { sharedSessionLimit: (key: string) => shared("mcp.session", key) }),
@@ -214,7 +235,7 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
         return await legacy.handle(request, body.value, { authInfo, clientKey });
       }
       clientKeys.set(request, clientKey ?? "anonymous");
-      return await modern.fetch(request, {
+      return await served.fetch(request, {
         parsedBody: body.value,
         ...(authInfo === undefined ? {} : { authInfo }),
       });
@@ -233,6 +254,7 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
       value: async () => {
         closed = true;
         options.onClose?.();
+        if (served !== modern) await served.close();
         await modern.close();
         await legacy.close();
       },

@@ -13,6 +13,7 @@ import {
   type McpEndpoint,
   type McpHandler,
   type McpRequestInfo,
+  type ModernHandler,
 } from "./endpoint.js";
 import { demandInput } from "./schemas.js";
 import { signInGate } from "./signin-gate.js";
@@ -40,8 +41,15 @@ export interface McpHandlerOptions extends EndpointPolicy {
    * minimum 15 minutes, the profile's floor for polling one intent). Only with the push tools.
    */
   pullIntervalMs?: number;
-  /** MCP Events: puts `events/*` and the capability on each server the endpoint builds. */
-  events?: { attach(server: McpServer): void };
+  /**
+   * MCP Events: puts `events/*` and the capability on each server the endpoint builds (a legacy
+   * session's also sends `notifications/events/list_changed`), and wraps the modern handler so
+   * `subscriptions/listen` honours `eventsListChanged`.
+   */
+  events?: {
+    attach(server: McpServer, options?: { session?: boolean }): void;
+    listen?(handler: ModernHandler): ModernHandler;
+  };
   /**
    * OAuth: where the protected resource metadata is. With it, a call that needs a signed-in
    * person and carries no token is answered with the 401 challenge (signin-gate.ts).
@@ -78,6 +86,9 @@ export function createMcpHandler(
     version: options.version ?? "0.1.0",
     instructions: options.instructions ?? DEFAULT_INSTRUCTIONS,
     role: "holder",
+    ...(options.events?.listen === undefined
+      ? {}
+      : { wrapModern: (handler: ModernHandler) => options.events?.listen?.(handler) ?? handler }),
     ...(options.resourceMetadataUrl === undefined ? {} : { gate: signInGate(options.resourceMetadataUrl) }),
     register(server, scope) {
       // A legacy session keeps the subscriptions it made (what its resource shows); modern has none.
@@ -87,6 +98,7 @@ export function createMcpHandler(
         services,
         demandSchema,
         ...(scope.limit === undefined ? {} : { limit: scope.limit }),
+        ...(scope.observe === undefined ? {} : { observe: scope.observe }),
         // Issue #8: with a token verifier (OAuth on) the buyer tools also work without an intentCode.
         ...(options.authenticate === undefined ? {} : { signedIn: true }),
         ...(push === undefined
@@ -104,7 +116,7 @@ export function createMcpHandler(
         log,
       });
       if (push !== undefined) registerSubscriptionResource(server, push, legacy ? session : undefined);
-      options.events?.attach(server);
+      options.events?.attach(server, legacy ? { session: true } : undefined);
       return session;
     },
     onClose: () => stopListening?.(),

@@ -23,6 +23,8 @@ export interface CallExtra {
   header(name: string): string | undefined;
 }
 
+export type ToolObserver = (tool: string, outcome: string, seconds: number) => void;
+
 export interface ToolGuard {
   /** The calling client's tool-call allowance; none, no limit. */
   limit?: CallLimit;
@@ -31,6 +33,8 @@ export interface ToolGuard {
   log: Logger;
   /** The log event of an unexpected failure. */
   failedEvent: string;
+  /** Told of every call: the tool, its outcome (ok, tool_error, rate_limited, failed) and seconds. */
+  observe?: ToolObserver;
   /** A refusal for an error that is not a `HolderError`, or undefined (an internal error). */
   refuse?: (error: unknown) => CallToolResult | undefined;
 }
@@ -55,13 +59,20 @@ export function registerTool<S extends z.ZodObject>(
     { ...config, description: `${config.description}\n\n${guard.note}` },
     // The SDK has validated `args` against `inputSchema` (strict) before this runs.
     (async (args: z.infer<S>, ctx: ServerContext) => {
+      const started = performance.now();
+      const done = (outcome: string, result: CallToolResult): CallToolResult => {
+        guard.observe?.(name, outcome, (performance.now() - started) / 1000);
+        return result;
+      };
       const verdict = await guard.limit?.();
-      if (verdict !== undefined && !verdict.ok) return rateLimited(verdict.retryAfterSeconds);
+      if (verdict !== undefined && !verdict.ok)
+        return done("rate_limited", rateLimited(verdict.retryAfterSeconds));
       try {
-        return await run(args, callExtra(ctx));
+        const result = await run(args, callExtra(ctx));
+        return done(result.isError === true ? "tool_error" : "ok", result);
       } catch (error) {
         const refused = refusalFor(error) ?? guard.refuse?.(error);
-        if (refused !== undefined) return refused;
+        if (refused !== undefined) return done("tool_error", refused);
         guard.log.error(
           {
             event: guard.failedEvent,
@@ -70,7 +81,7 @@ export function registerTool<S extends z.ZodObject>(
           },
           error instanceof Error ? error.message.slice(0, 300) : "a tool failed",
         );
-        return internalError();
+        return done("failed", internalError());
       }
       // biome-ignore lint/suspicious/noExplicitAny: the SDK's callback type is generic over its own schema types
     }) as any,

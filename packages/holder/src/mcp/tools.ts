@@ -42,7 +42,7 @@ import {
   withdrawInputSignedIn,
   withdrawOut,
 } from "./schemas.js";
-import { type CallExtra, registerTool, type ToolConfig, type ToolGuard } from "./tool.js";
+import { type CallExtra, registerTool, type ToolConfig, type ToolGuard, type ToolObserver } from "./tool.js";
 
 /** The services the tools call (the consent pages use `ConsentService`, the tools never do). */
 export interface HolderToolServices {
@@ -60,6 +60,8 @@ export interface ToolContext {
   demandSchema: ReturnType<typeof demandInput>;
   /** The calling client's tool-call allowance; none, no limit. */
   limit?: CallLimit;
+  /** Told of every tool call (metrics). */
+  observe?: ToolObserver;
   /** The session's subscriptions, for the `isto-intents://subscription/<id>` resource (§8.3). */
   onSubscribed?: (subscriptionId: string, principal: Principal) => void;
   /** §8.2: when an agent should look again at the earliest (default 15 minutes from now). */
@@ -97,6 +99,7 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
 
   const guard: ToolGuard = {
     ...(context.limit === undefined ? {} : { limit: context.limit }),
+    ...(context.observe === undefined ? {} : { observe: context.observe }),
     note: AGGREGATOR_NOTE,
     log,
     failedEvent: "mcp.tool.failed",
