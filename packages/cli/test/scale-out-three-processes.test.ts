@@ -8,11 +8,13 @@
  *   from the mailed links → each person stops one from two processes at once → a fourth
  *   process imports offers while the receiver holds every doorbell → one serve process holding
  *   doorbells in flight is SIGKILLed → the others take its deliveries over → agents read their
- *   matches → an intent is withdrawn from two processes at once.
+ *   matches → an intent is withdrawn from two processes at once → a fourth intent, published to
+ *   live 90 s, expires while all this runs.
  *
  * Asserted: every modern call answered and succeeded (nothing retried); every queued doorbell
  * delivered, a duplicate only with the same webhook-id; order per subscription; each match in one
- * digest mail only; one subscription.ended per subscription; distinct clients behind the proxy
+ * digest mail only; one subscription.ended per subscription (raced stops, a raced withdrawal, an
+ * expiry swept by three processes); distinct clients behind the proxy
  * (distinct X-Forwarded-For) have distinct rate-limit buckets, each shared by all processes.
  *
  * PostgreSQL only: several processes on one SQLite file is not the deployment this proves.
