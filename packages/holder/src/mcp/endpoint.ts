@@ -68,6 +68,25 @@ export interface ServingScope {
   limit?: CallLimit;
   /** Told of every tool call (metrics). */
   observe?: ToolObserver;
+  /**
+   * Modern era: the one request this server answers. A stateless server needs only the surface
+   * that request touches (one tool for a tools/call), so `register` may skip the rest.
+   */
+  focus?: RequestFocus;
+}
+
+/** What a modern request asks for: its method and, for tools/call, the tool's name. */
+export interface RequestFocus {
+  method: string;
+  name?: string;
+}
+
+function focusOf(message: unknown): RequestFocus | undefined {
+  if (typeof message !== "object" || message === null || Array.isArray(message)) return undefined;
+  const { method, params } = message as { method?: unknown; params?: { name?: unknown } };
+  if (typeof method !== "string") return undefined;
+  const name = typeof params?.name === "string" ? params.name : undefined;
+  return name === undefined ? { method } : { method, name };
 }
 
 /**
@@ -165,21 +184,22 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
     );
     return { server, state: options.register(server, scope) };
   }
-  const scopeOf = (era: Era, clientKey: string): ServingScope => {
+  const scopeOf = (era: Era, clientKey: string, focus?: RequestFocus): ServingScope => {
     const limit = limitFor(clientKey);
     return {
       era,
+      ...(focus === undefined ? {} : { focus }),
       ...(limit === undefined ? {} : { limit }),
       ...(options.observeToolCall === undefined ? {} : { observe: options.observeToolCall }),
     };
   };
 
-  // The client key of each modern request, for the factory (which sees only the Request).
-  const clientKeys = new WeakMap<Request, string>();
+  // The client key and focus of each modern request, for the factory (which sees only the Request).
+  const requests = new WeakMap<Request, { clientKey: string; focus: RequestFocus | undefined }>();
   const modern = createSdkHandler(
     ({ requestInfo }) => {
-      const key = (requestInfo && clientKeys.get(requestInfo)) ?? "anonymous";
-      return newServer(scopeOf("modern", key)).server;
+      const seen = requestInfo && requests.get(requestInfo);
+      return newServer(scopeOf("modern", seen?.clientKey ?? "anonymous", seen?.focus)).server;
     },
     {
       legacy: "reject",
@@ -234,7 +254,7 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
         if (badParams !== undefined) return badParams;
         return await legacy.handle(request, body.value, { authInfo, clientKey });
       }
-      clientKeys.set(request, clientKey ?? "anonymous");
+      requests.set(request, { clientKey: clientKey ?? "anonymous", focus: focusOf(body.value) });
       return await served.fetch(request, {
         parsedBody: body.value,
         ...(authInfo === undefined ? {} : { authInfo }),

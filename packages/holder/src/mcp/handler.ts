@@ -23,7 +23,9 @@ import {
   type SessionSubscriptions,
   subscriptionUri,
 } from "./subscription-resource.js";
-import { type HolderToolServices, registerHolderTools } from "./tools.js";
+import { type HolderToolServices, PUSH_TOOL_NAMES, registerHolderTools, TOOL_NAMES } from "./tools.js";
+
+const TOOL_SET: ReadonlySet<string> = new Set([...TOOL_NAMES, ...PUSH_TOOL_NAMES]);
 
 export { invalidParams, jsonRpcError } from "./json-rpc.js";
 export type { McpHandler, McpRequestInfo };
@@ -94,11 +96,18 @@ export function createMcpHandler(
       // A legacy session keeps the subscriptions it made (what its resource shows); modern has none.
       const session = newSessionSubscriptions();
       const legacy = scope.era === "legacy";
+      // A modern tools/call of a known tool needs that tool alone; resources and events only
+      // their own methods (and discover, listen: the whole surface for capabilities).
+      const method = scope.focus?.method;
+      const only =
+        method === "tools/call" && TOOL_SET.has(scope.focus?.name ?? "") ? scope.focus?.name : undefined;
+      const whole = method === undefined || method === "server/discover" || method === "subscriptions/listen";
       registerHolderTools(server, {
         services,
         demandSchema,
         ...(scope.limit === undefined ? {} : { limit: scope.limit }),
         ...(scope.observe === undefined ? {} : { observe: scope.observe }),
+        ...(only === undefined ? {} : { only }),
         // Issue #8: with a token verifier (OAuth on) the buyer tools also work without an intentCode.
         ...(options.authenticate === undefined ? {} : { signedIn: true }),
         ...(push === undefined
@@ -115,8 +124,10 @@ export function createMcpHandler(
             }),
         log,
       });
-      if (push !== undefined) registerSubscriptionResource(server, push, legacy ? session : undefined);
-      options.events?.attach(server, legacy ? { session: true } : undefined);
+      if (push !== undefined && (whole || method?.startsWith("resources/")))
+        registerSubscriptionResource(server, push, legacy ? session : undefined);
+      if (whole || method?.startsWith("events/"))
+        options.events?.attach(server, legacy ? { session: true } : undefined);
       return session;
     },
     onClose: () => stopListening?.(),

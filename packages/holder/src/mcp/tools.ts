@@ -62,6 +62,8 @@ export interface ToolContext {
   limit?: CallLimit;
   /** Told of every tool call (metrics). */
   observe?: ToolObserver;
+  /** Register only this tool (a stateless server answering one tools/call); default all. */
+  only?: string;
   /** The session's subscriptions, for the `isto-intents://subscription/<id>` resource (§8.3). */
   onSubscribed?: (subscriptionId: string, principal: Principal) => void;
   /** §8.2: when an agent should look again at the earliest (default 15 minutes from now). */
@@ -110,6 +112,7 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
     config: ToolConfig<S>,
     run: (args: z.infer<S>, authInfo: AuthInfo | undefined, extra: CallExtra) => Promise<CallToolResult>,
   ): void {
+    if (context.only !== undefined && context.only !== name) return;
     registerTool(server, guard, name, config, (args, extra) => run(args, extra.authInfo, extra));
   }
 
