@@ -5,9 +5,8 @@
  * 128). The holder's intentCode is sealed under it: AES-256-GCM with a key derived by
  * HKDF-SHA256(ikm = forwarder code, salt = record id, info below), the record id as associated
  * data. The forwarder never stores the forwarder code (only its keyed hash, under its own
- * keyring), so this copy of the holder's code opens only while the agent is there to pass its code
- * (§7). A live relay keeps one more copy under the forwarder's keyring, only to unsubscribe at the
- * holder when the agent's side ends without the agent (rule 6; relays.ts, ending-sweep.ts).
+ * keyring), so the holder's code opens only while the agent is there to pass its code (§7 rule 1).
+ * No other copy exists: nothing the forwarder stores opens to it with its keyring alone.
  */
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from "node:crypto";
 

@@ -1,56 +1,31 @@
 /**
- * Push profile §7 rule 6: "a forwarder ends its subscription towards the holder when the agent's
- * ends" — at once, not on the holder's next doorbell. The agent's side ends inside the delivery
- * engine without the agent (its endpoint answered 410, retries ran out, the lease or a renewal's
- * challenge failed), so a short sweep finds live relays whose agent subscription has ended, ends
- * each relay (once, across processes) and calls the holder's intent_unsubscribe_events with the
- * holder's code kept sealed in the relay. Unsubscribe and withdraw end both sides themselves.
- * When the holder cannot be told, its next doorbell gets 410 (§6 rule 5), as before.
+ * Push profile §7 rule 6 when the agent's side ends without the agent: its endpoint answered 410,
+ * retries ran out, the lease or a renewal's challenge failed. The forwarder cannot call the
+ * holder's intent_unsubscribe_events then — only the agent's code opens the holder's (rule 1) — so
+ * a short sweep marks each such relay ended at once. The relay endpoint then answers the holder's
+ * next doorbell with 410 and the holder ends its side (§6 rule 5); a lease ends on both sides at
+ * the same moment anyway, since the agent's lease is the holder's (subscriptions.ts `settle`).
+ * The sweep also lets ended relays be purged a day later even when no doorbell comes.
+ * Unsubscribe, withdraw and a new subscribe (the agent present) tell the holder themselves.
  */
 import type { ForwarderContext } from "./context.js";
-import { relaysEndedByAgent, takeEndedRelay } from "./relays.js";
-
-type Ctx = Pick<ForwarderContext, "store" | "sealer" | "hashers" | "clock" | "upstream" | "log">;
-
-/**
- * Ends a live relay whose agent side has ended and tells the holder (once, whoever calls first).
- * True when the holder ended its subscription on our word.
- */
-export async function endHolderSide(ctx: Ctx, id: string, reason: string): Promise<boolean> {
-  const taken = await takeEndedRelay(ctx, id, reason);
-  if (taken?.holderCode == null || taken.holderSubscriptionId === null) return false;
-  try {
-    const result = await ctx.upstream.call("intent_unsubscribe_events", {
-      intentCode: taken.holderCode,
-      subscriptionId: taken.holderSubscriptionId,
-    });
-    // A refusal (the holder already ended and deleted it, the intent is gone) leaves nothing to end.
-    if (result.isError === true) return false;
-  } catch (error) {
-    ctx.log.warn(
-      {
-        event: "forwarder.unsubscribe_upstream_failed",
-        error: error instanceof Error ? error.name : typeof error,
-      },
-      "the holder could not be told; its next doorbell gets 410",
-    );
-    return false;
-  }
-  ctx.log.info(
-    { event: "forwarder.holder_side_ended", reason },
-    "the agent's subscription ended; so did the holder's",
-  );
-  return true;
-}
+import { endRelay, relaysEndedByAgent } from "./relays.js";
 
 export type EndingSweep = () => Promise<number>;
 
-/** One pass; resolves with how many holder subscriptions it ended. */
-export function createEndingSweep(ctx: Ctx): EndingSweep {
+/** One pass; resolves with how many relays it ended. */
+export function createEndingSweep(ctx: Pick<ForwarderContext, "store" | "clock" | "log">): EndingSweep {
   return async () => {
     let ended = 0;
     for (const { id, reason } of await relaysEndedByAgent(ctx)) {
-      if (await endHolderSide(ctx, id, reason)) ended++;
+      // Idempotent: another process's sweep or the relay endpoint may have ended it first.
+      if (await endRelay(ctx.store.db, id, reason, ctx.clock())) ended++;
+    }
+    if (ended > 0) {
+      ctx.log.info(
+        { event: "forwarder.relays_ended", count: ended },
+        "relays whose agent side ended now answer the holder 410",
+      );
     }
     return ended;
   };

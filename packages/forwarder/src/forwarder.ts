@@ -61,7 +61,8 @@ export interface CreateForwarderOptions {
   worker?: WorkerOptions;
   /**
    * How often live relays are checked for an agent subscription that ended without the agent
-   * (410, delivery-failed, lease), to end the holder's at once (§7 rule 6). Default 1000 ms.
+   * (410, delivery-failed, lease), to mark them ended so the holder's next doorbell gets 410
+   * (§7 rules 1 and 6; ending-sweep.ts). Default 1000 ms.
    */
   endingSweepMs?: number;
   /** Retry schedule and challenge delays of the engine, for tests. */
@@ -162,7 +163,7 @@ export async function createForwarder(options: CreateForwarderOptions): Promise<
     timer.unref();
     const sweep = createEndingSweep(context);
     sweepTimer = setInterval(() => {
-      // One pass at a time: a slow holder must not pile passes up.
+      // One pass at a time: a slow database must not pile passes up.
       sweeping ??= sweep()
         .catch((error: Error) =>
           log.warn({ event: "forwarder.sweep_failed", error: error.name }, error.message.slice(0, 200)),

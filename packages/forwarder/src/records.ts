@@ -1,7 +1,6 @@
 /**
  * Intent records: the holder's intentCode, sealed under the agent's forwarder code, found by the
- * keyed hash of that code. The only place a holder code is opened for the agent's calls (a live
- * relay's copy, relays.ts, serves only to unsubscribe at the holder).
+ * keyed hash of that code. The only place a holder code is stored or opened.
  */
 import { isForwarderCode, mintForwarderCode, openUnderCode, randomBase62, sealUnderCode } from "./codes.js";
 import type { ForwarderContext } from "./context.js";

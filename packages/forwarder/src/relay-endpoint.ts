@@ -10,7 +10,8 @@
  * so a retry after a lost answer is never relayed twice.
  *
  * Answers: 410 when the relay or the agent's subscription has ended (the holder then ends its own,
- * §6 rule 5; the ending sweep normally told it already, this covers a doorbell that came first);
+ * §6 rule 5: the only way to end it while the agent, whose code opens the holder's, is away; the
+ * ending sweep marks such relays ended at once, and this checks the agent's side too);
  * 422 for a verified doorbell that is not one we relay; 503 while the holder's subscriptionId is
  * not yet recorded (its first doorbell raced our subscribe call); the receiver's own 4xx otherwise.
  */

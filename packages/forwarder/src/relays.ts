@@ -1,8 +1,8 @@
 /**
  * Relay records (push profile §7 rule 2): found by the keyed hash of their random path, by the
  * agent's code and url (renewal) or by the agent's code and subscriptionId (unsubscribe). The
- * forwarder's secret towards the holder, and while the relay lives the holder's code (rule 6, for
- * unsubscribing), are sealed under the forwarder's keyring, bound to the row.
+ * forwarder's secret towards the holder is sealed under the forwarder's keyring, bound to the row.
+ * The holder's code is never here (rule 1): only the agent's code opens it (records.ts).
  */
 import type { ForwarderContext, ForwarderKysely } from "./context.js";
 import type { RelayRow } from "./schema.js";
@@ -18,7 +18,6 @@ export const PREVIOUS_SECRET_MS = 24 * 60 * 60 * 1000;
 
 const secretAd = (id: string, which: "current" | "previous") =>
   `forwarder.relay.holder_secret.${which}:${id}`;
-const holderCodeAd = (id: string) => `forwarder.relay.holder_code:${id}`;
 const endpointKey = (forwarderCode: string, agentUrl: string) => `${forwarderCode}\n${agentUrl}`;
 
 export interface NewRelay {
@@ -28,8 +27,6 @@ export interface NewRelay {
   agentUrl: string;
   holderHost: string;
   holderSecret: string;
-  /** The holder's intentCode, opened with the agent's code: kept sealed to end the holder's side. */
-  holderCode: string;
   expiresAt: number;
   refreshBefore: number;
 }
@@ -55,7 +52,6 @@ export async function insertRelay(ctx: Ctx, relay: NewRelay): Promise<void> {
       ended_reason: null,
       created_at: now,
       updated_at: now,
-      holder_code_sealed: ctx.sealer.seal(relay.holderCode, holderCodeAd(id)),
     })
     .execute();
 }
@@ -111,6 +107,33 @@ export async function ownedRelays(ctx: Ctx, forwarderCode: string): Promise<Rela
   return rows.filter((row) => ctx.hashers.relayOwner.verify(forwarderCode, row.owner_hash));
 }
 
+/**
+ * This code's ended relays whose holder side may still live: their agent side ended without the
+ * agent (410, delivery-failed, lease), when the holder could not be told (rule 1). The agent's
+ * next visit with its code tells the holder.
+ */
+export async function endedRelaysAtHolder(ctx: Ctx, forwarderCode: string): Promise<RelayRow[]> {
+  const rows = await ctx.store.db
+    .selectFrom("forwarder_relays")
+    .selectAll()
+    .where("owner_hash", "in", ctx.hashers.relayOwner.lookupHashes(forwarderCode))
+    .where("status", "=", "ended")
+    .where("holder_subscription_id", "is not", null)
+    .execute();
+  return rows.filter((row) => ctx.hashers.relayOwner.verify(forwarderCode, row.owner_hash));
+}
+
+/** The holder answered an unsubscribe for this ended relay: nothing is left to end there. */
+export async function forgetHolderSide(ctx: Ctx, id: string): Promise<void> {
+  await ctx.store.db
+    .updateTable("forwarder_relays")
+    // updated_at stays the moment it ended: the purge counts its day from there.
+    .set({ holder_subscription_id: null })
+    .where("agent_subscription_id", "=", id)
+    .where("status", "=", "ended")
+    .execute();
+}
+
 /** The secrets a holder's doorbell may be signed with: the current one, and the previous for a while. */
 export function holderSecrets(ctx: Pick<ForwarderContext, "sealer" | "clock">, row: RelayRow): string[] {
   const id = row.agent_subscription_id;
@@ -147,16 +170,6 @@ export async function rotateHolderSecret(ctx: Ctx, row: RelayRow, newSecret: str
     .execute();
 }
 
-/** A renewal (the agent present) seals the holder's code again: relays made before it had none. */
-export async function keepHolderCode(ctx: Ctx, id: string, holderCode: string): Promise<void> {
-  await ctx.store.db
-    .updateTable("forwarder_relays")
-    .set({ holder_code_sealed: ctx.sealer.seal(holderCode, holderCodeAd(id)) })
-    .where("agent_subscription_id", "=", id)
-    .where("status", "=", "active")
-    .execute();
-}
-
 /** Puts the secrets back as they were when the holder refused a renewal (its secret did not change). */
 export async function restoreHolderSecrets(ctx: Ctx, row: RelayRow): Promise<void> {
   await ctx.store.db
@@ -190,13 +203,13 @@ export async function recordHolderSide(
 }
 
 /**
- * Ends the relay record (idempotent) and forgets the holder's code; the caller ends the agent's
- * subscription in the same transaction. True when this call ended it (false: it had ended).
+ * Ends the relay record (idempotent); the caller ends the agent's subscription in the same
+ * transaction when it ends both. True when this call ended it (false: it had ended).
  */
 export async function endRelay(db: Db, id: string, reason: string, now: number): Promise<boolean> {
   const result = await db
     .updateTable("forwarder_relays")
-    .set({ status: "ended", ended_reason: reason, updated_at: now, holder_code_sealed: null })
+    .set({ status: "ended", ended_reason: reason, updated_at: now })
     .where("agent_subscription_id", "=", id)
     .where("status", "=", "active")
     .executeTakeFirst();
@@ -220,30 +233,6 @@ export async function relaysEndedByAgent(
     id: row.id,
     reason: row.status === null ? "purged" : (row.ended_reason ?? "ended"),
   }));
-}
-
-/**
- * Ends a relay whose agent's side ended and hands back what telling the holder needs: the holder's
- * subscriptionId and code (opened here, cleared in the row by the same update). Undefined when
- * another call ended it first, so the holder is told once.
- */
-export async function takeEndedRelay(
-  ctx: Ctx,
-  id: string,
-  reason: string,
-): Promise<{ holderSubscriptionId: string | null; holderCode: string | null } | undefined> {
-  const row = await ctx.store.db
-    .selectFrom("forwarder_relays")
-    .select(["holder_subscription_id", "holder_code_sealed"])
-    .where("agent_subscription_id", "=", id)
-    .where("status", "=", "active")
-    .executeTakeFirst();
-  if (row === undefined || !(await endRelay(ctx.store.db, id, reason, ctx.clock()))) return undefined;
-  return {
-    holderSubscriptionId: row.holder_subscription_id,
-    holderCode:
-      row.holder_code_sealed === null ? null : ctx.sealer.openText(row.holder_code_sealed, holderCodeAd(id)),
-  };
 }
 
 /** Deletes relays ended for a day and webhook-ids seen more than 25 hours ago (the holder retries for 24). */

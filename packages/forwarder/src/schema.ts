@@ -1,4 +1,4 @@
-import { defineMigrations } from "@doorbell/store";
+import { defineMigrations, sql } from "@doorbell/store";
 
 /**
  * One intent published through the forwarder. The holder's intentCode is sealed under the agent's
@@ -17,12 +17,11 @@ export interface ForwarderIntentRow {
 export type RelayStatus = "active" | "ended";
 
 /**
- * Push profile §7 rule 2: one relay between a holder's subscription and the agent's. No statement,
- * no match. The agent's url and secret live sealed in the delivery engine's row
+ * Push profile §7 rule 2: one relay between a holder's subscription and the agent's. No code, no
+ * statement, no match. The agent's url and secret live sealed in the delivery engine's row
  * `agent_subscription_id`; the two keyed hashes of the forwarder code only let the agent who
- * holds that code find and end its own relays, and open nothing. While the relay lives it keeps
- * the holder's code sealed under the forwarder's keyring, for one use: telling the holder at once
- * when the agent's side ends without the agent (rule 6; see `holder_code_sealed`).
+ * holds that code find and end its own relays, and open nothing (rule 1: nothing here opens the
+ * holder's code).
  */
 export interface RelayRow {
   /** The delivery engine's subscription towards the agent (`sub_…`): the agent's subscriptionId. */
@@ -46,12 +45,6 @@ export interface RelayRow {
   ended_reason: string | null;
   created_at: number;
   updated_at: number;
-  /**
-   * The holder's intentCode sealed under the forwarder's keyring, bound to this relay; only
-   * `intent_unsubscribe_events` towards the holder opens it, when the agent's side ended on its own
-   * (410, delivery-failed, lease). Cleared when the relay ends. Null for relays made before it.
-   */
-  holder_code_sealed: string | null;
 }
 
 /** Holder webhook-ids already relayed, so a retry after a lost 2xx is not relayed twice (24 h). */
@@ -127,6 +120,17 @@ export const forwarderMigrations = defineMigrations("forwarder", [
         .on("forwarder_relays")
         .column("status")
         .execute();
+    },
+  },
+  {
+    // Version 2 kept a copy of the holder's code that the forwarder's keyring alone opened: §7 rule 1
+    // forbids it (docs/decisions.md, issue 16 item 16). Emptied first, so PostgreSQL, which only
+    // hides a dropped column, keeps no value in live rows either; then dropped on both engines.
+    version: 3,
+    name: "relay_holder_code_dropped",
+    async up(db) {
+      await sql`update forwarder_relays set holder_code_sealed = null`.execute(db);
+      await db.schema.alterTable("forwarder_relays").dropColumn("holder_code_sealed").execute();
     },
   },
 ]);

@@ -13,13 +13,13 @@ import { generateSecret } from "@doorbell/webhooks";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { relayPathFor } from "./codes.js";
 import { deliveryDb, type ForwarderContext } from "./context.js";
-import { endHolderSide } from "./ending-sweep.js";
 import { openRecord } from "./records.js";
 import { RELAY_PREFIX } from "./relay-endpoint.js";
 import {
+  endedRelaysAtHolder,
   endRelay,
+  forgetHolderSide,
   insertRelay,
-  keepHolderCode,
   ownedRelay,
   ownedRelays,
   recordHolderSide,
@@ -125,8 +125,11 @@ export function createPushSide(ctx: ForwarderContext, options: PushSideOptions =
     if (existing !== undefined) {
       const sub = await ctx.engine.get(db(), existing.agent_subscription_id);
       if (sub.status !== "ended") return renew(record.holderCode, existing, args);
-      // Ended without the agent and not yet swept: the holder's side ends before a new one begins.
-      await endHolderSide(ctx, existing.agent_subscription_id, sub.endedReason ?? "ended");
+      await endRelay(ctx.store.db, existing.agent_subscription_id, sub.endedReason ?? "ended", ctx.clock());
+    }
+    // Rule 6 with the agent present: holder sides its ended relays left running end before a new one.
+    for (const ended of await endedRelaysAtHolder(ctx, args.intentCode)) {
+      await endAtHolder(record.holderCode, ended);
     }
 
     // Rule 1: the agent's endpoint proves it wants doorbells before the holder hears of it.
@@ -164,7 +167,6 @@ export function createPushSide(ctx: ForwarderContext, options: PushSideOptions =
       agentUrl: args.delivery.url,
       holderHost: ctx.upstream.host,
       holderSecret,
-      holderCode: record.holderCode,
       expiresAt: sub.expiresAt,
       refreshBefore: sub.refreshBefore,
     });
@@ -192,7 +194,13 @@ export function createPushSide(ctx: ForwarderContext, options: PushSideOptions =
       .select(["expires_at", "refresh_before"])
       .where("agent_subscription_id", "=", id)
       .executeTakeFirstOrThrow();
-    const lease = leaseOf(holder) ?? { expiresAt: relay.expires_at, refreshBefore: relay.refresh_before };
+    let lease = leaseOf(holder) ?? { expiresAt: relay.expires_at, refreshBefore: relay.refresh_before };
+    // Ours never outlives the holder's: when the agent's ends by lease, the holder's ends with it
+    // (rule 6), since the forwarder cannot tell the holder without the agent (rule 1).
+    const holderExpires = Date.parse(holder.expiresAt);
+    if (holderExpires > ctx.clock() && holderExpires < lease.expiresAt) {
+      lease = { expiresAt: holderExpires, refreshBefore: Math.min(lease.refreshBefore, holderExpires) };
+    }
     await recordHolderSide(ctx, id, { holderSubscriptionId: holder.subscriptionId, ...lease });
     if (holder.status === "ended") {
       await endAgentSide(id, holder.endedReason ?? "ended", false);
@@ -224,8 +232,37 @@ export function createPushSide(ctx: ForwarderContext, options: PushSideOptions =
       return answer;
     }
     await settle(id, answer.subscription, args.delivery.secret);
-    await keepHolderCode(ctx, id, holderCode);
     return { subscription: { ...answer.subscription, subscriptionId: id } };
+  }
+
+  /**
+   * Unsubscribes the relay's holder side with the holder's code the agent's code just opened, and
+   * forgets it once the holder answered. Undefined when the holder could not be told (nothing to
+   * tell, or unreachable: its next doorbell gets 410). Call after the relay is ended.
+   */
+  async function endAtHolder(holderCode: string, relay: RelayRow): Promise<HolderAnswer | undefined> {
+    if (relay.holder_subscription_id === null) return undefined;
+    let answer: HolderAnswer;
+    try {
+      answer = holderAnswer(
+        await ctx.upstream.call("intent_unsubscribe_events", {
+          intentCode: holderCode,
+          subscriptionId: relay.holder_subscription_id,
+        }),
+      );
+    } catch (error) {
+      ctx.log.warn(
+        {
+          event: "forwarder.unsubscribe_upstream_failed",
+          error: error instanceof Error ? error.name : typeof error,
+        },
+        "the holder could not be told; its next doorbell gets 410",
+      );
+      return undefined;
+    }
+    // A refusal (already ended and deleted there, the intent gone) leaves nothing to end either.
+    await forgetHolderSide(ctx, relay.agent_subscription_id);
+    return answer;
   }
 
   /** Ends both sides (rule 6). Ours ends even when the holder cannot be told: it gets 410 next time. */
@@ -239,26 +276,9 @@ export function createPushSide(ctx: ForwarderContext, options: PushSideOptions =
         "this intent has no subscription with this subscriptionId",
       );
     }
-    let holder: HolderAnswer | undefined;
-    if (relay.holder_subscription_id !== null && relay.status === "active") {
-      try {
-        holder = holderAnswer(
-          await ctx.upstream.call("intent_unsubscribe_events", {
-            intentCode: record.holderCode,
-            subscriptionId: relay.holder_subscription_id,
-          }),
-        );
-      } catch (error) {
-        ctx.log.warn(
-          {
-            event: "forwarder.unsubscribe_upstream_failed",
-            error: error instanceof Error ? error.name : typeof error,
-          },
-          "the holder could not be told; its next doorbell gets 410",
-        );
-      }
-    }
+    // Also when our side already ended without the agent: the holder's may still run (rule 1).
     const ended = await endAgentSide(relay.agent_subscription_id, "unsubscribed", false);
+    const holder = await endAtHolder(record.holderCode, relay);
     const base: PushSubscription =
       holder !== undefined && "subscription" in holder
         ? holder.subscription
