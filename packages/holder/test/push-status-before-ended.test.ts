@@ -62,4 +62,36 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       await endpoint.close();
     }
   });
+
+  it("expired: the delivery worker at the intent's end does not beat the expiry sweep (lease-expired)", async () => {
+    const h = await startServices(engine, { push: true });
+    const endpoint = await startAgentEndpoint(h.clock.now);
+    try {
+      const buyer = await activeIntent(h, "x@example.sk");
+      const push = h.services.push as NonNullable<ServicesHolder["services"]["push"]>;
+      const principal: Principal = { kind: "intent-code", intentId: buyer.intentId };
+      // Subscribed a day after publishing, so the intent's end (not 30 days) caps the lease.
+      h.clock.advance(24 * 60 * 60_000);
+      const { subscriptionId } = await push.subscribe(principal, {
+        delivery: { url: `${endpoint.url}/x`, secret: endpoint.secret },
+      });
+      await h.runDue();
+      await push.approve(buyer.intentId, subscriptionId);
+      await h.runDue();
+      const intent = await h.services.intents.get(principal);
+      const before = endpoint.doorbells.length;
+      // Just past validUntil, before the next expiry sweep: the worker runs first.
+      h.clock.advance(Date.parse(intent.validUntil) - h.clock.now() + 30_000);
+      await h.runDue();
+      await h.services.intents.expireDue();
+      await h.runDue();
+      const after = endpoint.doorbells.slice(before).filter((d) => d.data.subscriptionId === subscriptionId);
+      expect(after.map((d) => [d.type, d.data.status ?? d.data.reason])).toEqual([
+        ["intent.status.changed", "expired"],
+        ["subscription.ended", "intent-expired"],
+      ]);
+    } finally {
+      await endpoint.close();
+    }
+  });
 });

@@ -3,11 +3,13 @@
 // sent to the verified channel, never through the agent), §5 (the doorbell carries exactly
 // subscriptionId/newMatches/latestDeliveredAt), §8.2 (nextCheckAfter), and the agent reading the
 // new match with since.
+
 import { forEachEngine } from "@doorbell/store/testing";
 import { generateSecret } from "@doorbell/webhooks";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { notificationProblem, subscriptionProblem } from "../src/push/doorbells.js";
+import { INTENT_END_GRACE_MS } from "../src/push/rows.js";
 import {
   activeIntent,
   MINUTE,
@@ -142,11 +144,14 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     });
     expect(renewed.subscriptionId).toBe(subscription.subscriptionId);
     expect(renewed.status).toBe("active");
-    // The lease never outlives the intent: both end at its validUntil (30 days from publishing).
+    // The lease is capped by the intent: it ends 10 minutes after validUntil (30 days from
+    // publishing), so the intent's own end (status changed, then ended intent-expired) comes first.
     const intent = await ok<{ validUntil: string }>(agent, "intent_get_intent", {
       intentCode: published.intentCode,
     });
-    expect(renewed.expiresAt).toBe(new Date(Date.parse(intent.validUntil)).toISOString());
+    expect(renewed.expiresAt).toBe(
+      new Date(Date.parse(intent.validUntil) + INTENT_END_GRACE_MS).toISOString(),
+    );
     expect(Date.parse(renewed.refreshBefore)).toBeGreaterThan(Date.parse(subscription.refreshBefore));
     const count = () => endpoint.types().filter((type) => type === "subscription.verification").length;
     const before = count();

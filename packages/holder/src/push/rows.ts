@@ -96,14 +96,23 @@ export async function grant(push: Push, db: PushDb, row: PushRow): Promise<Subsc
   return sub;
 }
 
-/** A lease of the configured length, never past the intent's end (§6 rule 7). */
+/** Longer than the expiry sweep's interval and a leader's hand-over (about a minute each). */
+export const INTENT_END_GRACE_MS = 10 * 60_000;
+
+/** A lease of the configured length, capped by the intent's end (§6 rule 7). */
 export function lease(
   push: Push,
   now: number,
   intentEnds: number,
   test: boolean,
 ): { expiresAt: number; refreshBefore: number } {
-  const expiresAt = Math.min(now + (test ? push.testLeaseMs : push.leaseMs), intentEnds);
+  // A lease outlives its intent by a grace period, so the intent's own end (the expiry sweep:
+  // `intent.status.changed` expired, then `subscription.ended` intent-expired) reaches the agent
+  // before the lease would end it as lease-expired (push rule 3).
+  const expiresAt = Math.min(
+    now + (test ? push.testLeaseMs : push.leaseMs),
+    intentEnds + INTENT_END_GRACE_MS,
+  );
   // Renew in the last tenth of the lease: 3 days before the end of a 30-day lease (the §9 example).
   return { expiresAt, refreshBefore: expiresAt - Math.floor((expiresAt - now) / 10) };
 }
