@@ -75,6 +75,7 @@ export type { Mailer, MailMessage } from "./mail/mailer.js";
 export { createSmtpMailer, type SmtpMailer, type SmtpMailerOptions } from "./mail/smtp.js";
 export { createMatchingService, type MatchingService } from "./matching/service.js";
 export * from "./mcp/index.js";
+export * from "./observability/index.js";
 export {
   type CatalogueFormat,
   catalogueFormatFromPath,
@@ -85,7 +86,6 @@ export {
   streamCatalogueFile,
 } from "./offers/index.js";
 export { COUNTRIES, regionsOf } from "./offers/regions.js";
-export * from "./observability/index.js";
 export {
   checkedDoorbell,
   NOTIFICATION_SCHEMA,
