@@ -8,8 +8,8 @@ import type { Area, Money } from "../domain/types.js";
 import * as i18n from "../i18n/format.js";
 import { DEFAULT_LANG, type Lang } from "../i18n/languages.js";
 import { mailWordsFor, notificationPromise } from "../i18n/mail-words.js";
-import type { MailMessage } from "./mailer.js";
 import { listUnsubscribeHeaders } from "../web/one-click-unsubscribe.js";
+import type { MailMessage } from "./mailer.js";
 import { quoteText } from "./quoting.js";
 
 export type RenderedMail = Omit<MailMessage, "to">;
