@@ -65,7 +65,7 @@ describe("demo catalogue", () => {
   it("publishes within the 60 days before `now`", () => {
     const now = Date.UTC(2027, 0, 15);
     for (const offer of demoCatalogue({ now, count: 200 })) {
-      const at = Date.parse(offer.publishedAt);
+      const at = Date.parse(offer.publishedAt ?? "");
       expect(at).toBeLessThanOrEqual(now);
       expect(at).toBeGreaterThan(now - 61 * 24 * 3_600_000);
     }

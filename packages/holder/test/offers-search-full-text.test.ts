@@ -139,8 +139,8 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     expect(brno.length).toBeGreaterThan(0);
     for (const offer of brno) expect(offer.location.region).toBe("CZ-64");
     for (let i = 1; i < skoda.length; i++) {
-      expect(Date.parse((skoda[i - 1] as CatalogueOfferInput).publishedAt)).toBeGreaterThanOrEqual(
-        Date.parse((skoda[i] as CatalogueOfferInput).publishedAt),
+      expect(Date.parse((skoda[i - 1] as CatalogueOfferInput).publishedAt ?? "")).toBeGreaterThanOrEqual(
+        Date.parse((skoda[i] as CatalogueOfferInput).publishedAt ?? ""),
       );
     }
   });
