@@ -237,8 +237,8 @@ export function createPushSide(ctx: ForwarderContext, options: PushSideOptions =
 
   /**
    * Unsubscribes the relay's holder side with the holder's code the agent's code just opened, and
-   * forgets it once the holder answered. Undefined when the holder could not be told (nothing to
-   * tell, or unreachable: its next doorbell gets 410). Call after the relay is ended.
+   * forgets it when the relay has ended. Undefined when the holder could not be told (nothing to
+   * tell, or unreachable: its next doorbell gets 410).
    */
   async function endAtHolder(holderCode: string, relay: RelayRow): Promise<HolderAnswer | undefined> {
     if (relay.holder_subscription_id === null) return undefined;
@@ -277,8 +277,10 @@ export function createPushSide(ctx: ForwarderContext, options: PushSideOptions =
       );
     }
     // Also when our side already ended without the agent: the holder's may still run (rule 1).
-    const ended = await endAgentSide(relay.agent_subscription_id, "unsubscribed", false);
+    // The holder first, so a doorbell racing the call does not end its side as "gone" instead.
     const holder = await endAtHolder(record.holderCode, relay);
+    const ended = await endAgentSide(relay.agent_subscription_id, "unsubscribed", false);
+    if (holder !== undefined) await forgetHolderSide(ctx, relay.agent_subscription_id);
     const base: PushSubscription =
       holder !== undefined && "subscription" in holder
         ? holder.subscription

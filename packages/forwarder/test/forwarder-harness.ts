@@ -13,9 +13,10 @@ import type { EngineFixture } from "@doorbell/store/testing";
 import { createStandardSigner, developmentPolicy, generateSecret } from "@doorbell/webhooks";
 import { pino } from "pino";
 import type { AgentEndpoint } from "../../holder/test/push-endpoint.js";
-import { mintForwarderCode, relayPathFor } from "../src/codes.js";
+import { relayPathFor } from "../src/codes.js";
 import { deliveryDb, type ForwarderDb } from "../src/context.js";
 import { type CreateForwarderOptions, createForwarder, type Forwarder } from "../src/forwarder.js";
+import { createRecord } from "../src/records.js";
 import { insertRelay, recordHolderSide } from "../src/relays.js";
 
 export const keyring = new Keyring([generateKeyEntry()]);
@@ -64,11 +65,12 @@ export async function makeRelay(forwarder: Forwarder, agent: AgentEndpoint) {
     requiresApproval: false,
   });
   await until(async () => (await ctx.engine.get(deliveryDb(ctx.store.db), sub.id)).verified);
-  const forwarderCode = mintForwarderCode();
+  // The intent record comes first, as in the forwarder: the relay's code opens its holder code.
+  const holderCode = `ic_${randomBytes(16).toString("hex")}`;
+  const { forwarderCode } = await createRecord(ctx, holderCode);
   const path = relayPathFor(forwarderCode, sub.id);
   const holderSecret = generateSecret();
   const holderSubscriptionId = `sub_${randomBytes(12).toString("hex")}`;
-  const holderCode = `ic_${randomBytes(16).toString("hex")}`;
   await insertRelay(ctx, {
     agentSubscriptionId: sub.id,
     path,
@@ -76,7 +78,6 @@ export async function makeRelay(forwarder: Forwarder, agent: AgentEndpoint) {
     agentUrl: agent.url,
     holderHost: "holder.example",
     holderSecret,
-    holderCode,
     expiresAt: sub.expiresAt,
     refreshBefore: sub.refreshBefore,
   });
@@ -88,6 +89,36 @@ export async function makeRelay(forwarder: Forwarder, agent: AgentEndpoint) {
   return { id: sub.id, forwarderCode, path, holderSecret, holderSubscriptionId, holderCode };
 }
 export type Relay = Awaited<ReturnType<typeof makeRelay>>;
+
+/**
+ * Every sealed value in the relay table that the forwarder's keyring alone opens, opened: each
+ * column's value under every associated data the forwarder has used for a relay row (the secrets
+ * towards the holder, and the holder-code copy migration 3 removed).
+ */
+export async function openedByKeyring(forwarder: Forwarder): Promise<string[]> {
+  const ctx = forwarder.context;
+  const rows = await ctx.store.db.selectFrom("forwarder_relays").selectAll().execute();
+  const opened: string[] = [];
+  for (const row of rows) {
+    const id = row.agent_subscription_id;
+    const purposes = [
+      `forwarder.relay.holder_secret.current:${id}`,
+      `forwarder.relay.holder_secret.previous:${id}`,
+      `forwarder.relay.holder_code:${id}`,
+    ];
+    for (const value of Object.values(row)) {
+      if (typeof value !== "string" || !value.startsWith("v1.")) continue;
+      for (const ad of purposes) {
+        try {
+          opened.push(ctx.sealer.openText(value, ad));
+        } catch {
+          // Not sealed for this purpose.
+        }
+      }
+    }
+  }
+  return opened;
+}
 
 /** Rings the relay the way the holder does: body bytes signed with the forwarder's secret. */
 export async function ring(

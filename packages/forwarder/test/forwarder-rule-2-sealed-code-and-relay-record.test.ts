@@ -1,16 +1,21 @@
 // Push profile §7 rules 1–2 at rest: the holder's code is kept sealed under the agent's forwarder
 // code (found by a keyed hash of it under the forwarder's own keyring), so the forwarder cannot
 // open it without the agent; and a relay record holds only what rule 2 lists — no statement, no
-// match, and the relay path, the agent's url and both secrets never in clear — plus, while it
-// lives, the holder's code sealed under the forwarder's keyring for rule 6 (cleared when it ends).
+// match, and the relay path, the agent's url and both secrets never in clear. Rule 1: nothing in
+// the relay record opens the holder's code — not even a copy sealed under the forwarder's own
+// keyring (forwarder migration 2 added one; migration 3 empties and drops it, on both engines).
+import { deliveryMigrations } from "@doorbell/delivery";
+import { defineMigrations, migrate } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FORWARDER_CODE, mintForwarderCode, openUnderCode, sealUnderCode } from "../src/codes.js";
 import { createRecord, openRecord } from "../src/records.js";
 import { endRelay } from "../src/relays.js";
+import { forwarderMigrations } from "../src/schema.js";
 import {
   type AgentEndpoint,
   makeRelay,
+  openedByKeyring,
   type Relay,
   startAgentEndpoint,
   startForwarder,
@@ -101,7 +106,6 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
         "ended_reason",
         "created_at",
         "updated_at",
-        "holder_code_sealed",
       ].sort(),
     );
     expect(row.holder_host).toBe("holder.example");
@@ -111,7 +115,6 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       await ctx.store.db.selectFrom("delivery_subscriptions").selectAll().execute(),
       await ctx.store.db.selectFrom("forwarder_intents").selectAll().execute(),
     ]);
-    expect(row.holder_code_sealed).toMatch(/^v1\./);
     for (const secret of [
       relay.path,
       relay.holderSecret,
@@ -127,15 +130,53 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     expect(everything).not.toContain(relay.holderSecret.slice(6));
   });
 
-  it("an ended relay no longer holds the holder's code", async () => {
+  it("no value in the relay table opens to the holder's code under the forwarder's keyring alone", async () => {
+    const opened = await openedByKeyring(f.forwarder);
+    // The scan does open what the keyring is for (the secret towards the holder): it is not empty.
+    expect(opened).toContain(relay.holderSecret);
+    expect(opened).not.toContain(relay.holderCode);
+    for (const plain of opened) expect(plain).not.toContain(relay.holderCode.slice(3));
+    // Only the agent's code opens it.
+    expect((await openRecord(f.forwarder.context, relay.forwarderCode))?.holderCode).toBe(relay.holderCode);
+  });
+
+  it("ends a relay once", async () => {
     const ctx = f.forwarder.context;
     expect(await endRelay(ctx.store.db, relay.id, "unsubscribed", Date.now())).toBe(true);
     expect(await endRelay(ctx.store.db, relay.id, "unsubscribed", Date.now())).toBe(false);
-    const row = await ctx.store.db
-      .selectFrom("forwarder_relays")
-      .select(["status", "holder_code_sealed"])
-      .where("agent_subscription_id", "=", relay.id)
-      .executeTakeFirstOrThrow();
-    expect(row).toEqual({ status: "ended", holder_code_sealed: null });
+  });
+
+  it("migration 3 removes the holder-code copy a database at migration 2 kept", async () => {
+    const fresh = await engine.createDatabase();
+    const atTwo = defineMigrations("forwarder", forwarderMigrations.migrations.slice(0, 2));
+    await migrate(fresh.db, [deliveryMigrations, atTwo]);
+    const canary = "v1.k1.holder-code-copy-canary";
+    const db = fresh.db.db as unknown as typeof f.forwarder.context.store.db;
+    await db
+      .insertInto("forwarder_relays")
+      .values({
+        agent_subscription_id: "sub_old",
+        path_hash: "h1.p",
+        owner_hash: "h1.o",
+        endpoint_hash: "h1.e",
+        holder_host: "holder.example",
+        holder_subscription_id: "sub_holder",
+        holder_secret_sealed: "v1.k1.secret",
+        holder_previous_secret_sealed: null,
+        holder_previous_until: null,
+        expires_at: Date.now() + 86_400_000,
+        refresh_before: Date.now(),
+        status: "active",
+        ended_reason: null,
+        created_at: Date.now(),
+        updated_at: Date.now(),
+        ...({ holder_code_sealed: canary } as object),
+      })
+      .execute();
+    await migrate(fresh.db, [deliveryMigrations, forwarderMigrations]);
+    const row = await db.selectFrom("forwarder_relays").selectAll().executeTakeFirstOrThrow();
+    expect(Object.keys(row)).not.toContain("holder_code_sealed");
+    expect(JSON.stringify(row)).not.toContain(canary);
+    expect(row.agent_subscription_id).toBe("sub_old");
   });
 });

@@ -1,11 +1,10 @@
-// Push profile §7 rule 6 (issue 16 item 16): "a forwarder ends its subscription towards the holder
-// when the agent's ends" — at once, not on the holder's next doorbell. Through a real holder: the
-// agent subscribes through the forwarder and the person approves; then the agent's endpoint answers
-// a relayed doorbell with 410, so the delivery engine ends the agent's subscription without the
-// agent. The holder's subscription must end right after with "unsubscribed" (the forwarder told it)
-// — not stay active until a later doorbell draws a 410 ("gone") — and the relay forgets the code.
-// And when the agent subscribes again before the forwarder noticed, the old holder subscription
-// ends before the new one begins.
+// Push profile §7 rule 6 (issue 16 item 16) within rule 1 ("nothing in the relay record can open
+// the holder's code"), through a real holder. With the agent present — it unsubscribes, or
+// subscribes again — the forwarder opens the holder's code with the agent's and ends the holder's
+// subscription at once ("unsubscribed"). Without the agent — its endpoint answers 410 — the
+// forwarder cannot call the holder, so it marks the relay ended at once; the holder's next doorbell
+// to the relay gets 410 and the holder ends its side ("gone"). At no point does the relay record
+// hold anything the forwarder's keyring alone opens to the holder's code.
 import { once } from "node:events";
 import fs from "node:fs";
 import { createServer } from "node:http";
@@ -29,7 +28,14 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deliveryDb } from "../src/context.js";
-import { type AgentEndpoint, startAgentEndpoint, startForwarder, until } from "./forwarder-harness.js";
+import { openRecord } from "../src/records.js";
+import {
+  type AgentEndpoint,
+  openedByKeyring,
+  startAgentEndpoint,
+  startForwarder,
+  until,
+} from "./forwarder-harness.js";
 
 async function freePort(): Promise<number> {
   const probe = createServer();
@@ -94,7 +100,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   const relayOf = (fwd: typeof f, id: string) =>
     fwd.forwarder.context.store.db
       .selectFrom("forwarder_relays")
-      .select(["status", "ended_reason", "holder_code_sealed", "holder_subscription_id"])
+      .select(["status", "ended_reason", "holder_subscription_id"])
       .where("agent_subscription_id", "=", id)
       .executeTakeFirstOrThrow();
 
@@ -155,64 +161,103 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     ]);
   }
 
-  it("when the agent's endpoint answers 410, the holder's subscription ends at once, told by the forwarder", async () => {
-    const { subscriptionId, holderId } = await subscribedAndApproved(agent, f, "rule6.one@example.sk");
-    // Approval makes the intent's status news (push rule 3): that doorbell reaches the agent first.
-    await until(() => endpoint.of("intent.status.changed").length > 0, 20_000);
+  /** What the forwarder's keyring alone opens in the relay table: never the holder's code. */
+  async function keyringOpensNoHolderCode(fwd: typeof f, forwarderCode: string) {
+    const holderCode = (await openRecord(fwd.forwarder.context, forwarderCode))?.holderCode as string;
+    expect(holderCode).toMatch(/^ic_/);
+    const opened = await openedByKeyring(fwd.forwarder);
+    expect(opened.length).toBeGreaterThan(0);
+    expect(opened).not.toContain(holderCode);
+    const rows = await fwd.forwarder.context.store.db.selectFrom("forwarder_relays").selectAll().execute();
+    expect(JSON.stringify(rows)).not.toContain(holderCode.slice(3));
+  }
 
-    // The agent's endpoint is gone: the relayed doorbell gets 410 and the agent's subscription ends.
-    endpoint.control.status = 410;
-    await offerArrives();
-    await until(async () => (await agentSide(f, subscriptionId)).status === "ended", 20_000);
-    expect((await agentSide(f, subscriptionId)).endedReason).toBe("gone");
-
-    // The holder's side ends without another doorbell: the forwarder unsubscribed it.
-    await until(async () => (await holderSubscription(holderId)).status === "ended", 10_000);
+  it("when the agent unsubscribes, the holder's subscription ends at once", async () => {
+    const { forwarderCode, subscriptionId, holderId } = await subscribedAndApproved(
+      agent,
+      f,
+      "rule6.one@example.sk",
+    );
+    await keyringOpensNoHolderCode(f, forwarderCode);
+    const ended = await call(agent, "intent_unsubscribe_events", {
+      intentCode: forwarderCode,
+      subscriptionId,
+    });
+    expect(ended).toMatchObject({ subscriptionId, status: "ended" });
+    // No doorbell needed: the holder was told within the call.
     expect(await holderSubscription(holderId)).toMatchObject({
       status: "ended",
       ended_reason: "unsubscribed",
     });
-    expect(await relayOf(f, subscriptionId)).toMatchObject({
-      status: "ended",
-      ended_reason: "gone",
-      holder_code_sealed: null,
-    });
-    endpoint.control.status = 0;
+    expect(await relayOf(f, subscriptionId)).toMatchObject({ status: "ended", ended_reason: "unsubscribed" });
+    expect((await agentSide(f, subscriptionId)).status).toBe("ended");
   });
 
-  it("subscribing again before the forwarder noticed ends the old holder subscription first", async () => {
-    // A forwarder whose sweep does not run within the test: only the subscribe call can notice.
-    // (The first forwarder shares the database; its sweep would notice, so it stops.)
-    await agent.close();
-    await f.close();
-    const slow = await startForwarder(engine, holder.summary.mcpUrl, { endingSweepMs: 3_600_000 });
-    const client = await connect(slow.mcpUrl);
-    try {
-      const first = await subscribedAndApproved(client, slow, "rule6.two@example.sk");
-      // The agent's endpoint refuses the approval's status doorbell: its side ends, the holder's lives.
-      endpoint.control.status = 410;
-      await until(async () => (await agentSide(slow, first.subscriptionId)).status === "ended", 20_000);
-      expect(await holderSubscription(first.holderId)).toMatchObject({ status: "active" });
+  it("when the agent's endpoint answers 410, the relay ends at once and the holder's next doorbell gets 410", async () => {
+    const statusBefore = endpoint.of("intent.status.changed").length;
+    const { forwarderCode, subscriptionId, holderId } = await subscribedAndApproved(
+      agent,
+      f,
+      "rule6.two@example.sk",
+    );
+    // Approval makes the intent's status news (push rule 3): that doorbell reaches the agent first.
+    await until(() => endpoint.of("intent.status.changed").length > statusBefore, 20_000);
 
-      endpoint.control.status = 0;
-      const again = await call(client, "intent_subscribe_events", {
-        intentCode: first.forwarderCode,
-        delivery: { url: endpoint.url, secret: endpoint.secret },
+    // The agent's endpoint is gone: the relayed doorbell gets 410 and the agent's subscription ends.
+    endpoint.control.status = 410;
+    try {
+      await offerArrives();
+      await until(async () => (await agentSide(f, subscriptionId)).status === "ended", 20_000);
+      expect((await agentSide(f, subscriptionId)).endedReason).toBe("gone");
+
+      // The relay is marked ended without another doorbell (the sweep); the holder's side still
+      // runs, since only the agent's code could tell it now.
+      await until(async () => (await relayOf(f, subscriptionId)).status === "ended", 10_000);
+      expect(await relayOf(f, subscriptionId)).toMatchObject({ status: "ended", ended_reason: "gone" });
+      expect(await holderSubscription(holderId)).toMatchObject({ status: "active" });
+      await keyringOpensNoHolderCode(f, forwarderCode);
+
+      // The holder's next doorbell to the relay draws 410, and the holder ends its subscription.
+      // (A status doorbell, queued by the holder's own engine: match doorbells coalesce for 15 min.)
+      await holder.delivery.enqueue(holderDb, holderId, {
+        type: "intent.status.changed",
+        data: { subscriptionId: holderId, status: "active" },
       });
-      expect(again.subscriptionId).not.toBe(first.subscriptionId);
-      expect(await holderSubscription(first.holderId)).toMatchObject({
-        status: "ended",
-        ended_reason: "unsubscribed",
-      });
-      const renewed = await relayOf(slow, again.subscriptionId as string);
-      expect(renewed.holder_subscription_id).not.toBe(first.holderId);
-      expect(await relayOf(slow, first.subscriptionId)).toMatchObject({
-        status: "ended",
-        holder_code_sealed: null,
-      });
+      await until(async () => (await holderSubscription(holderId)).status === "ended", 20_000);
+      expect(await holderSubscription(holderId)).toMatchObject({ status: "ended", ended_reason: "gone" });
     } finally {
-      await client.close();
-      await slow.close();
+      endpoint.control.status = 0;
     }
+  });
+
+  it("subscribing again after the agent's side ended without it ends the old holder subscription first", async () => {
+    const first = await subscribedAndApproved(agent, f, "rule6.three@example.sk");
+    // The agent's endpoint refuses the approval's status doorbell: its side ends, the holder's lives.
+    endpoint.control.status = 410;
+    try {
+      await until(async () => (await agentSide(f, first.subscriptionId)).status === "ended", 20_000);
+      await until(async () => (await relayOf(f, first.subscriptionId)).status === "ended", 10_000);
+      expect(await holderSubscription(first.holderId)).toMatchObject({ status: "active" });
+    } finally {
+      endpoint.control.status = 0;
+    }
+
+    // The agent is back with its code: the forwarder opens the holder's and ends the old one.
+    const again = await call(agent, "intent_subscribe_events", {
+      intentCode: first.forwarderCode,
+      delivery: { url: endpoint.url, secret: endpoint.secret },
+    });
+    expect(again.subscriptionId).not.toBe(first.subscriptionId);
+    expect(await holderSubscription(first.holderId)).toMatchObject({
+      status: "ended",
+      ended_reason: "unsubscribed",
+    });
+    const renewed = await relayOf(f, again.subscriptionId as string);
+    expect(renewed.holder_subscription_id).not.toBe(first.holderId);
+    // Told once: the ended relay no longer names a holder subscription to end.
+    expect(await relayOf(f, first.subscriptionId)).toMatchObject({
+      status: "ended",
+      holder_subscription_id: null,
+    });
   });
 });
