@@ -179,6 +179,13 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       "rule6.one@example.sk",
     );
     await keyringOpensNoHolderCode(f, forwarderCode);
+    // The leases coincide, so a lease's end ends both sides with no call needed.
+    const holderLease = await holderDb
+      .selectFrom("delivery_subscriptions")
+      .select(["expires_at"])
+      .where("id", "=", holderId)
+      .executeTakeFirstOrThrow();
+    expect((await agentSide(f, subscriptionId)).expiresAt).toBe(Number(holderLease.expires_at));
     const ended = await call(agent, "intent_unsubscribe_events", {
       intentCode: forwarderCode,
       subscriptionId,
