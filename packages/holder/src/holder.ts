@@ -42,12 +42,7 @@ import { type IntentFeed, startIntentFeed } from "./cluster/intent-feed.js";
 import { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
 import { createDemandService } from "./demand.js";
 import { createConsentService, type HolderConsentService } from "./domain/consent.js";
-import {
-  createIntentService,
-  type IntentHooks,
-  type IntentServiceOptions,
-  randomBase62,
-} from "./domain/intents.js";
+import { createIntentService, type IntentHooks, type IntentServiceOptions } from "./domain/intents.js";
 import type { DemandService, IntentService, OfferService } from "./domain/services.js";
 import {
   createHolderEvents,
@@ -56,6 +51,8 @@ import {
   type HolderEventsOptions,
   type IntentChangeListener,
 } from "./events/index.js";
+import { openHolderMail } from "./holder-mail.js";
+import { createHolderMcp } from "./holder-mcp.js";
 import {
   createHolderLimits,
   type HolderLimits,
@@ -63,11 +60,9 @@ import {
   type LimitRule,
   limitsMigrations,
 } from "./limits/index.js";
-import { createLocalMailbox, type LocalMailbox } from "./mail/local-mailbox.js";
-import type { Mailer } from "./mail/mailer.js";
-import { createSmtpMailer, type SmtpMailer } from "./mail/smtp.js";
+import type { SmtpMailer } from "./mail/smtp.js";
 import { createMatchingService, type MatchingService } from "./matching/service.js";
-import { createMcpHandler, type McpHandler, type McpHandlerOptions } from "./mcp/handler.js";
+import type { McpHandler, McpHandlerOptions } from "./mcp/handler.js";
 import {
   assistantsOfIntent,
   createHolderOAuth,
@@ -332,18 +327,9 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     await checkSealKeys(store as unknown as Database, keys.keyring);
     const sealer = createSealer(keys.keyring);
     const metrics = createHolderMetrics();
-    let mailer: Mailer;
-    let mailbox: LocalMailbox | undefined;
-    if (options.smtp !== undefined) {
-      smtp = createSmtpMailer({
-        url: options.smtp,
-        from: options.mailFrom ?? `"${config.name}" <no-reply@${new URL(publicUrl).hostname}>`,
-      });
-      mailer = smtp;
-    } else {
-      mailbox = createLocalMailbox({ store, sealer, clock });
-      mailer = mailbox;
-    }
+    const mail = openHolderMail({ ...options, config, store, sealer, clock });
+    smtp = mail.smtp;
+    const { mailer, mailbox, mailboxPath } = mail;
     const context: HolderContext = {
       store,
       sealer,
@@ -371,7 +357,6 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       loopback: () => isLoopbackHost(publicHost) || listeningOnLoopback,
     };
     const hostAllowed = createHostAllowList(hostPolicy);
-    const mailboxPath = mailbox === undefined ? undefined : `/dev/mailbox/${randomBase62(32)}`;
     const webhookPolicy =
       options.webhookPolicy ?? (options.smtp === undefined ? "development" : "production");
     const delivery = createDeliveryEngine({
@@ -422,32 +407,16 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       changes.listen(events);
     }
 
-    mcp = createMcpHandler(
-      {
-        intents: services.intents,
-        matches: services.matching,
-        offers: services.offers,
-        demand: services.demand,
-        push,
-      },
-      {
-        ...options.mcp,
-        publicUrl,
-        clock,
-        log,
-        ...(events === undefined ? {} : { events }),
-        // Issue #17: MCP calls by tool, outcome and latency on /metrics.
-        observeToolCall: metrics.observeToolCall,
-        // Issue #14: new sessions and tool calls per client, counted across processes (unless a
-        // caller turned the MCP limits off).
-        ...(options.mcp?.toolRateLimit === false ? {} : { sharedLimit: mcpLimits.consume }),
-        // Issue #8: the verified bearer token's AuthInfo (oauth/resource.ts), and the 401 challenge
-        // for a call that needs a signed-in person.
-        ...(oauth === undefined
-          ? {}
-          : { authenticate: oauth.resource.authenticate, resourceMetadataUrl: oauth.resource.metadataUrl }),
-      },
-    );
+    mcp = createHolderMcp(services, {
+      ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
+      publicUrl,
+      clock,
+      log,
+      metrics,
+      limits: mcpLimits,
+      ...(events === undefined ? {} : { events }),
+      ...(oauth === undefined ? {} : { oauth }),
+    });
     const accessLog = createAccessLogger(log, metrics);
     const app = createHolderApp({
       config,
@@ -493,17 +462,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     worker = delivery.worker();
     worker.start();
 
-    // The OAuth server's Node routes bypass the app: they get their access-log line here.
-    const servers = nodeServers(
-      app.fetch,
-      (oauth?.nodeRoutes ?? []).map((route) => ({
-        matches: (path: string) => route.matches(path),
-        handle(req: IncomingMessage, res: ServerResponse) {
-          if (options.accessLog !== false) logNodeRequest(accessLog, req, res);
-          route.handle(req, res);
-        },
-      })),
-    );
+    const servers = holderNodeServers(app.fetch, oauth, options.accessLog === false ? undefined : accessLog);
     const handler = mcp;
     const sharedLimits = limits;
     const summary: HolderSummary = {
@@ -514,7 +473,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       dialect: store.dialect,
       keys: keys.source,
       ...(keys.path === undefined ? {} : { keyFile: keys.path }),
-      mail: smtp !== undefined ? `SMTP ${smtp.description}` : "local mailbox (no SMTP configured)",
+      mail: mail.description,
       ...(mailboxPath === undefined ? {} : { mailboxUrl: `${publicUrl}${mailboxPath}` }),
       demo,
       activeIntents,
@@ -577,4 +536,22 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     await store.close();
     throw error;
   }
+}
+
+/** The app on Node, with the OAuth server's Node routes, which bypass the app, logged here. */
+function holderNodeServers(
+  fetch: Parameters<typeof nodeServers>[0],
+  oauth: HolderOAuth | undefined,
+  accessLog: ReturnType<typeof createAccessLogger> | undefined,
+) {
+  return nodeServers(
+    fetch,
+    (oauth?.nodeRoutes ?? []).map((route) => ({
+      matches: (path: string) => route.matches(path),
+      handle(req: IncomingMessage, res: ServerResponse) {
+        if (accessLog !== undefined) logNodeRequest(accessLog, req, res);
+        route.handle(req, res);
+      },
+    })),
+  );
 }
