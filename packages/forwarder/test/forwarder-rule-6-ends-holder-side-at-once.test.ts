@@ -226,7 +226,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
 
       // The holder's next doorbell to the relay draws 410, and the holder ends its subscription.
       // (A status doorbell, queued by the holder's own engine: match doorbells coalesce for 15 min.)
-      await holder.delivery.enqueue(holderDb, holderId, {
+      await holder.delivery.enqueue(holderDb as unknown as Kysely<DeliveryTables>, holderId, {
         type: "intent.status.changed",
         data: { subscriptionId: holderId, status: "active" },
       });
