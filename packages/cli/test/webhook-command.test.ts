@@ -139,7 +139,7 @@ describe("doorbell webhook verify: one line that says what is wrong", () => {
     ]) {
       const t = fakeIo("{}");
       expect(await run(args, t.io)).toBe(2);
-      expect(t.err()).toMatch(/^doorbell: /);
+      expect(t.err()).toMatch(/^doorbell webhook: .*\nsee `doorbell webhook --help`\n$/);
     }
   });
 

@@ -69,8 +69,8 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
 
   it("closes every session on close()", async () => {
     const other = await startHolder(engine);
-    await other.connect();
-    await other.connect();
+    await other.connectLegacy();
+    await other.connectLegacy();
     expect(other.mcp.sessionCount).toBe(2);
     await other.mcp.close();
     expect(other.mcp.sessionCount).toBe(0);

@@ -42,6 +42,12 @@ export interface HolderOnLoopback {
   dir: string;
 }
 
+/**
+ * One set of seal keys for every holder these tests start: holders on one database must share
+ * their keys (issue 14: a different keyring is refused).
+ */
+const SEAL_KEYS = `oauthtest:${randomBytes(32).toString("base64")}`;
+
 /** A whole holder with OAuth on (built-in server unless `oauth` says otherwise), listening on loopback. */
 export async function holderOn(database: string, oauth: HolderOAuthOptions = {}): Promise<HolderOnLoopback> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "doorbell-oauth-flow-"));
@@ -51,7 +57,7 @@ export async function holderOn(database: string, oauth: HolderOAuthOptions = {})
     dataDir: dir,
     database,
     publicUrl: origin,
-    env: {},
+    env: { DOORBELL_SEAL_KEYS: SEAL_KEYS },
     log: pino({ level: "silent" }),
     events: false,
     config: { name: "Doorbell demo holder" },

@@ -86,7 +86,9 @@ describe.runIf(withChromium)("the OAuth sign-in and approval pages in Slovak", (
       expect(plain(await page.locator("h1").textContent())).toBe(
         "Povoliť asistentovi Test assistant konať za vás?",
       );
-      const facts = plain(await page.locator("dl.facts").textContent());
+      // innerText, not textContent: the rendered lines keep the space between a term and its value.
+      // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is what is checked
+      const facts = plain(await page.locator("dl.facts").innerText());
       const host = new URL(callback.url).host;
       expect(facts).toContain(`Odkiaľ pracuje ${host}`);
       expect(facts).toContain("Čo sa dozvie a čo bude môcť robiť");
