@@ -13,8 +13,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { createHolder } from "@doorbell/holder";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { pino } from "pino";
 
 /** Just enough of a browser for the holder's forms: cookies, hidden fields, same-origin posts. */
@@ -81,7 +80,8 @@ console.log(
 
 try {
   step(1, "An assistant publishes what a person wants (MCP, Streamable HTTP).");
-  const assistant = new Client({ name: "tour", version: "1.0.0" });
+  // MCP 2026-07-28 first (stateless), a 2025-11-25 session where a holder is older.
+  const assistant = new Client({ name: "tour", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
   await assistant.connect(new StreamableHTTPClientTransport(new URL(`${origin}/mcp`)));
   const published = (await tool(assistant, "intent_publish_intent", {
     statement: "A Škoda Octavia combi, diesel, near Bratislava",

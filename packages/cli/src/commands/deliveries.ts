@@ -7,7 +7,6 @@
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import {
   type DeliveryLogEntry,
   type DeliveryTables,
@@ -21,6 +20,7 @@ import {
 import { type Database, migrate, openDatabase } from "@doorbell/store";
 import { type Io, UsageError } from "../io.js";
 import { ENV } from "./holder-config.js";
+import { parseSubcommand } from "./lifecycle.js";
 
 export const DELIVERIES_USAGE = `doorbell deliveries list [--status S] [--dead] [--limit N] [--json]
 doorbell deliveries show SUBSCRIPTION_ID [--json]
@@ -54,21 +54,12 @@ const STATUSES: readonly SubscriptionStatus[] = [
 ];
 
 export async function deliveriesCommand(args: readonly string[], io: Io): Promise<number> {
-  const [action, ...rest] = args;
-  if (action !== "list" && action !== "show" && action !== "replay") {
-    throw new UsageError(
-      action === undefined
-        ? "say doorbell deliveries list, show or replay"
-        : `unknown deliveries action ${JSON.stringify(action)}`,
-    );
-  }
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(rest);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { action, values, positionals } = parseSubcommand(
+    args,
+    "deliveries",
+    ["list", "show", "replay"] as const,
+    options,
+  );
   const id = positionals[0];
   if (action === "list" && positionals.length > 0) throw new UsageError("list takes no id");
   if (action !== "list" && (id === undefined || positionals.length > 1)) {
@@ -114,10 +105,6 @@ export async function deliveriesCommand(args: readonly string[], io: Io): Promis
   } finally {
     await store.close();
   }
-}
-
-function parse(args: readonly string[]) {
-  return parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
 }
 
 async function openLog(

@@ -6,10 +6,10 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { GENERATED_KEY_FILE, loadKeyring, parseKeyring } from "@doorbell/store";
 import { type Io, UsageError } from "../io.js";
 import { ENV } from "./holder-config.js";
+import { parseSubcommand } from "./lifecycle.js";
 
 export const KEYS_USAGE = `doorbell keys export [--data-dir .doorbell] > seal-keys
 doorbell keys import FILE [--data-dir .doorbell] [--replace]
@@ -28,21 +28,12 @@ const options = {
 } as const;
 
 export async function keysCommand(args: readonly string[], io: Io): Promise<number> {
-  const [action, ...rest] = args;
-  if (action !== "export" && action !== "import") {
-    throw new UsageError(
-      action === undefined
-        ? "say doorbell keys export or import"
-        : `unknown keys action ${JSON.stringify(action)}`,
-    );
-  }
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(rest);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { action, values, positionals } = parseSubcommand(
+    args,
+    "keys",
+    ["export", "import"] as const,
+    options,
+  );
   const dataDir = path.resolve(values["data-dir"]?.trim() || io.env[ENV.dataDir]?.trim() || ".doorbell");
   const keyFile = path.join(dataDir, GENERATED_KEY_FILE);
 
@@ -112,8 +103,4 @@ function keyLines(text: string): string {
     .map((part) => part.trim())
     .filter((part) => part !== "")
     .join("\n");
-}
-
-function parse(args: readonly string[]) {
-  return parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
 }

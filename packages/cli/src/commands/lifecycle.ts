@@ -12,6 +12,39 @@ type FlagValues<T extends Flags> = ReturnType<
   typeof parseArgs<{ args: string[]; options: T; allowPositionals: false; strict: true }>
 >["values"];
 
+type FlagsAndPositionals<T extends Flags> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>
+>;
+
+/**
+ * `doorbell <command> <action> [flags] [ids]`: the action (one of `actions`), then flags and
+ * positionals; a missing or unknown action, or a mistake in the flags, is a usage error.
+ */
+export function parseSubcommand<A extends string, T extends Flags>(
+  args: readonly string[],
+  command: string,
+  actions: readonly A[],
+  options: T,
+): { action: A } & FlagsAndPositionals<T> {
+  const [action, ...rest] = args;
+  if (!actions.includes(action as A)) {
+    const listed = `${actions.slice(0, -1).join(", ")} or ${actions.at(-1)}`;
+    throw new UsageError(
+      action === undefined
+        ? `say doorbell ${command} ${listed}`
+        : `unknown ${command} action ${JSON.stringify(action)}`,
+    );
+  }
+  try {
+    return {
+      action: action as A,
+      ...parseArgs({ args: rest, options, allowPositionals: true, strict: true }),
+    };
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
 /** Named flags only; a mistake in them is a usage error. */
 export function parseFlags<T extends Flags>(args: readonly string[], options: T): FlagValues<T> {
   try {

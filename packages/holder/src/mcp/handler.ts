@@ -67,7 +67,7 @@ const DEFAULT_INSTRUCTIONS =
   "give the person the consentUrl to confirm it themselves, keep the intentCode, and poll intent_list_matches with since. " +
   "Results come from a market aggregator and may be incomplete.";
 
-export type HolderMcpEndpoint = McpEndpoint<SessionSubscriptions>;
+export type HolderMcpEndpoint = McpEndpoint<SessionSubscriptions | undefined>;
 
 export function createMcpHandler(
   services: HolderToolServices,
@@ -80,7 +80,7 @@ export function createMcpHandler(
   const pullIntervalMs = Math.max(options.pullIntervalMs ?? PULL_FLOOR_MS, PULL_FLOOR_MS);
   const nextCheckAfter = () => new Date(clock() + pullIntervalMs).toISOString();
 
-  const endpoint = createMcpEndpoint<SessionSubscriptions>({
+  const endpoint = createMcpEndpoint<SessionSubscriptions | undefined>({
     ...options,
     clock,
     log,
@@ -94,8 +94,8 @@ export function createMcpHandler(
     ...(options.resourceMetadataUrl === undefined ? {} : { gate: signInGate(options.resourceMetadataUrl) }),
     register(server, scope) {
       // A legacy session keeps the subscriptions it made (what its resource shows); modern has none.
-      const session = newSessionSubscriptions();
       const legacy = scope.era === "legacy";
+      const session = legacy ? newSessionSubscriptions() : undefined;
       // A modern tools/call of a known tool needs that tool alone; resources and events only
       // their own methods (and discover, listen: the whole surface for capabilities).
       const method = scope.focus?.method;
@@ -114,18 +114,18 @@ export function createMcpHandler(
           ? {}
           : {
               nextCheckAfter,
-              ...(legacy
-                ? {
+              ...(session === undefined
+                ? {}
+                : {
                     onSubscribed: (subscriptionId: string, principal: Principal) => {
                       session.own.set(subscriptionId, principal);
                     },
-                  }
-                : {}),
+                  }),
             }),
         log,
       });
       if (push !== undefined && (whole || method?.startsWith("resources/")))
-        registerSubscriptionResource(server, push, legacy ? session : undefined);
+        registerSubscriptionResource(server, push, session);
       if (whole || method?.startsWith("events/"))
         options.events?.attach(server, legacy ? { session: true } : undefined);
       return session;
@@ -138,10 +138,10 @@ export function createMcpHandler(
     for (const id of ids) endpoint.notify.resourceUpdated(subscriptionUri(id));
     for (const session of endpoint.sessions()) {
       for (const id of ids) {
-        if (!session.state.watched.has(id)) continue;
+        if (session.state?.watched.has(id) !== true) continue;
         session.server.server
           .sendResourceUpdated({ uri: subscriptionUri(id) })
-          .catch(() => session.state.watched.delete(id));
+          .catch(() => session.state?.watched.delete(id));
       }
     }
   });

@@ -14,7 +14,7 @@
  * A good token becomes the SDK's `AuthInfo` with `extra.subject`, the account the token acts for;
  * the MCP tools turn it into an OAuth principal (mcp/tools.ts).
  */
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import type { AuthInfo } from "@modelcontextprotocol/server";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import type { Provider } from "oidc-provider";
 import { PROTECTED_RESOURCE_PATH, RESOURCE_SCOPES } from "./scopes.js";
