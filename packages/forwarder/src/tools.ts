@@ -215,7 +215,7 @@ export function registerForwarderTools(server: McpServer, tc: ForwarderToolConte
       title: "List the offers delivered for an intent",
       description:
         "Lists the offers the holder delivered for an intent, oldest first; pass since (the last deliveredAt you saw) to get only newer ones. " +
-        "After a doorbell, call this with since.",
+        "extensions.more: true says to call again with since = the last deliveredAt. After a doorbell, call this with since.",
       inputSchema: listMatchesInput,
       outputSchema: listMatchesOut,
       annotations: readOnly,

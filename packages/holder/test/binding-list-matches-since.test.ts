@@ -20,7 +20,7 @@ interface Listed {
     offer: Record<string, unknown> & { title: string; source: { kind: string } };
     deliveredAt: string;
   }[];
-  more?: boolean;
+  extensions?: { more?: boolean };
 }
 
 forEachEngine({ describe, beforeAll, afterAll }, (engine) => {

@@ -27,6 +27,7 @@ import {
 } from "./arguments.js";
 import { type PaceState, PullPacer } from "./pacer.js";
 import {
+  hasMoreMatches,
   type Intent,
   intentSchema,
   listMatchesSchema,
@@ -60,7 +61,7 @@ export interface HolderClientOptions {
 }
 
 export interface ListMatchesResult {
-  /** Oldest first; every page of the answer (the holder's `more`) is followed within one read. */
+  /** Oldest first; every page of the answer (the holder's `extensions.more`) is followed within one read. */
   matches: Match[];
   /** Push profile §8.2: the holder's hint of when a new match can arrive at the earliest. */
   nextCheckAfter?: string;
@@ -82,7 +83,7 @@ const TOOLS = {
   unsubscribe: "intent_unsubscribe_events",
 } as const;
 
-/** A read follows `more` this many pages at most (1,000 matches each on a Doorbell holder). */
+/** A read follows `extensions.more` this many pages at most (1,000 matches each on a Doorbell holder). */
 const MAX_PAGES = 50;
 
 export class HolderClient {
@@ -148,7 +149,7 @@ export class HolderClient {
       matches.push(...answer.matches);
       nextCheckAfter = answer.nextCheckAfter ?? nextCheckAfter;
       const last = answer.matches.at(-1);
-      if (answer.more !== true || last === undefined) break;
+      if (!hasMoreMatches(answer) || last === undefined) break;
       since = last.deliveredAt;
     }
     if (nextCheckAfter !== undefined) this.#pacer.noteNextCheckAfter(intentCode, Date.parse(nextCheckAfter));

@@ -36,9 +36,15 @@ export type Match = z.infer<typeof matchSchema>;
 
 export const listMatchesSchema = z.looseObject({
   matches: z.array(matchSchema),
-  more: z.boolean().optional(),
+  /** The holder's additions (binding); a Doorbell holder says `more` there when a page is full. */
+  extensions: z.looseObject({ more: z.boolean().optional() }).optional(),
   nextCheckAfter: instant.optional(),
 });
+
+/** Whether a call with since = the last deliveredAt has more. */
+export function hasMoreMatches(answer: z.infer<typeof listMatchesSchema>): boolean {
+  return answer.extensions?.more === true;
+}
 
 export const publishSchema = z.looseObject({
   intent: intentSchema,

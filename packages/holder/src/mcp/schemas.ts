@@ -231,7 +231,13 @@ export const publishOut = z.object({
 export const withdrawOut = z.object({ status: z.literal("withdrawn") });
 export const listMatchesOut = z.object({
   matches: z.array(z.object({ offer: offerOut, deliveredAt: z.string() })),
-  more: z.boolean().optional().describe("true when a call with since = the last deliveredAt has more"),
+  // Binding: "anything the holder adds goes under extensions" (issue 16 item 14).
+  extensions: z
+    .object({
+      more: z.boolean().optional().describe("true when a call with since = the last deliveredAt has more"),
+    })
+    .optional()
+    .describe("what this holder adds to the binding's answer"),
   nextCheckAfter: z
     .string()
     .optional()

@@ -223,7 +223,7 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
       description:
         "Lists the offers this holder has delivered for an intent, oldest first, as { matches: [{ offer, deliveredAt }] }. " +
         "Pass since (the last deliveredAt you saw) to get only newer ones; an empty answer is cheap, so poll with since. " +
-        "One answer holds at most about 1,000 matches; more: true says to call again with since = the last deliveredAt. " +
+        "One answer holds at most about 1,000 matches; extensions.more: true says to call again with since = the last deliveredAt. " +
         "Delivery to the person's own e-mail continues independently.",
       inputSchema: context.signedIn === true ? listMatchesInputSignedIn : listMatchesInput,
       outputSchema: listMatchesOut,
@@ -240,7 +240,8 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
       const nextCheckAfter = context.nextCheckAfter?.();
       return success({
         matches: own.map(matchView),
-        ...(more === true ? { more: true } : {}),
+        // The binding puts what a holder adds under extensions; §8.2 names nextCheckAfter itself.
+        ...(more === true ? { extensions: { more: true } } : {}),
         ...(nextCheckAfter === undefined ? {} : { nextCheckAfter }),
       });
     },
