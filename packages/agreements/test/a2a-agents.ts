@@ -16,6 +16,7 @@ import {
   withA2AExtensions,
 } from "@a2a-js/sdk/client";
 import type { Database } from "@doorbell/store";
+import { developmentPolicy } from "@doorbell/webhooks";
 import { AGREEMENTS_EXTENSION_URI, agreementAgentCard } from "../src/a2a/agreement-card.js";
 import { type A2AAgreements, attachA2A } from "../src/a2a/attach.js";
 import { a2aHttpHandler } from "../src/a2a/http-handler.js";
@@ -27,6 +28,9 @@ import type { InboxStore } from "../src/inbox/store.js";
 import type { KeyResolver } from "../src/jws/resolver.js";
 import { agentIdentity, openAgentStore, reopenAgentStore } from "./agent-base.js";
 import type { Party } from "./inbox-parties.js";
+
+/** Every agent here is on loopback: cards are fetched under the development egress policy. */
+export const LOOPBACK_POLICY = developmentPolicy();
 
 export interface A2AAgent {
   readonly inbox: AgentInbox;
@@ -131,7 +135,7 @@ export async function startA2AAgent(setup: {
     onRefused: (_thread, reason) => {
       refused.push(reason);
     },
-    ...(setup.discovery === undefined ? {} : { discovery: setup.discovery }),
+    discovery: { policy: LOOPBACK_POLICY, ...setup.discovery },
   });
   server.on(
     "request",

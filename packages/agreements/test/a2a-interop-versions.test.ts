@@ -17,7 +17,14 @@ import { chooseChannel } from "../src/a2a/peer-discovery.js";
 import type { Responder } from "../src/inbox/agent-inbox.js";
 import type { LimitsPolicy } from "../src/inbox/limits.js";
 import { signMessage } from "../src/jws/sign.js";
-import { type A2AAgent, type A2AServerKind, recordingFetch, startA2AAgent } from "./a2a-agents.js";
+import {
+  type A2AAgent,
+  type A2AServerKind,
+  LOOPBACK_POLICY,
+  recordingFetch,
+  startA2AAgent,
+} from "./a2a-agents.js";
+import { serveJson } from "./card-server.js";
 import { askQuote } from "./inbox-parties.js";
 import { ASK, acceptQuotes, closedAfterEach, quoteDesks, twoParties } from "./quote-thread.js";
 
@@ -94,7 +101,7 @@ describe("our A2A endpoint, as the SDK's clients of both versions see it", () =>
     const s = await sellerOn("doorbell", waitForThePerson);
     const { fetchImpl, methods } = recordingFetch();
     const { connectToPeer } = await import("../src/a2a/peer-discovery.js");
-    const { client, card } = await connectToPeer(s.cardUrl, { fetchImpl });
+    const { client, card } = await connectToPeer(s.cardUrl, { fetchImpl, policy: LOOPBACK_POLICY });
     expect(card.supportedInterfaces[0]?.protocolVersion).toBe("1.0");
     const extension = {
       serviceParameters: ServiceParameters.createFrom(undefined, withA2AExtensions(AGREEMENTS_EXTENSION_URI)),
@@ -169,7 +176,7 @@ describe("finding the other side", () => {
     const origin = new URL(s.cardUrl).origin;
     const cardUrlOf = (domain: string) =>
       domain === seller.domain ? `${origin}/.well-known/agent-card.json` : "";
-    const choice = await chooseChannel(seller.address, { cardUrlOf });
+    const choice = await chooseChannel(seller.address, { cardUrlOf, policy: LOOPBACK_POLICY });
     expect(choice).toMatchObject({ channel: "a2a", cardUrl: s.cardUrl });
 
     const b = await startA2AAgent({
@@ -189,6 +196,7 @@ describe("finding the other side", () => {
   it("uses from.card when an earlier message named it", async () => {
     const s = await sellerOn("doorbell");
     const choice = await chooseChannel(seller.address, {
+      policy: LOOPBACK_POLICY,
       fromCard: s.cardUrl,
       cardUrlOf: () => "http://127.0.0.1:9/.well-known/agent-card.json",
     });
@@ -197,11 +205,12 @@ describe("finding the other side", () => {
 
   it("chooses e-mail when the domain has no card, or a card without the profile", async () => {
     const none = await chooseChannel(seller.address, {
+      policy: LOOPBACK_POLICY,
       cardUrlOf: () => "http://127.0.0.1:9/.well-known/agent-card.json",
     });
     expect(none).toMatchObject({ channel: "email" });
     expect(none.channel === "email" && none.reason).toMatch(
-      /^no agent card could be read at http:\/\/127\.0\.0\.1:9/,
+      /^the agent card at http:\/\/127\.0\.0\.1:9\/\.well-known\/agent-card\.json could not be fetched: the endpoint refused the connection$/,
     );
 
     const s = await sellerOn("doorbell");
@@ -210,8 +219,12 @@ describe("finding the other side", () => {
       ...(plain as AgentCard),
       capabilities: { ...(plain as AgentCard).capabilities, extensions: [] },
     };
-    const fetchImpl: typeof fetch = async () => Response.json(other);
-    const without = await chooseChannel(seller.address, { fetchImpl });
+    const served = await serveJson(other);
+    const without = await chooseChannel(seller.address, {
+      policy: LOOPBACK_POLICY,
+      cardUrlOf: () => served.url,
+    });
+    await served.close();
     expect(without).toMatchObject({ channel: "email" });
     expect(without.channel === "email" && without.reason).toMatch(/does not declare agent-intents\/1/);
   });

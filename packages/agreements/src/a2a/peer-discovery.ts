@@ -7,7 +7,10 @@ import {
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
 } from "@a2a-js/sdk/client";
+import type { EgressPolicy } from "@doorbell/webhooks";
+import { InboxError } from "../inbox/errors.js";
 import { speaksAgreements } from "./agreement-card.js";
+import { checkCardEndpoints, defaultCardPolicy, fetchAgentCardJson } from "./card-fetch.js";
 
 /**
  * Finding the other side's agent (agent-intents/1, "How messages travel in A2A"): "The card
@@ -30,8 +33,14 @@ export interface PeerDiscoveryOptions {
   /** The card address of a domain. Default `https://<domain>/.well-known/agent-card.json`. */
   readonly cardUrlOf?: (domain: string) => string;
   /**
-   * For the card and every call (tests, an egress policy). Default the global fetch with a 10 s
-   * limit per request; it does not apply the SSRF egress policy (see docs/decisions.md).
+   * The egress policy the card is fetched under, and its endpoints judged by. Default
+   * `productionPolicy()` (https, port 443, public addresses, 10 s); `developmentPolicy()` also
+   * allows http and loopback, for a developer's machine and tests.
+   */
+  readonly policy?: EgressPolicy;
+  /**
+   * For the JSON-RPC calls to the endpoint the card names (tests record them). Default the global
+   * fetch with a 10 s limit per request. The card itself always comes through the egress.
    */
   readonly fetchImpl?: typeof fetch;
 }
@@ -59,15 +68,22 @@ export const peerCardUrl = (
   return (options.cardUrlOf ?? defaultCardUrl)(domain);
 };
 
-/** Reads the card at `cardUrl` (v0.3 or v1.0) and makes a JSON-RPC client of the version it declares. */
+/**
+ * Reads the card at `cardUrl` (v0.3 or v1.0) through the SSRF-safe egress and makes a JSON-RPC
+ * client of the version it declares. Throws an InboxError `ERR_A2A_CARD` when the card cannot be
+ * fetched under the policy or names an endpoint the policy refuses.
+ */
 export async function connectToPeer(
   cardUrl: string,
   options: PeerDiscoveryOptions = {},
 ): Promise<RemoteAgent> {
   const legacyCompat = { enabled: true };
   const withFetch = { fetchImpl: options.fetchImpl ?? boundedFetch };
+  const policy = options.policy ?? defaultCardPolicy();
   const resolver = new DefaultAgentCardResolver({ legacyCompat, ...withFetch });
-  const card = await resolver.resolve(cardUrl, "");
+  // The SDK's resolver only turns the JSON into its model (a v0.3 card into v1.0 interfaces).
+  const card = resolver.normalizeAgentCard(await fetchAgentCardJson(cardUrl, policy));
+  checkCardEndpoints(card, cardUrl, policy);
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
       cardResolver: resolver as AgentCardResolver,
@@ -96,6 +112,8 @@ export async function chooseChannel(
   try {
     agent = await connectToPeer(cardUrl, options);
   } catch (error) {
+    // The egress's refusal already names the address and says why in plain words.
+    if (error instanceof InboxError) return { channel: "email", reason: error.message };
     const why = error instanceof Error ? error.message : String(error);
     return { channel: "email", reason: `no agent card could be read at ${cardUrl} (${why})` };
   }

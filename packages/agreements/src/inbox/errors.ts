@@ -15,6 +15,8 @@ export type InboxErrorCode =
   | "ERR_OFFER_NOT_HELD"
   /** The other agent does not speak agent-intents/1 over A2A, or answered outside the protocol. */
   | "ERR_A2A_PEER"
+  /** The other agent's card could not be fetched under the egress policy, or names a refused endpoint. */
+  | "ERR_A2A_CARD"
   /** The thread has no A2A task binding (or the binding is of the wrong kind). */
   | "ERR_A2A_NO_TASK";
 
