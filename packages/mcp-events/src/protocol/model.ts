@@ -154,6 +154,13 @@ export interface DeliveryStatus {
   /** A category, or (for a signed error envelope) an events error name such as "Unauthorized". */
   lastError: string | null;
   failedSince?: string;
+  /**
+   * SEP-3415: the receiver is rate-limiting deliveries (it answered 429 or 503) and the next
+   * attempt waits `retryAfterMs` (its Retry-After, when it sent one). Absent otherwise; the
+   * sketch's deliveryStatus has neither field.
+   */
+  throttled?: boolean;
+  retryAfterMs?: number;
 }
 
 export interface ErrorObject {

@@ -5,6 +5,7 @@ import {
   deliveryMigrations,
   type RetryPolicy,
   type SubscriptionView,
+  showDelivery,
   type Worker,
 } from "@doorbell/delivery";
 import {
@@ -86,6 +87,8 @@ interface Record_ {
   paramsKey: string;
   sub: LiveSubscription;
   refreshBefore: number;
+  /** A digest of the secret last supplied: a refresh with the same secret is not a rotation. */
+  secretDigest: string;
   /** Poll-driven feed for types with a check function. */
   timer?: NodeJS.Timeout;
   /** Runs the feed's check now (`EventsServer.wake`). */
@@ -134,6 +137,7 @@ const CATEGORY: Record<string, string> = {
   http_3xx: "http_4xx",
   http_4xx: "http_4xx",
   http_5xx: "http_5xx",
+  challenge_failed: "challenge_failed",
 };
 
 /**
@@ -243,20 +247,24 @@ export class WebhookMode {
       existing.name === query.name &&
       existing.paramsKey === paramsKey
     ) {
-      // Refresh: TTL reset, delivery reactivated, secret rotated when supplied; the cursor is a no-op.
+      // Refresh: TTL reset, delivery reactivated, secret rotated when a different one is supplied
+      // (deployed clients send the same secret on every refresh: re-proving it by a challenge
+      // would only risk ending the subscription while the receiver is busy); the cursor is a no-op.
       // deliveryStatus as it was: `active: false` tells the client this refresh just resumed it.
       const before = await this.engine.get(this.store.db, existing.deliveryId);
+      const rotated = query.secret !== undefined && digest(query.secret) !== existing.secretDigest;
       await this.engine.renew(this.store.db, existing.deliveryId, {
         expiresAt: refreshBefore,
         refreshBefore,
-        ...(query.secret === undefined ? {} : { secret: query.secret }),
+        ...(rotated ? { secret: query.secret } : {}),
       });
       existing.refreshBefore = refreshBefore;
+      if (rotated) existing.secretDigest = digest(query.secret as string);
       const outcome: SubscribeOutcome = {
         id,
         refreshBefore: new Date(refreshBefore).toISOString(),
         cursor: existing.cursor,
-        deliveryStatus: this.status(before),
+        deliveryStatus: await this.status(before),
         truncated: false,
       };
       existing.reported = undefined;
@@ -296,6 +304,7 @@ export class WebhookMode {
       name: def.name,
       paramsKey,
       refreshBefore,
+      secretDigest: digest(secret),
       cursor: query.cursor,
       terminated: false,
       sub: {
@@ -586,7 +595,7 @@ export class WebhookMode {
     await this.engine.end(this.store.db, record.deliveryId, reason, { notify: false }).catch(() => undefined);
   }
 
-  private status(view: SubscriptionView): DeliveryStatus {
+  private async status(view: SubscriptionView): Promise<DeliveryStatus> {
     const s = view.deliveryStatus;
     // Only the six categories: never an endpoint's words, never an events error name.
     const lastError = s.lastError === null ? null : (CATEGORY[s.lastError] ?? "http_4xx");
@@ -595,6 +604,22 @@ export class WebhookMode {
       lastDeliveryAt: s.lastDeliveryAt === null ? null : new Date(s.lastDeliveryAt).toISOString(),
       lastError: view.verified ? lastError : "challenge_failed",
       ...(s.failedSince === null ? {} : { failedSince: new Date(s.failedSince).toISOString() }),
+      // Read only while deliveries fail: a success clears lastError, and with it this.
+      ...(s.lastError === null || !view.verified ? {} : await this.throttling(view.id)),
     };
+  }
+
+  /**
+   * Whether the receiver is rate-limiting us: its last answer was 429 or 503 and the event it
+   * refused waits for its retry, which honours the receiver's Retry-After (`retryAfterMs` is
+   * how long until then). Read from the delivery log, which records each failed attempt's status.
+   */
+  private async throttling(deliveryId: string): Promise<{ throttled?: true; retryAfterMs?: number }> {
+    const log = await showDelivery(this.store.db, deliveryId, 1);
+    const last = log.attempts[0];
+    const head = log.queue[0];
+    const limited = last?.kind !== "challenge" && (last?.httpStatus === 429 || last?.httpStatus === 503);
+    if (!limited || head === undefined || head.attempts === 0) return {};
+    return { throttled: true, retryAfterMs: Math.max(0, head.nextAttemptAt - this.core.clock()) };
   }
 }

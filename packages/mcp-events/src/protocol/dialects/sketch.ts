@@ -13,7 +13,7 @@ import {
 } from "../common.js";
 import type { EventsDialect } from "../dialect.js";
 import { EVENTS_ERROR_CODES, eventsErrorName } from "../errors.js";
-import type { JsonObject, WebhookBody } from "../model.js";
+import type { DeliveryStatus, JsonObject, WebhookBody } from "../model.js";
 import {
   decodeOccurrence,
   listParamsCodec,
@@ -198,7 +198,7 @@ export const sketch: EventsDialect = {
           id: o.id,
           secret: o.secret,
           refreshBefore: o.refreshBefore ?? undefined,
-          deliveryStatus: o.deliveryStatus,
+          deliveryStatus: sketchDeliveryStatus(o.deliveryStatus),
         }),
     },
   },
@@ -244,6 +244,13 @@ export const sketch: EventsDialect = {
     },
   },
 };
+
+/** The sketch's deliveryStatus predates SEP-3415's `throttled` and `retryAfterMs`. */
+function sketchDeliveryStatus(status: DeliveryStatus | undefined): DeliveryStatus | undefined {
+  if (status === undefined) return undefined;
+  const { throttled: _throttled, retryAfterMs: _retryAfterMs, ...sketch } = status;
+  return sketch;
+}
 
 function problemCodec(what: string) {
   return {
