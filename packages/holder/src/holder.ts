@@ -112,7 +112,12 @@ export function createHolderServices(
       await push?.changed(intentIds);
       changes?.matchesRecorded(intentIds);
     },
-    ...(push === undefined ? {} : { inTransaction: (trx, found) => push.enqueueMatches(trx, found) }),
+    ...(push === undefined
+      ? {}
+      : {
+          inTransaction: (trx, found) => push.enqueueMatches(trx, found),
+          catchUp: (trx, intentId) => push.catchUpMatches(trx, intentId),
+        }),
   });
   const hooks: IntentHooks = {
     async onActivated(intentId) {

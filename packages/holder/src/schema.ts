@@ -265,5 +265,26 @@ const derivedMatches: Migration = {
   },
 };
 
+/**
+ * Migration 4 (issue 14 item 4): the intents whose criteria took effect lately, found at the end of
+ * an import without reading every active intent (matching/service.ts, catchUpSince).
+ */
+const recentlyMatching: Migration = {
+  version: 4,
+  name: "intents_matching_since",
+  async up(db) {
+    await db.schema
+      .createIndex("holder_intents_matching_since")
+      .on("holder_intents")
+      .columns(["status", "matching_since"])
+      .execute();
+  },
+};
+
 /** Later versions are appended here; a released version never changes. */
-export const holderMigrations = defineMigrations("holder", [core, offerSearch, derivedMatches]);
+export const holderMigrations = defineMigrations("holder", [
+  core,
+  offerSearch,
+  derivedMatches,
+  recentlyMatching,
+]);

@@ -8,10 +8,11 @@ export const INTENT_CHANNEL = "doorbell_intents";
 /**
  * One active-intent index across processes (issue 14 item 4). Each process's index learns its own
  * activations, changes and ends from the intent service; this feed tells the other processes on
- * the same PostgreSQL database, which bring that one intent up to date from the database (without
- * announcing anything: the process where it happened did). After the listening connection was
- * lost, the whole index is reloaded, since notifications may have been missed. On SQLite (one
- * process) it does nothing.
+ * the same PostgreSQL database, which bring that one intent up to date from the database and ring
+ * only for what their own imports wrote before they heard (`refresh`: doorbells count each match
+ * once, whichever process counts it). After the listening connection was lost, the whole index is
+ * reloaded, since notifications may have been missed, and the intents it did not have are caught
+ * up the same way. On SQLite (one process) it does nothing; an import's end catches up there.
  *
  * It wraps `matching.onActivated` and `matching.onEnded`, which the intent hooks call after their
  * commit; the notification goes out after that commit too.

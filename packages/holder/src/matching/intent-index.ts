@@ -273,6 +273,11 @@ export class IntentIndex {
     return this.#shelfOf.has(id);
   }
 
+  /** The ids of the intents in the index. */
+  ids(): IterableIterator<string> {
+    return this.#shelfOf.keys();
+  }
+
   #code(value: string | null): number {
     if (value === null) return ANY_CODE;
     let code = this.#codes.get(value);

@@ -4,7 +4,7 @@ import type { MatchService } from "../domain/services.js";
 import { HolderError, type Match, type Offer, type Principal } from "../domain/types.js";
 import type { HolderTables } from "../schema.js";
 import { IntentIndex } from "./intent-index.js";
-import { type ReadMatch, readMatches, START } from "./reader.js";
+import { lastArrival, type ReadMatch, readMatches, START } from "./reader.js";
 import { fits, type IntentFilterSource, intentFilter, type MatchableOffer, offerFacts } from "./rule.js";
 
 /**
@@ -33,6 +33,12 @@ export interface MatchingOptions {
    * outbox rows are written atomically with them (DESIGN: no event without its delivery row).
    */
   inTransaction?(trx: Kysely<HolderTables>, found: FoundMatches): Promise<void>;
+  /**
+   * Called inside a transaction that holds the arrivals lock (no offer enters matching until it
+   * commits), after the intent joined this process's index: ring for the intent's matches that
+   * no doorbell counted yet. Returns how many it counted (issue 14 item 4).
+   */
+  catchUp?(trx: Kysely<HolderTables>, intentId: string): Promise<number>;
   /** Rows per page when loading active intents at start (default 10,000). */
   loadPageSize?: number;
 }
@@ -85,9 +91,17 @@ export interface MatchingService extends MatchService {
   onEnded(intentId: string): void;
   /**
    * Another process activated, changed or ended this intent (issue #14): the index follows the
-   * database; nothing is announced (the other process did that).
+   * database, and what this process's imports wrote before its index knew the intent is rung now
+   * (catch-up: only what no doorbell counted yet).
    */
   refresh(intentId: string): Promise<void>;
+  /**
+   * At the end of an import that started at `startedAt` (this process's clock): the intents that
+   * became active or changed since (allowing for clocks a minute apart) are refreshed and caught
+   * up, in case this process never heard of them (another process on SQLite, a missed
+   * notification). Failures are logged, never thrown.
+   */
+  catchUpSince(startedAt: number): Promise<void>;
   /** The ids of the indexed active intents `offer` fits now (the rule in rule.ts). Needs `start`. */
   matchOffer(offer: MatchableOffer): string[];
   /**
@@ -124,6 +138,11 @@ export const LIST_MATCHES_MAX = 1_000;
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 /** The intent columns the matching rule reads (see `intentFilter`). */
+/** How far apart the clocks of processes sharing one database may be (see catchUpSince). */
+export const CLOCK_SKEW_MS = 60_000;
+/** How long a followed intent is remembered (see `followed`): imports longer than this re-check. */
+const FOLLOWED_KEPT_MS = 60 * 60_000;
+
 export const FILTER_COLUMNS = [
   "id",
   "category",
@@ -145,6 +164,23 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
   let rounds = 0;
   /** Intents ended while a load was reading pages: taken out of the new index when it takes over. */
   let endedDuringLoad: Set<string> | undefined;
+  /**
+   * The criteria (matching_since) this process last followed and caught up for each intent,
+   * lately: catchUpSince skips those (a catch-up after they joined the index already counted
+   * everything). Oldest first; entries older than FOLLOWED_KEPT_MS are dropped.
+   */
+  const followed = new Map<string, number>();
+
+  function remember(intentId: string, since: number | null): void {
+    if (since === null) return;
+    followed.delete(intentId);
+    followed.set(intentId, Number(since));
+    const old = clock() - FOLLOWED_KEPT_MS;
+    for (const [id, at] of followed) {
+      if (at >= old) break;
+      followed.delete(id);
+    }
+  }
 
   async function load(): Promise<{ activeIntents: number }> {
     endedDuringLoad = new Set();
@@ -194,6 +230,58 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
     return loading ?? startLoad();
   }
 
+  /**
+   * Rings for `intentId`'s matches no doorbell counted yet. The caller has put the intent in the
+   * index first: the arrivals lock then waits for every import batch that matched without it, and
+   * every batch after this one matches with it (issue 14 item 4).
+   */
+  async function catchUp(intentId: string): Promise<number> {
+    const counted = options.catchUp;
+    if (counted === undefined) return 0;
+    return store.transaction(async (trx) => {
+      await lastArrival(trx, store.dialect);
+      return counted(trx, intentId);
+    });
+  }
+
+  /** Follows the database for one intent; true when it is active with criteria (in the index). */
+  async function follow(intentId: string): Promise<number | null | undefined> {
+    const row = await store.db
+      .selectFrom("holder_intents")
+      .select([...FILTER_COLUMNS, "status", "matching_since"])
+      .where("id", "=", intentId)
+      .executeTakeFirst();
+    const filter = row?.status === "active" ? intentFilter(row) : undefined;
+    index.remove(intentId);
+    if (filter === undefined) endedDuringLoad?.add(intentId);
+    else index.add(filter);
+    return filter === undefined ? undefined : (row?.matching_since ?? null);
+  }
+
+  /** refresh(): the index follows; then what no doorbell counted yet is rung and the intent told. */
+  async function refresh(intentId: string): Promise<void> {
+    await ready();
+    const since = await follow(intentId);
+    if (since === undefined) return;
+    const counted = await catchUp(intentId);
+    remember(intentId, since);
+    // The digest reads from its own watermark (telling twice mails nothing twice): told when a
+    // doorbell rang or a match waits for the mail, not on every refresh.
+    if (counted > 0 || (await unmailed(intentId))) await notify([intentId]);
+  }
+
+  /** Whether a confirmed intent has matches after its digest's watermark. */
+  async function unmailed(intentId: string): Promise<boolean> {
+    const row = await store.db
+      .selectFrom("holder_intents")
+      .select(["confirmed_at", "mailed_at", "mailed_seq"])
+      .where("id", "=", intentId)
+      .executeTakeFirst();
+    if (row === undefined || row.confirmed_at === null) return false;
+    const mailed = row.mailed_at === null ? START : { at: Number(row.mailed_at), id: Number(row.mailed_seq) };
+    return (await readMatches(store.db, intentId, mailed)).length > 0;
+  }
+
   async function notify(intentIds: Iterable<string>): Promise<void> {
     const ids = [...new Set(intentIds)];
     if (ids.length === 0 || !options.onMatched) return;
@@ -214,6 +302,14 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
     return matches;
   }
 
+  function caughtUpFailed(error: unknown): void {
+    // The code only: the matches stay readable and the next catch-up or batch counts them.
+    log.warn(
+      { code: (error as { code?: unknown })?.code ?? "unknown" },
+      "ringing for matches not counted yet failed; the next import or activation counts them",
+    );
+  }
+
   function matchOffer(offer: MatchableOffer): string[] {
     if (!loaded)
       throw new HolderError("ERR_HOLDER_CONFLICT", "matching has not loaded the active intents yet");
@@ -232,7 +328,13 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
 
     async reload() {
       await ready();
-      return startLoad();
+      const before = index;
+      const loaded = await startLoad();
+      // Intents activated while notifications were missed: what imports wrote meanwhile is rung.
+      const joined: string[] = [];
+      for (const id of index.ids()) if (!before.has(id)) joined.push(id);
+      for (const id of joined) await refresh(id).catch((error: unknown) => caughtUpFailed(error));
+      return loaded;
     },
 
     async onActivated(intentId) {
@@ -247,21 +349,17 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
       const filter = intentFilter(row);
       if (filter === undefined) return { matched: 0 };
       index.add(filter);
-      // Announced only when the criteria took effect with this change (activation, new criteria
-      // or budget), not when another field changed: what a first read shows, at matching_since.
-      if (row.matching_since === null || Number(row.matching_since) !== Number(row.updated_at))
-        return { matched: 0 };
-      const read = await readMatches(store.db, intentId, START);
-      if (read.length === 0) return { matched: 0 };
-      const since = Number(row.matching_since);
-      const matches = single(
-        intentId,
-        read.map(({ offer }) => offer.id),
-        since,
-      );
-      await store.transaction((trx) => found(trx, matches));
-      await notify([intentId]);
-      return { matched: matches.count };
+      // In the index first, then the catch-up under the arrivals lock: a batch that matched
+      // before the intent was there commits first and is counted here; every later batch counts
+      // itself. Each subscription's doorbells count a match once (push/enqueue-matches.ts).
+      const counted = await catchUp(intentId);
+      remember(intentId, row.matching_since);
+      // Told only when the criteria took effect with this change (activation, new criteria or
+      // budget), not when another field changed: what a first read shows, at matching_since.
+      const fresh = row.matching_since !== null && Number(row.matching_since) === Number(row.updated_at);
+      const matched = fresh ? (await readMatches(store.db, intentId, START)).length : 0;
+      if (matched > 0 || counted > 0) await notify([intentId]);
+      return { matched };
     },
 
     onEnded(intentId) {
@@ -269,17 +367,23 @@ export function createMatchingService(ctx: HolderContext, options: MatchingOptio
       endedDuringLoad?.add(intentId);
     },
 
-    async refresh(intentId) {
-      await ready();
-      const row = await store.db
-        .selectFrom("holder_intents")
-        .select([...FILTER_COLUMNS, "status"])
-        .where("id", "=", intentId)
-        .executeTakeFirst();
-      const filter = row?.status === "active" ? intentFilter(row) : undefined;
-      index.remove(intentId);
-      if (filter === undefined) endedDuringLoad?.add(intentId);
-      else index.add(filter);
+    refresh,
+
+    async catchUpSince(startedAt) {
+      try {
+        await ready();
+        const rows = await store.db
+          .selectFrom("holder_intents")
+          .select(["id", "matching_since"])
+          .where("status", "=", "active")
+          .where("matching_since", ">=", startedAt - CLOCK_SKEW_MS)
+          .execute();
+        for (const { id, matching_since } of rows) {
+          if (followed.get(id) !== Number(matching_since)) await refresh(id);
+        }
+      } catch (error) {
+        caughtUpFailed(error);
+      }
     },
 
     matchOffer,

@@ -146,6 +146,7 @@ export function createOfferService(
       const told: string[] = [];
       await matching.start();
       const round = matching.newRound();
+      const startedAt = clock();
       try {
         for await (const batch of batches) {
           const result = await store.transaction((trx) => importBatch(trx, batch, round));
@@ -158,6 +159,9 @@ export function createOfferService(
         // What was committed before a stream failed is told too, not left for a re-run that
         // finds it unchanged.
         await matching.notify(told);
+        // Issue 14 item 4: intents that became active meanwhile where this process's index did
+        // not hear of them (another process, a missed notification) are rung for what was written.
+        await matching.catchUpSince(startedAt);
       }
       log.info({ inserted, updated, matched }, "catalogue imported");
       return { inserted, updated, matched };

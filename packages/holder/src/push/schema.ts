@@ -28,8 +28,23 @@ export interface PushRow {
   created_at: number;
 }
 
+/**
+ * Issue 14 item 4: how far one subscription's `intent.matches.delivered` doorbells have counted —
+ * the last match counted (its deliveredAt and match_seq), for the criteria that took effect at
+ * `since` (the intent's matching_since then). Every path that rings for matches counts the matches
+ * after it and moves it, so a match is counted once whichever process or path sees it first.
+ * No row: nothing counted yet.
+ */
+export interface PushAnnouncedRow {
+  subscription_id: string;
+  since: number;
+  at: number;
+  seq: number;
+}
+
 export interface PushTables {
   holder_push: PushRow;
+  holder_push_announced: PushAnnouncedRow;
 }
 
 const pushTable: Migration = {
@@ -54,5 +69,21 @@ const pushTable: Migration = {
   },
 };
 
+const announcedMatches: Migration = {
+  version: 2,
+  name: "holder_push_announced",
+  async up(db, { types }) {
+    await db.schema
+      .createTable("holder_push_announced")
+      .addColumn("subscription_id", "text", (c) =>
+        c.primaryKey().references("holder_push.id").onDelete("cascade"),
+      )
+      .addColumn("since", types.timestamp, (c) => c.notNull())
+      .addColumn("at", types.timestamp, (c) => c.notNull())
+      .addColumn("seq", types.bigint, (c) => c.notNull())
+      .execute();
+  },
+};
+
 /** Its own migration set, after the holder's and the delivery engine's tables exist. */
-export const pushMigrations = defineMigrations("holder-push", [pushTable]);
+export const pushMigrations = defineMigrations("holder-push", [pushTable, announcedMatches]);

@@ -16,7 +16,7 @@ import { approvalView, approve, approveByToken } from "./approval.js";
 import { chooseOnConsent, consentChoices } from "./consent-choices.js";
 import { createPush } from "./context.js";
 import { changed, onIntentEnded, sweep } from "./ending.js";
-import { enqueueMatches } from "./enqueue-matches.js";
+import { catchUpMatches, enqueueMatches } from "./enqueue-matches.js";
 import { receipts, revoke } from "./receipts.js";
 import { subscribe } from "./subscribe.js";
 import type { PushOptions, PushService } from "./types.js";
@@ -38,6 +38,7 @@ export function createPushService(ctx: HolderContext, options: PushOptions): Pus
     unsubscribe: (principal, id) => unsubscribe(push, principal, id),
     view: (principal, id) => viewSubscription(push, principal, id),
     enqueueMatches: (trx, found) => enqueueMatches(push, trx, found),
+    catchUpMatches: (trx, intentId) => catchUpMatches(push, trx, intentId),
     onActivated: (intentId) => onActivated(push, intentId),
     onIntentEnded: (intentId, reason) => onIntentEnded(push, intentId, reason),
     consentChoices: (intentId) => consentChoices(push, intentId),

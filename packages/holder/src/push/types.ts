@@ -65,6 +65,11 @@ export interface PushService {
   view(principal: Principal, subscriptionId: string): Promise<PushSubscriptionView>;
   /** Inside the transaction that recorded matches: one matches doorbell per subscription. */
   enqueueMatches(trx: Kysely<HolderTables>, found: FoundMatches): Promise<void>;
+  /**
+   * Rings the intent's live subscriptions for its matches no doorbell counted yet; the caller
+   * holds the arrivals lock (issue 14 item 4). Returns how many matches were counted.
+   */
+  catchUpMatches(trx: Kysely<HolderTables>, intentId: string): Promise<number>;
   /** After an intent became active: settle consent-page choices, mail pending approval links. */
   onActivated(intentId: string): Promise<void>;
   /** After an intent ended: end every subscription to it (§4.2). */
