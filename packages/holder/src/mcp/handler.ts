@@ -20,6 +20,7 @@ import { signInGate } from "./signin-gate.js";
 import {
   newSessionSubscriptions,
   registerSubscriptionResource,
+  rememberSubscription,
   type SessionSubscriptions,
   subscriptionUri,
 } from "./subscription-resource.js";
@@ -118,7 +119,7 @@ export function createMcpHandler(
                 ? {}
                 : {
                     onSubscribed: (subscriptionId: string, principal: Principal) => {
-                      session.own.set(subscriptionId, principal);
+                      rememberSubscription(session, subscriptionId, principal);
                     },
                   }),
             }),

@@ -36,6 +36,24 @@ export interface SessionSubscriptions {
 
 export const newSessionSubscriptions = (): SessionSubscriptions => ({ own: new Map(), watched: new Set() });
 
+/**
+ * A legacy session remembers at most this many subscriptions (issue 16 item 4: a session's memory
+ * is bounded). The oldest is forgotten first: the subscription goes on, only this session can no
+ * longer read or watch it as a resource (a convenience, never the delivery).
+ */
+export const SESSION_SUBSCRIPTIONS_MAX = 100;
+
+/** Records that this session made or renewed `id` (the newest then), within the bound. */
+export function rememberSubscription(session: SessionSubscriptions, id: string, principal: Principal): void {
+  session.own.delete(id);
+  session.own.set(id, principal);
+  for (const oldest of session.own.keys()) {
+    if (session.own.size <= SESSION_SUBSCRIPTIONS_MAX) break;
+    session.own.delete(oldest);
+    session.watched.delete(oldest);
+  }
+}
+
 export const subscriptionUri = (id: string): string => `${SUBSCRIPTION_URI_PREFIX}${id}`;
 
 function idOf(uri: string): string | undefined {
