@@ -43,10 +43,15 @@ export async function benchEvents(): Promise<void> {
   console.log(
     `Node ${process.version}; loopback; Streamable HTTP in session mode (one SDK server per session).`,
   );
-  await benchPoll();
-  await benchPollModern();
-  await benchFanout();
-  await benchWebhook();
+  // DOORBELL_BENCH_EVENTS=fanout,webhook runs only those parts (e.g. under --cpu-prof).
+  const only = process.env.DOORBELL_BENCH_EVENTS?.split(",");
+  const parts: [string, () => Promise<void>][] = [
+    ["poll", benchPoll],
+    ["poll-modern", benchPollModern],
+    ["fanout", benchFanout],
+    ["webhook", benchWebhook],
+  ];
+  for (const [name, run] of parts) if (!only || only.includes(name)) await run();
 }
 
 // ---------------------------------------------------------------------------------------------

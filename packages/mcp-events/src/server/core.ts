@@ -15,6 +15,7 @@ import {
 } from "../protocol/index.js";
 import type { CallContext } from "./context.js";
 import type { EmitBuffer } from "./emit-buffer.js";
+import type { OwnedStreams } from "./owned-streams.js";
 import type { AnyEventDefinition, CheckResult, EventInput, SubscriptionContext } from "./types.js";
 
 export type { CallContext } from "./context.js";
@@ -64,6 +65,8 @@ export interface Core {
   definition(name: string): AnyEventDefinition | undefined;
   principalOf(call: CallContext): string | undefined;
   readonly live: LiveTable;
+  /** `events/stream` responses the extension writes itself (handleEventsHttpRequest). */
+  readonly owned: OwnedStreams;
 }
 
 /**

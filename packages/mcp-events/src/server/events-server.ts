@@ -22,6 +22,7 @@ import {
   wireOf,
 } from "./core.js";
 import { EmitBuffer, type EmitBufferOptions } from "./emit-buffer.js";
+import { OwnedStreams, ownedStreamsOf } from "./owned-streams.js";
 import { PollMode } from "./poll.js";
 import { StreamMode } from "./stream.js";
 import type { AnyEventDefinition, EventDefinition, EventInput } from "./types.js";
@@ -123,6 +124,7 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
     buffer: new EmitBuffer(options.emitBuffer ?? {}, clock),
     log,
     live: new LiveTable(settings.limits, log),
+    owned: new OwnedStreams(),
     webhookEnabled: options.webhook !== undefined,
     definition: (name) => definitions.get(name),
     principalOf: options.principal ?? defaultPrincipal,
@@ -229,12 +231,14 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
       const target = emitOptions.subscriptionId;
       let cursor = event.cursor;
       if (!def.check) cursor = core.buffer.cursorOf(core.buffer.append(event, target));
+      // One object for every subscription that sees the event as it is, so it is serialised once.
+      const positioned = cursor === undefined ? event : { ...event, cursor };
       for (const sub of core.live.all()) {
         if (sub.def.name !== name || !sub.deliver) continue;
         if (target !== undefined && sub.id !== target) continue;
         const shaped = target === undefined ? shape(sub, event) : event;
         if (!shaped) continue;
-        sub.deliver(cursor === undefined ? shaped : { ...shaped, cursor });
+        sub.deliver(shaped === event ? positioned : cursor === undefined ? shaped : { ...shaped, cursor });
       }
     },
     wake(name, wakeOptions = {}) {
@@ -288,5 +292,6 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
       await webhook?.close();
     },
   };
+  ownedStreamsOf.set(events, core.owned);
   return events;
 }

@@ -4,6 +4,7 @@ import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/se
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { EVENTS_METHODS, type RequestId } from "../protocol/index.js";
 import type { EventsServer } from "./events-server.js";
+import { ownedStreamsOf } from "./owned-streams.js";
 
 /**
  * Hands one HTTP request to a Streamable HTTP transport and, for every `events/stream` request it
@@ -42,10 +43,30 @@ export async function handleEventsHttpRequest(
       { once: true },
     );
   }
-  return transport.handleRequest(request, {
-    ...(options.authInfo ? { authInfo: options.authInfo } : {}),
-    ...(parsedBody === undefined ? {} : { parsedBody }),
-  });
+  const handle = () =>
+    transport.handleRequest(request, {
+      ...(options.authInfo ? { authInfo: options.authInfo } : {}),
+      ...(parsedBody === undefined ? {} : { parsedBody }),
+    });
+  // One events/stream request on this session: its notifications go straight into the response.
+  const owned = ownedStreamsOf.get(events);
+  const sessionId = transport.sessionId;
+  const [streamId] = streams;
+  if (
+    owned === undefined ||
+    sessionId === undefined ||
+    streamId === undefined ||
+    Array.isArray(parsedBody) ||
+    request.headers.get("mcp-session-id") !== sessionId
+  )
+    return handle();
+  const sink = owned.open(sessionId, streamId);
+  try {
+    return owned.attach(sessionId, streamId, sink, await handle());
+  } catch (error) {
+    owned.drop(sessionId, streamId, sink);
+    throw error;
+  }
 }
 
 /** The ids of the `events/stream` requests a JSON-RPC body (one message or a batch) carries. */

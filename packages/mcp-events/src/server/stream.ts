@@ -19,6 +19,7 @@ import {
   wireError,
   wireOf,
 } from "./core.js";
+import { eventNotifications, notificationJson } from "./frames.js";
 
 /** Why a stream ended: the client left, the server terminated it, or the server is closing. */
 type Ending = { by: "client" } | { by: "server"; error?: EventsError };
@@ -50,14 +51,26 @@ export class StreamMode {
     });
     let over = false;
     let outbox: Promise<void> = Promise.resolve();
+    // Where the extension writes the response itself, notifications skip the SDK (owned-streams.ts);
+    // a dropped connection is still reported through `call.signal` / `disconnected`.
+    const sink = core.owned.claim(call.sessionId, requestId);
     const send = (method: string, payload: JsonObject): Promise<void> => {
       if (over) return outbox;
+      if (sink) {
+        sink.write(notificationJson(method, payload));
+        return outbox;
+      }
       outbox = outbox.then(() => call.notify(method, payload)).catch(() => finish({ by: "client" }));
       return outbox;
     };
     let cursor: string | null = query.cursor;
+    const eventText = sink && eventNotifications(wire, requestId, query.routeId);
     const sendEvent = (event: EventOccurrence) => {
       if (event.cursor !== undefined) cursor = event.cursor;
+      if (sink && eventText) {
+        if (!over) sink.write(eventText(event));
+        return outbox;
+      }
       return send(
         EVENTS_NOTIFICATIONS.event,
         wire.stream.event.encode({ requestId, ...route(query.routeId), event }),
