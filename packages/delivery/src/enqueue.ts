@@ -11,7 +11,7 @@ import type { Db, EngineContext } from "./context.js";
 import { DeliveryError } from "./errors.js";
 import { randomId } from "./ids.js";
 import type { Channel } from "./schema.js";
-import { notifyWorkers } from "./subscriptions.js";
+import { claimNotification, notifyWorkers } from "./subscriptions.js";
 
 export interface DeliveryEvent {
   type: string;
@@ -215,11 +215,17 @@ async function insertRows(
       chunk.map(([id, count]) => sql`when ${id} then cast(${count} as bigint)`),
       sql` `,
     );
+    // PostgreSQL, in a transaction: the workers' notification rides on this statement (sent at
+    // commit, once per transaction), saving the enqueue a round trip of its own.
+    const notify = claimNotification(ctx, db)
+      ? sql`from (select pg_notify('doorbell_delivery', '')) n`
+      : sql``;
     const taken = await sql<{ id: string; next_seq: number; status: string }>`
       update delivery_subscriptions
       set next_seq = next_seq + case id ${increment} end,
           wake_at = case when wake_at is null or wake_at > ${now} then ${now} else wake_at end,
           updated_at = ${now}
+      ${notify}
       where id in (${sql.join(chunk.map(([id]) => id))})
       returning id, next_seq, status`.execute(db);
     for (const row of taken.rows) {

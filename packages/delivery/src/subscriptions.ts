@@ -307,6 +307,16 @@ export async function end(
 /** Transactions that already sent the notification: PostgreSQL delivers it once per transaction anyway. */
 const notified = new WeakSet<Db>();
 
+/**
+ * For a statement that sends the notification itself inside a transaction (enqueue's sequence
+ * update on PostgreSQL): true when it still has to, and then `notifyWorkers` sends nothing more.
+ */
+export function claimNotification(ctx: EngineContext, db: Db): boolean {
+  if (ctx.store.dialect !== "postgres" || !db.isTransaction || notified.has(db)) return false;
+  notified.add(db);
+  return true;
+}
+
 /** Wakes local workers now, and on PostgreSQL every listening process once the transaction commits. */
 export async function notifyWorkers(ctx: EngineContext, db: Db): Promise<void> {
   if (ctx.store.dialect === "postgres" && !notified.has(db)) {

@@ -7,6 +7,7 @@ import { DeliveryError } from "./errors.js";
 import { grouped } from "./group-commit.js";
 import { randomId } from "./ids.js";
 import { insertRow } from "./outbox.js";
+import { headRowsPostgres } from "./postgres-heads.js";
 import { claimDuePostgres, readForRelease, writeRelease } from "./postgres-leases.js";
 import type { SubscriptionRow } from "./schema.js";
 import { end } from "./subscriptions.js";
@@ -284,9 +285,11 @@ const headQueries = new WeakMap<EngineContext, ReturnType<typeof compileHeadQuer
 /**
  * The next rows of a subscription's queue not yet delivered, in order. The hottest read (one per
  * `PREFETCH` deliveries): compiled once and run through `store.read`, which on SQLite runs the
- * cached statement directly instead of going through Kysely's builder and executor.
+ * cached statement directly instead of going through Kysely's builder and executor. On PostgreSQL
+ * the reads of one event-loop turn share one statement (postgres-heads.ts).
  */
-function headRows(ctx: EngineContext, id: string, limit: number) {
+function headRows(ctx: EngineContext, id: string, limit: number): Promise<HeadRow[]> {
+  if (ctx.store.dialect === "postgres") return headRowsPostgres(ctx, id, limit);
   let compiled = headQueries.get(ctx);
   if (!compiled) {
     compiled = compileHeadQuery(ctx);
