@@ -10,8 +10,9 @@ import { MATCHES_EVENT, mergeMatches } from "./coalesce.js";
 import type { Db, EngineContext } from "./context.js";
 import { DeliveryError } from "./errors.js";
 import { randomId } from "./ids.js";
+import { appendRowsPostgres } from "./postgres-enqueue.js";
 import type { Channel } from "./schema.js";
-import { claimNotification, notifyWorkers } from "./subscriptions.js";
+import { notifyWorkers } from "./subscriptions.js";
 
 export interface DeliveryEvent {
   type: string;
@@ -178,7 +179,14 @@ export async function enqueueMany(
       .where("id", "=", id)
       .execute();
   }
-  if (rows.length > 0) await insertRows(ctx, db, rows, results, now);
+  if (rows.length > 0) {
+    if (ctx.store.dialect === "postgres") {
+      const ended = await appendRowsPostgres(ctx, db, rows, now);
+      for (const row of rows) if (ended.has(row.subscriptionId)) results[row.item] = "dropped";
+    } else {
+      await insertRows(ctx, db, rows, results, now);
+    }
+  }
 
   if (rows.length > 0 || matches.size > 0) await notifyWorkers(ctx, db);
   // One increment per kind of result rather than per event: labelling costs more than counting.
@@ -199,6 +207,7 @@ export async function enqueueMany(
  * Appends rows at the tails of their subscriptions' queues: one update takes a block of sequence
  * numbers per subscription under its row lock (and makes it due), one insert writes the rows.
  * A subscription that ended before its row lock was taken gets nothing (its rows are "dropped").
+ * SQLite; PostgreSQL does the same in one statement (postgres-enqueue.ts).
  */
 async function insertRows(
   ctx: EngineContext,
@@ -215,17 +224,11 @@ async function insertRows(
       chunk.map(([id, count]) => sql`when ${id} then cast(${count} as bigint)`),
       sql` `,
     );
-    // PostgreSQL, in a transaction: the workers' notification rides on this statement (sent at
-    // commit, once per transaction), saving the enqueue a round trip of its own.
-    const notify = claimNotification(ctx, db)
-      ? sql`from (select pg_notify('doorbell_delivery', '')) n`
-      : sql``;
     const taken = await sql<{ id: string; next_seq: number; status: string }>`
       update delivery_subscriptions
       set next_seq = next_seq + case id ${increment} end,
           wake_at = case when wake_at is null or wake_at > ${now} then ${now} else wake_at end,
           updated_at = ${now}
-      ${notify}
       where id in (${sql.join(chunk.map(([id]) => id))})
       returning id, next_seq, status`.execute(db);
     for (const row of taken.rows) {

@@ -8,10 +8,12 @@ import { grouped } from "./group-commit.js";
 import { randomId } from "./ids.js";
 import { insertRow } from "./outbox.js";
 import { headRowsPostgres } from "./postgres-heads.js";
-import { claimDuePostgres, readForRelease, writeRelease } from "./postgres-leases.js";
+import { claimDuePostgres } from "./postgres-leases.js";
+import { releasePostgres } from "./postgres-releases.js";
 import type { SubscriptionRow } from "./schema.js";
 import { end } from "./subscriptions.js";
 import { needsChallenge, sendChallenge } from "./verification.js";
+import { nextWake } from "./wake.js";
 
 /** Time kept free at the end of a lease so the last attempt's result is recorded while it is held. */
 const LEASE_MARGIN_MS = 5_000;
@@ -421,7 +423,8 @@ async function hasQueuedMatches(db: Db, id: string): Promise<boolean> {
  * Gives the subscription back with its next wake-up computed from fresh state under the row lock,
  * so an event enqueued while we held the lease is never missed, and writes the deliveryStatus of
  * the claim's successes (once per claim rather than once per delivery: see delivered.ts). An ended
- * subscription past its purge time is deleted instead. On SQLite this shares the turn's commit.
+ * subscription past its purge time is deleted instead. On SQLite this shares the turn's commit; on
+ * PostgreSQL the releases of one turn share a read and a write without a lock (postgres-releases.ts).
  */
 async function release(
   ctx: EngineContext,
@@ -430,7 +433,7 @@ async function release(
   delivered: Delivered | undefined,
   wait: boolean,
 ): Promise<"released" | "busy" | "lost"> {
-  if (ctx.store.dialect === "postgres") return releasePostgres(ctx, id, workerId, delivered, wait);
+  if (ctx.store.dialect === "postgres") return releasePostgres(ctx, { id, workerId, delivered, wait });
   return grouped(ctx, async (trx) => {
     const sub = await trx
       .selectFrom("delivery_subscriptions")
@@ -476,55 +479,6 @@ async function release(
       .execute();
     return "released";
   });
-}
-
-/**
- * PostgreSQL: a read without a lock, then one statement that writes the wake-up only if the row is
- * still the version read (postgres-leases.ts). Delivered rows were deleted one batch at a time as
- * they were recorded, so there is no ranged delete here.
- */
-async function releasePostgres(
-  ctx: EngineContext,
-  id: string,
-  workerId: string,
-  delivered: Delivered | undefined,
-  wait: boolean,
-): Promise<"released" | "busy" | "lost"> {
-  const seen = await readForRelease(ctx, id);
-  if (!seen || seen.sub.lease_owner !== workerId) return "lost";
-  const now = ctx.clock();
-  if (seen.sub.status === "ended" && seen.sub.purge_at !== null && now >= seen.sub.purge_at) {
-    // Push profile §6 rule 7: the subscription, its secret and its endpoint are deleted.
-    await ctx.store.db
-      .deleteFrom("delivery_subscriptions")
-      .where("id", "=", id)
-      .where("lease_owner", "=", workerId)
-      .execute();
-    return "released";
-  }
-  const wake = nextWake(ctx, seen.sub, seen.head, seen.matchesQueued);
-  return writeRelease(ctx, { id, workerId, version: seen.version, wake, now, delivered, wait });
-}
-
-export function nextWake(
-  ctx: EngineContext,
-  sub: SubscriptionRow,
-  head: { next_attempt_at: number; final: number } | undefined,
-  matchesQueued: boolean,
-): number | null {
-  const times: number[] = [];
-  if (sub.status === "ended") {
-    if (head?.final === 1) times.push(head.next_attempt_at);
-    if (sub.purge_at !== null) times.push(sub.purge_at);
-  } else {
-    times.push(sub.expires_at);
-    if (needsChallenge(sub) && sub.verify_due_at !== null) times.push(sub.verify_due_at);
-    if (sub.status === "active" && sub.delivery_active === 1) {
-      if (head) times.push(head.next_attempt_at);
-      if (sub.agg_new_matches > 0 && !matchesQueued) times.push(matchesOpenAt(ctx.limits, sub));
-    }
-  }
-  return times.length === 0 ? null : Math.min(...times);
 }
 
 /** Queue depth and the age of the oldest due row, for the metrics gauges. */

@@ -1,0 +1,86 @@
+import { sql } from "@doorbell/store";
+import type { Db, EngineContext } from "./context.js";
+import { claimNotification } from "./subscriptions.js";
+
+/** A row to append, with its place among the same subscription's rows of this call. */
+export interface AppendRow {
+  item: number;
+  subscriptionId: string;
+  webhookId: string;
+  type: string;
+  body: string;
+}
+
+/** Subscriptions per statement, as on SQLite (enqueue.ts). */
+const MAX_SUBSCRIPTIONS_PER_STATEMENT = 500;
+
+/**
+ * PostgreSQL: appends rows at the tails of their subscriptions' queues in ONE statement: the update
+ * that takes a block of sequence numbers per subscription under its row lock (and makes it due),
+ * the insert of the rows at those numbers, and in a transaction the workers' notification (sent at
+ * commit). The enqueue path was two round trips more; every one of them is waited for while the
+ * subscription rows are locked. Returns the ids of subscriptions that had ended (their rows are
+ * not written: "dropped").
+ */
+export async function appendRowsPostgres(
+  ctx: EngineContext,
+  db: Db,
+  rows: readonly AppendRow[],
+  now: number,
+): Promise<Set<string>> {
+  const bySubscription = new Map<string, AppendRow[]>();
+  for (const row of rows) {
+    const list = bySubscription.get(row.subscriptionId);
+    if (list) list.push(row);
+    else bySubscription.set(row.subscriptionId, [row]);
+  }
+  // In queue order: each subscription's rows go into the table next to each other, so one head
+  // read touches a page or two instead of one page per row.
+  const ids = [...bySubscription.keys()].sort();
+  const ended = new Set<string>();
+  for (let first = 0; first < ids.length; first += MAX_SUBSCRIPTIONS_PER_STATEMENT) {
+    const chunk = ids.slice(first, first + MAX_SUBSCRIPTIONS_PER_STATEMENT);
+    const counts: number[] = [];
+    const subs: string[] = [];
+    const places: number[] = [];
+    const webhookIds: string[] = [];
+    const types: string[] = [];
+    const bodies: string[] = [];
+    for (const id of chunk) {
+      const list = bySubscription.get(id) as AppendRow[];
+      counts.push(list.length);
+      list.forEach((row, place) => {
+        subs.push(id);
+        places.push(place);
+        webhookIds.push(row.webhookId);
+        types.push(row.type);
+        bodies.push(row.body);
+      });
+    }
+    const notify = claimNotification(ctx, db) ? sql`, (select pg_notify('doorbell_delivery', '')) n` : sql``;
+    // `taken` returns the first number of each block; an ended subscription queues nothing more.
+    const { rows: taken } = await sql<{ id: string; status: string }>`
+      with c as (select * from unnest(${chunk}::text[], ${counts}::bigint[]) as c(id, n)),
+      taken as (
+        update delivery_subscriptions s
+        set next_seq = s.next_seq + c.n,
+          wake_at = case when s.wake_at is null or s.wake_at > ${now}::bigint then ${now}::bigint else s.wake_at end,
+          updated_at = ${now}::bigint
+        from c ${notify}
+        where s.id = c.id
+        returning s.id, s.next_seq - c.n as first_seq, s.status),
+      appended as (
+        insert into delivery_outbox (subscription_id, seq, webhook_id, type, body, attempts,
+          first_attempt_at, next_attempt_at, final, created_at)
+        select r.subscription_id, t.first_seq + r.place, r.webhook_id, r.type, r.body, 0, null,
+          ${now}::bigint, 0, ${now}::bigint
+        from unnest(${subs}::text[], ${places}::bigint[], ${webhookIds}::text[], ${types}::text[],
+          ${bodies}::text[]) with ordinality as r(subscription_id, place, webhook_id, type, body, k)
+        join taken t on t.id = r.subscription_id
+        where t.status <> 'ended'
+        order by r.k)
+      select id, status from taken`.execute(db);
+    for (const row of taken) if (row.status === "ended") ended.add(row.id);
+  }
+  return ended;
+}
