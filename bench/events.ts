@@ -178,7 +178,8 @@ async function benchPollModern(): Promise<void> {
   );
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
-  const agent = new Agent({ connections: 1, pipelining: 0 });
+  // pipelining 1: keep-alive, one request at a time (0 would open a connection per request).
+  const agent = new Agent({ connections: 1, pipelining: 1, keepAliveTimeout: 60_000 });
   let id = 0;
   const send = async (method: string, params: Record<string, unknown>, name?: string) => {
     id += 1;

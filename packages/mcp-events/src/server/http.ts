@@ -49,11 +49,14 @@ export async function handleEventsHttpRequest(
       ...(parsedBody === undefined ? {} : { parsedBody }),
     });
   // One events/stream request on this session: its notifications go straight into the response.
+  // Not with an event store: the SDK numbers its frames for Last-Event-ID replay, these would not be.
   const owned = ownedStreamsOf.get(events);
+  const resumable = (transport as unknown as { _eventStore?: unknown })._eventStore !== undefined;
   const sessionId = transport.sessionId;
   const [streamId] = streams;
   if (
     owned === undefined ||
+    resumable ||
     sessionId === undefined ||
     streamId === undefined ||
     Array.isArray(parsedBody) ||
