@@ -47,6 +47,7 @@ import { HolderError } from "../domain/types.js";
 import { csvEntries } from "./catalogue-csv.js";
 import { type CatalogueFileProblem, type Entry, Problems } from "./catalogue-entries.js";
 import { jsonEntries } from "./catalogue-json.js";
+import { seenRefs } from "./catalogue-refs.js";
 import { checkCatalogueOffer } from "./validate.js";
 
 export type { CatalogueFileProblem } from "./catalogue-entries.js";
@@ -155,26 +156,25 @@ async function* checkedOffers(
 ): AsyncGenerator<CatalogueOfferInput> {
   const entries: AsyncIterable<Entry> =
     format === "json" ? jsonEntries(text, problems) : csvEntries(text, problems);
-  // Every ref seen and its line: the only thing kept per offer (a few tens of MB at a million).
-  const refs = new Map<string, number>();
-  for await (const entry of entries) {
-    const checked = checkCatalogueOffer(entry.value, "");
-    for (const message of checked.problems) problems.add(entry.line, entry.rename(message));
-    if (!checked.value) continue;
-    if (!repeats) {
+  // Every ref seen and its line: the only thing kept per offer, on disk past the first 50,000.
+  const refs = repeats ? seenRefs() : undefined;
+  try {
+    for await (const entry of entries) {
+      const checked = checkCatalogueOffer(entry.value, "");
+      for (const message of checked.problems) problems.add(entry.line, entry.rename(message));
+      if (!checked.value) continue;
+      const first = refs?.firstLine(checked.value.source.ref, entry.line);
+      if (first !== undefined) {
+        problems.add(
+          entry.line,
+          `ref ${JSON.stringify(checked.value.source.ref)} repeats the offer on line ${first}`,
+        );
+        continue;
+      }
       yield checked.value;
-      continue;
     }
-    const first = refs.get(checked.value.source.ref);
-    if (first !== undefined) {
-      problems.add(
-        entry.line,
-        `ref ${JSON.stringify(checked.value.source.ref)} repeats the offer on line ${first}`,
-      );
-      continue;
-    }
-    refs.set(checked.value.source.ref, entry.line);
-    yield checked.value;
+  } finally {
+    refs?.close();
   }
 }
 
