@@ -6,8 +6,9 @@ import {
   createHolder,
   streamCatalogueFile,
 } from "@doorbell/holder";
-import { type Io, UsageError } from "../io.js";
+import { type Io, processIo, UsageError } from "../io.js";
 import { holderLogger, holderSettings, SHARED_USAGE, sharedOptions } from "./holder-config.js";
+import { boundImportHeap } from "./import-heap.js";
 
 export const CATALOGUE_USAGE = `doorbell catalogue import FILE.json|FILE.csv [--format json|csv]
                [--data-dir .doorbell] [--database postgres://…] [--public-url URL] [--smtp smtp://…]
@@ -75,6 +76,8 @@ export async function catalogueCommand(args: readonly string[], io: Io): Promise
     throw new UsageError("the file must end in .json or .csv, or give --format json|csv");
   }
   const settings = holderSettings(values, io, "http://127.0.0.1:8080");
+  // A process of its own (not a test calling in): its heap follows the import's bounded live set.
+  if (io === processIo) boundImportHeap();
 
   // Checked whole before the database is opened: a file with problems changes nothing. The file
   // is streamed (twice: checked, then imported), so memory stays bounded whatever its size.
