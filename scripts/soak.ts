@@ -1,0 +1,458 @@
+/**
+ * The soak (issue 14): `npm run soak [-- --minutes 2]`. Not a test and not in CI: run by hand, it
+ * prints figures for an operator to read.
+ *
+ * Three `doorbell serve` processes on one fresh PostgreSQL database, one set of seal keys, behind
+ * the in-test round-robin proxy (packages/cli/test/round-robin-proxy.ts); mail through a real SMTP
+ * server and doorbells to a real receiver, both on loopback. Setup, through the proxy as people and
+ * agents would: modern (SDK v2) clients publish intents, each person consents and confirms on the
+ * pages, agents subscribe push doorbells (three per intent, 1,000 in all) and the people allow
+ * them from the mailed links. Then, for `--minutes`: a fourth process (scripts/soak-importer.ts)
+ * imports offers at 20 a second, and the clients pull their matches (intent_list_matches with the
+ * last `since`) at 200 a second in all.
+ *
+ * Printed: errors (goal 0), each process's RSS after the warm-up and at the end with the drift
+ * (goal ≤ 10 %), pull latency p50/p99, and doorbells delivered against those queued.
+ *
+ * PostgreSQL: DOORBELL_SOAK_PG_URL, else DOORBELL_TEST_PG_URL (a role allowed to CREATE DATABASE;
+ * the soak's database is dropped at the end).
+ */
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { sql } from "@doorbell/store";
+import { testEngines } from "@doorbell/store/testing";
+import { generateSecret } from "@doorbell/webhooks";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Agent, fetch as undiciFetch } from "undici";
+import {
+  Browser,
+  doorbell,
+  freePort,
+  type Mail,
+  type Started,
+  startReceiver,
+  startSmtp,
+  until,
+} from "../packages/cli/test/cluster-harness.js";
+import { startRoundRobinProxy } from "../packages/cli/test/round-robin-proxy.js";
+import { SOAK_MODELS } from "./soak-models.js";
+
+const { values } = parseArgs({
+  options: {
+    minutes: { type: "string", default: process.env.DOORBELL_SOAK_MINUTES ?? "10" },
+    "warm-up": { type: "string" },
+    subscriptions: { type: "string", default: "1000" },
+    pulls: { type: "string", default: "200" },
+    offers: { type: "string", default: "20" },
+    clients: { type: "string", default: "20" },
+  },
+});
+const number = (name: string, value: string | undefined, min: number) => {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min) {
+    process.stderr.write(`soak: --${name} must be a number of at least ${min}\n`);
+    process.exit(2);
+  }
+  return n;
+};
+const MINUTES = number("minutes", values.minutes, 0.5);
+const WARM_UP_MS = number("warm-up", values["warm-up"] ?? String(Math.min(2, MINUTES / 4)), 0) * 60_000;
+const SUBSCRIPTIONS = number("subscriptions", values.subscriptions, 1);
+const PULLS_PER_SECOND = number("pulls", values.pulls, 1);
+const OFFERS_PER_SECOND = number("offers", values.offers, 1);
+const CLIENTS = number("clients", values.clients, 1);
+const PER_INTENT = 3;
+const INTENTS = Math.ceil(SUBSCRIPTIONS / PER_INTENT);
+/** Pulls waiting for an answer at most: past it a due pull is counted late, not sent. */
+const MAX_IN_FLIGHT = 400;
+
+const pgUrl = process.env.DOORBELL_SOAK_PG_URL ?? process.env.DOORBELL_TEST_PG_URL;
+if (!pgUrl) {
+  process.stderr.write(
+    "soak: set DOORBELL_SOAK_PG_URL (or DOORBELL_TEST_PG_URL) to a PostgreSQL role allowed to CREATE DATABASE\n",
+  );
+  process.exit(2);
+}
+const postgres = testEngines({ env: { DOORBELL_TEST_PG_URL: pgUrl } }).find(
+  (engine) => engine.dialect === "postgres",
+);
+if (postgres === undefined) throw new Error("no PostgreSQL engine");
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const elapsed = (since: number) => `${((Date.now() - since) / 1000).toFixed(0)} s`;
+
+// ---- measuring ---------------------------------------------------------------------------------
+
+/** Resident set size of process `pid` in bytes (Linux /proc), or undefined once it is gone. */
+function rss(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const kb = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return kb === undefined ? undefined : Number(kb) * 1024;
+  } catch {
+    return undefined;
+  }
+}
+const mb = (bytes: number | undefined) =>
+  bytes === undefined ? "gone" : `${(bytes / 2 ** 20).toFixed(1)} MB`;
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+// ---- clients -----------------------------------------------------------------------------------
+
+interface ToolResult {
+  isError?: boolean;
+  structuredContent?: Record<string, unknown>;
+  content?: unknown[];
+}
+
+/** A modern (SDK v2) client whose connections come from its own loopback address. */
+async function modernClient(proxyUrl: string, address: string) {
+  const dispatcher = new Agent({ localAddress: address, connections: 16 });
+  const fetchFrom = ((url: string | URL, init?: RequestInit) =>
+    undiciFetch(url, { ...(init as object), dispatcher })) as unknown as typeof fetch;
+  const client = new Client(
+    { name: `soak-${address}`, version: "1.0.0" },
+    { versionNegotiation: { mode: "auto" } },
+  );
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${proxyUrl}/mcp`), { fetch: fetchFrom }));
+  return {
+    async ok<T>(tool: string, args: Record<string, unknown>): Promise<T> {
+      const result = (await client.callTool({ name: tool, arguments: args })) as ToolResult;
+      if (result.isError)
+        throw new Error(`${tool} was refused: ${JSON.stringify(result.content).slice(0, 300)}`);
+      return result.structuredContent as T;
+    },
+    async close() {
+      await client.close().catch(() => {});
+      await dispatcher.close();
+    },
+  };
+}
+type ModernClient = Awaited<ReturnType<typeof modernClient>>;
+
+/** Runs `task` over `items`, `width` at a time. */
+async function inParallel<T>(items: readonly T[], width: number, task: (item: T) => Promise<void>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await task(items[next++] as T);
+    }),
+  );
+}
+
+// ---- the soak ----------------------------------------------------------------------------------
+
+interface Person {
+  n: number;
+  email: string;
+  client: ModernClient;
+  intentCode: string;
+  subscriptions: string[];
+  /** The last deliveredAt pulled: the next pull asks for what came after it. */
+  since?: string;
+}
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "doorbell-soak-"));
+const env = { DOORBELL_SEAL_KEYS: `soak1:${randomBytes(32).toString("base64")}` };
+const secret = generateSecret();
+const serves: Started[] = [];
+const clients: ModernClient[] = [];
+const people: Person[] = [];
+const begun = Date.now();
+
+const database = await postgres.createDatabase();
+// Only the mails the setup follows are kept; digests are counted.
+const keep = (mail: Mail) => mail.text.includes("/confirm/") || mail.text.includes("/notifications/");
+const smtp = await startSmtp(keep);
+const receiver = await startReceiver(secret);
+const ports = [await freePort(), await freePort(), await freePort()];
+const proxy = await startRoundRobinProxy(ports.map((port) => `http://127.0.0.1:${port}`));
+const common = ["--database", database.url, "--smtp", smtp.url, "--public-url", proxy.url];
+let importer: Started | undefined;
+
+try {
+  for (const [index, port] of ports.entries()) {
+    serves.push(
+      doorbell(
+        `serve ${index + 1}`,
+        [
+          "serve",
+          "--port",
+          String(port),
+          "--no-demo",
+          "--data-dir",
+          path.join(dir, `holder-${index + 1}`),
+          ...common,
+          "--webhook-policy",
+          "development",
+          "--trust-proxy",
+          "127.0.0.1/32",
+          // The soak measures the holder, not its limits: each client may pull at its full rate.
+          "--limit",
+          "mcp.tool=1000000/60,mcp.session=100000/150",
+          "--limit",
+          "mail.recipient=1000/3600,mail.client=1000000/3600,mail.interaction=1000/3600",
+        ],
+        env,
+      ),
+    );
+  }
+  await Promise.all(serves.map((serve) => serve.waitFor("Ctrl+C stops", 180_000)));
+  say(`soak: 3 serve processes up behind ${proxy.url} (${elapsed(begun)})`);
+
+  for (let i = 0; i < CLIENTS; i++) clients.push(await modernClient(proxy.url, `127.0.0.${100 + i}`));
+  const mailsTo = (email: string, marker: string) =>
+    smtp.mails.filter((mail) => mail.to === email && mail.text.includes(marker));
+  const link = (mail: Mail | undefined, kind: string) =>
+    mail === undefined ? undefined : new RegExp(`${proxy.url}(/${kind}/[0-9A-Za-z_-]+)`).exec(mail.text)?.[1];
+
+  const setUp = async (n: number) => {
+    const email = `soak.person${n}@example.sk`;
+    const client = clients[n % clients.length] as ModernClient;
+    const published = await client.ok<{ intentCode: string; consentUrl: string }>("intent_publish_intent", {
+      statement: `A Škoda ${SOAK_MODELS[n % SOAK_MODELS.length]}, diesel, near Bratislava (soak ${n})`,
+      criteria: { category: "vehicles", make: "Škoda", model: SOAK_MODELS[n % SOAK_MODELS.length] },
+      area: { country: "SK", region: "SK-BL" },
+      budget: { amount: 15_000, currency: "EUR" },
+    });
+    const browser = new Browser(proxy.url);
+    const given = await browser.submit(new URL(published.consentUrl).pathname, { email, consent: "yes" });
+    if (given.status !== 200) throw new Error(`consent answered ${given.status}`);
+    await until(`the confirmation mail to ${email}`, () => mailsTo(email, "/confirm/").length > 0, 120_000);
+    const confirmed = await browser.submit(link(mailsTo(email, "/confirm/")[0], "confirm") as string, {});
+    if (confirmed.status !== 200) throw new Error(`confirm answered ${confirmed.status}`);
+    const person: Person = { n, email, client, intentCode: published.intentCode, subscriptions: [] };
+    const wanted = Math.min(PER_INTENT, SUBSCRIPTIONS - n * PER_INTENT);
+    for (let k = 0; k < wanted; k++) {
+      const answer = await client.ok<{ subscriptionId: string }>("intent_subscribe_events", {
+        intentCode: person.intentCode,
+        delivery: { url: receiver.url(`${n}-${k}`), secret },
+      });
+      person.subscriptions.push(answer.subscriptionId);
+    }
+    await until(
+      `${wanted} approval mails to ${email}`,
+      () => mailsTo(email, "/notifications/").length >= wanted,
+      120_000,
+    );
+    for (const mail of mailsTo(email, "/notifications/")) {
+      const approval = link(mail, "notifications") as string;
+      const done = await new Browser(proxy.url).submit(approval, {}, `${approval}/allow`);
+      if (done.status !== 200) throw new Error(`allowing answered ${done.status}`);
+    }
+    people.push(person);
+  };
+  await inParallel(
+    Array.from({ length: INTENTS }, (_, n) => n),
+    8,
+    setUp,
+  );
+  const subscribed = people.reduce((sum, person) => sum + person.subscriptions.length, 0);
+  say(`soak: ${INTENTS} intents confirmed, ${subscribed} push subscriptions allowed (${elapsed(begun)})`);
+
+  // ---- load ----
+  importer = doorbell(
+    "importer",
+    [
+      "--database",
+      database.url,
+      "--public-url",
+      proxy.url,
+      "--smtp",
+      smtp.url,
+      "--data-dir",
+      path.join(dir, "importer"),
+      "--rate",
+      String(OFFERS_PER_SECOND),
+    ],
+    env,
+    path.join(import.meta.dirname, "soak-importer.ts"),
+  );
+  const measured = [...serves, importer];
+  const loadStarted = Date.now();
+  const loadEnds = loadStarted + MINUTES * 60_000;
+  const latencies: number[] = [];
+  const warmLatencies: number[] = [];
+  const pullErrors: string[] = [];
+  let pulled = 0;
+  let late = 0;
+  let inFlight = 0;
+  let warmRss: (number | undefined)[] | undefined;
+  let nextPerson = 0;
+
+  const pull = async () => {
+    const person = people[nextPerson++ % people.length] as Person;
+    inFlight++;
+    const at = performance.now();
+    try {
+      const read = await person.client.ok<{ matches: { deliveredAt: string }[] }>("intent_list_matches", {
+        intentCode: person.intentCode,
+        ...(person.since === undefined ? {} : { since: person.since }),
+      });
+      const took = performance.now() - at;
+      latencies.push(took);
+      if (warmRss !== undefined) warmLatencies.push(took);
+      const last = read.matches.at(-1);
+      if (last !== undefined) person.since = last.deliveredAt;
+      pulled++;
+    } catch (error) {
+      if (pullErrors.length < 1000) pullErrors.push((error as Error).message.slice(0, 200));
+      else pullErrors.push("");
+    } finally {
+      inFlight--;
+    }
+  };
+
+  const pending = new Set<Promise<void>>();
+  let sent = 0;
+  let lastReport = loadStarted;
+  while (Date.now() < loadEnds) {
+    const now = Date.now();
+    if (warmRss === undefined && now - loadStarted >= WARM_UP_MS) {
+      warmRss = measured.map((p) => rss(p.child.pid));
+      say(`soak: warm-up over; RSS ${measured.map((p, i) => `${p.name} ${mb(warmRss?.[i])}`).join(", ")}`);
+    }
+    const due = Math.floor(((now - loadStarted) / 1000) * PULLS_PER_SECOND);
+    while (sent < due) {
+      sent++;
+      if (inFlight >= MAX_IN_FLIGHT) {
+        late++;
+        continue;
+      }
+      const running = pull();
+      pending.add(running);
+      void running.finally(() => pending.delete(running));
+    }
+    if (now - lastReport >= 30_000) {
+      lastReport = now;
+      const sorted = [...latencies.slice(-6000)].sort((a, b) => a - b);
+      say(
+        `soak: ${elapsed(loadStarted)}: ${pulled} pulls (${(pulled / ((now - loadStarted) / 1000)).toFixed(1)}/s), ` +
+          `recent p50 ${percentile(sorted, 50).toFixed(1)} ms p99 ${percentile(sorted, 99).toFixed(1)} ms, ` +
+          `errors ${pullErrors.length}, late ${late}; RSS ${measured.map((p) => mb(rss(p.child.pid))).join(" / ")}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  await Promise.all(pending);
+  const loadSeconds = (Date.now() - loadStarted) / 1000;
+  const endRss = measured.map((p) => rss(p.child.pid));
+  importer.child.kill("SIGTERM");
+  await importer.exited;
+  // Its last JSON line: how many it imported and how many imports failed.
+  let importerSummary: { imported?: number; errors?: number } = {};
+  for (const line of importer.out.text.trim().split("\n")) {
+    try {
+      importerSummary = JSON.parse(line) as typeof importerSummary;
+    } catch {}
+  }
+
+  // ---- drain and count ----
+  const undelivered = async () =>
+    (
+      await sql<{ n: number }>`select count(*)::int as n from delivery_outbox o
+        left join delivery_progress p on p.subscription_id = o.subscription_id
+        where o.seq > coalesce(p.delivered_seq, 0)`.execute(database.db.db)
+    ).rows[0]?.n ?? 0;
+  const drainedBy = await until("the outbox to drain", async () => (await undelivered()) === 0, 120_000).then(
+    () => "drained",
+    () => "not drained after 120 s",
+  );
+  const queued =
+    (
+      await sql<{
+        n: number;
+      }>`select coalesce(sum(next_seq - 1), 0)::int as n from delivery_subscriptions`.execute(database.db.db)
+    ).rows[0]?.n ?? 0;
+  const waitingMatches =
+    (
+      await sql<{
+        n: number;
+      }>`select coalesce(sum(agg_new_matches), 0)::int as n from delivery_subscriptions`.execute(
+        database.db.db,
+      )
+    ).rows[0]?.n ?? 0;
+  const dead =
+    (await sql<{ n: number }>`select count(*)::int as n from delivery_dead_letters`.execute(database.db.db))
+      .rows[0]?.n ?? 0;
+  const delivered = new Set(receiver.verified.map((d) => d.webhookId)).size;
+  const unverified = receiver.arrivals.filter(
+    (a) =>
+      a.type !== "subscription.verification" && !receiver.verified.some((d) => d.webhookId === a.webhookId),
+  ).length;
+  const matchesRung = receiver.verified
+    .filter((d) => d.type === "intent.matches.delivered")
+    .reduce((sum, d) => sum + Number(d.data.newMatches), 0);
+  const exited = serves.filter((serve) => serve.child.exitCode !== null).length;
+
+  // ---- figures ----
+  const all = [...latencies].sort((a, b) => a - b);
+  const warm = [...warmLatencies].sort((a, b) => a - b);
+  const errors = pullErrors.length + (importerSummary.errors ?? 0) + exited + unverified + dead;
+  say("");
+  say(
+    `soak figures: 3 serve processes on PostgreSQL behind a round-robin proxy, ${subscribed} push subscriptions ` +
+      `(${people.length} intents), target ${PULLS_PER_SECOND} pulls/s and ${OFFERS_PER_SECOND} offers/s, ` +
+      `load ${(loadSeconds / 60).toFixed(1)} min (warm-up ${(WARM_UP_MS / 60_000).toFixed(1)} min), node ${process.version}, ${os.cpus().length} CPUs`,
+  );
+  say(
+    `errors: ${errors} (pulls ${pullErrors.length}, imports ${importerSummary.errors ?? "?"}, ` +
+      `serve processes exited ${exited}, doorbells failing verification ${unverified}, dead letters ${dead})`,
+  );
+  for (const message of [...new Set(pullErrors)].slice(0, 5)) say(`  pull error: ${message}`);
+  say(
+    `pulls: ${pulled} answered in ${loadSeconds.toFixed(0)} s (${(pulled / loadSeconds).toFixed(1)}/s), ` +
+      `${late} not sent (${MAX_IN_FLIGHT} already waiting)`,
+  );
+  say(
+    `pull latency: p50 ${percentile(all, 50).toFixed(1)} ms, p99 ${percentile(all, 99).toFixed(1)} ms ` +
+      `(after warm-up: p50 ${percentile(warm, 50).toFixed(1)} ms, p99 ${percentile(warm, 99).toFixed(1)} ms)`,
+  );
+  say(
+    `offers imported: ${importerSummary.imported ?? "?"} (${((importerSummary.imported ?? 0) / loadSeconds).toFixed(1)}/s)`,
+  );
+  say("RSS after warm-up → at end (drift):");
+  let worstDrift = 0;
+  for (const [i, p] of measured.entries()) {
+    const before = warmRss?.[i];
+    const after = endRss[i];
+    const drift =
+      before !== undefined && after !== undefined ? ((after - before) / before) * 100 : Number.NaN;
+    if (Number.isFinite(drift)) worstDrift = Math.max(worstDrift, drift);
+    say(
+      `  ${p.name}: ${mb(before)} → ${mb(after)} (${Number.isFinite(drift) ? `${drift >= 0 ? "+" : ""}${drift.toFixed(1)} %` : "n/a"})`,
+    );
+  }
+  say(
+    `doorbells: ${delivered} delivered of ${queued} queued (${drainedBy}); they counted ${matchesRung} matches, ` +
+      `${waitingMatches} more wait in the 15-minute coalescing windows; ${smtp.counted.all} mails sent`,
+  );
+  say(
+    `goals: errors 0 ${errors === 0 ? "met" : "MISSED"}; RSS drift ≤ 10 % ${worstDrift <= 10 ? "met" : "MISSED"} ` +
+      `(worst ${worstDrift.toFixed(1)} %); doorbells ${delivered === queued ? "all delivered" : "NOT all delivered"}`,
+  );
+  process.exitCode = errors === 0 && delivered === queued ? 0 : 1;
+} catch (error) {
+  process.stderr.write(`soak failed: ${(error as Error).stack ?? error}\n`);
+  for (const p of [...serves, ...(importer ? [importer] : [])]) {
+    process.stderr.write(`=== ${p.name}\n${p.out.errors.slice(-3000)}\n`);
+  }
+  process.exitCode = 1;
+} finally {
+  await Promise.allSettled(clients.map((client) => client.close()));
+  for (const p of [...serves, ...(importer ? [importer] : [])])
+    if (p.child.exitCode === null) p.child.kill("SIGTERM");
+  await Promise.all([...serves, ...(importer ? [importer] : [])].map((p) => p.exited));
+  await proxy.close();
+  await receiver.close();
+  await smtp.close();
+  await postgres.cleanup();
+  fs.rmSync(dir, { recursive: true, force: true });
+}
