@@ -61,19 +61,24 @@ export function createWorker(
   let wakeUp: (() => void) | undefined;
   // Releases that found their row held by an enqueue wait for its commit's notification.
   let commitWaiters: Array<() => void> = [];
-  const nextCommit = (timeoutMs: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, timeoutMs);
-      commitWaiters.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+  // Commits seen so far: a pass that began before the last one need not wait for the next.
+  let commits = 0;
+  const nextCommit = (timeoutMs: number, since: number) =>
+    since !== commits
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, timeoutMs);
+          commitWaiters.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
 
+  const commitClock = { next: nextCommit, count: () => commits };
   const claim = (limit: number) => claimDue(ctx, workerId, limit, leaseMs);
 
   const process = (sub: SubscriptionRow) => {
-    const done = processSubscription(ctx, sub, workerId, leaseMs, maxPerClaim, nextCommit)
+    const done = processSubscription(ctx, sub, workerId, leaseMs, maxPerClaim, commitClock)
       .catch((error: unknown) => {
         // The lease expires and another pass retries; nothing is lost. Never log secrets or URLs.
         ctx.log.error(
@@ -112,7 +117,7 @@ export function createWorker(
     async tick() {
       const claimed = await claim(concurrency);
       await Promise.all(
-        claimed.map((sub) => processSubscription(ctx, sub, workerId, leaseMs, maxPerClaim, nextCommit)),
+        claimed.map((sub) => processSubscription(ctx, sub, workerId, leaseMs, maxPerClaim, commitClock)),
       );
       return claimed.length;
     },
@@ -131,6 +136,7 @@ export function createWorker(
       wakeUp?.();
     },
     committed() {
+      commits++;
       const waiters = commitWaiters;
       commitWaiters = [];
       for (const waiter of waiters) waiter();
@@ -192,7 +198,8 @@ async function processSubscription(
   workerId: string,
   leaseMs: number,
   maxPerClaim: number,
-  committed: (timeoutMs: number) => Promise<void>,
+  /** Resolves at the next commit notification (or after `timeoutMs`), at once if one came `since`. */
+  committed: { next(timeoutMs: number, since: number): Promise<void>; count(): number },
 ): Promise<void> {
   // The lease the database holds, not one counted from now: claiming may have waited for a lock.
   const leaseEnds = claimed.lease_until ?? ctx.clock() + leaseMs;
@@ -204,6 +211,8 @@ async function processSubscription(
   // The endpoint and secrets, opened once per claim (a challenge under the lease reopens them).
   let keys: OpenedKeys | undefined;
   for (;;) {
+    // Commits notified after this may have added rows this pass's head read does not see.
+    const passStarted = committed.count();
     if (sub && sub.status !== "ended" && ctx.clock() >= sub.expires_at) {
       await ctx.store.transaction((trx) => end(ctx, trx, claimed.id, "lease-expired", { notify: true }));
       sub = await reload(ctx, claimed.id);
@@ -237,7 +246,7 @@ async function processSubscription(
       if ((await release(ctx, claimed.id, workerId, delivered, wait)) !== "busy") return;
       busy = true;
     }
-    await committed(BUSY_PAUSE_MS);
+    await committed.next(BUSY_PAUSE_MS, passStarted);
     // The row as read is good for the next pass: the lease is ours until `leaseEnds` (drainQueue
     // never works past it), the endpoint and secrets change only under it, and an end or renewal
     // meanwhile is seen by the release. Read again only before ending it as expired.
@@ -330,8 +339,10 @@ async function drainQueue(
   let sent = 0;
   const room = () => sent < maxPerClaim && ctx.clock() + ctx.policy.timeoutMs + LEASE_MARGIN_MS < leaseEnds;
   while (room()) {
-    const rows = await headRows(ctx, sub.id, Math.min(PREFETCH, maxPerClaim - sent));
+    const wanted = Math.min(PREFETCH, maxPerClaim - sent);
+    const rows = await headRows(ctx, sub.id, wanted);
     if (rows.length === 0) return { delivered, sent, keys };
+    let reread = false;
     for (const head of rows) {
       if (!room() || head.next_attempt_at > ctx.clock()) return { delivered, sent, keys };
       if (sub.status === "ended" && head.final !== 1) return { delivered, sent, keys };
@@ -355,8 +366,12 @@ async function drainQueue(
       if (!fresh || fresh.url_sealed === null) return { delivered, sent, keys };
       sub = fresh;
       keys = openKeys(ctx, sub);
+      reread = true;
       break;
     }
+    // A short read reached the end of the queue: no read just to find it empty. Rows enqueued
+    // since are seen by the release, which makes the subscription due again (or by the next pass).
+    if (!reread && rows.length < wanted) return { delivered, sent, keys };
   }
   return { delivered, sent, keys };
 }

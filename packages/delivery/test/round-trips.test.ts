@@ -1,0 +1,73 @@
+/**
+ * Issue 14 item 7: the statements an enqueue and a drain cost. On PostgreSQL each statement is a
+ * round trip that the enqueue waits for while it holds its subscriptions' rows, and that the
+ * workers pay per delivery; the counts are observed on the real `pg` client. On both engines the
+ * same run checks what the fewer statements must keep: every event once, in order per subscription.
+ */
+import { forEachEngine } from "@doorbell/store/testing";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { activeSubscription, endpointForSuite, engineOn, fakeClock } from "./harness.js";
+
+const SUBSCRIPTIONS = 16;
+/** Fewer than a head read's prefetch (8, worker.ts): one read finds a whole queue and its end. */
+const EVENTS_EACH = 5;
+
+/** The text of every statement any `pg` client in this process sends while `fn` runs. */
+async function statementsDuring(fn: () => Promise<unknown>): Promise<string[]> {
+  const texts: string[] = [];
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const [config] = args as [string | { text?: string }];
+    texts.push(typeof config === "string" ? config : (config?.text ?? ""));
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+  try {
+    await fn();
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+  return texts;
+}
+
+/** A worker's read of queued rows to send (its bodies), as opposed to the release's look at the head. */
+const isHeadRead = (text: string) =>
+  /^\s*select/i.test(text) && /delivery_outbox/.test(text) && /webhook_id/.test(text) && /body/.test(text);
+
+forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
+  const endpoint = endpointForSuite();
+
+  it("16 subscriptions enqueued in one transaction and drained together: each in order, once; on PostgreSQL the enqueue is 4 statements and the drain reads all heads with one", async () => {
+    const clock = fakeClock();
+    const { engine, db, store } = await engineOn(fixture.db, clock.now);
+    const subs: string[] = [];
+    for (let s = 0; s < SUBSCRIPTIONS; s++) {
+      subs.push((await activeSubscription(engine, db, clock, endpoint.url)).id);
+    }
+    const items = [];
+    for (let n = 0; n < EVENTS_EACH; n++) {
+      for (const [s, id] of subs.entries()) {
+        items.push({ subscriptionId: id, event: { type: "intent.status.changed", data: { s, n } } });
+      }
+    }
+
+    const enqueued = await statementsDuring(() => store.transaction((trx) => engine.enqueueMany(trx, items)));
+    const drained = await statementsDuring(() => engine.runDue());
+
+    const events = endpoint.events();
+    expect(events).toHaveLength(SUBSCRIPTIONS * EVENTS_EACH);
+    for (let s = 0; s < SUBSCRIPTIONS; s++) {
+      const ns = events.filter((e) => e.json.data?.s === s).map((e) => e.json.data?.n);
+      expect(ns).toEqual(Array.from({ length: EVENTS_EACH }, (_, n) => n));
+    }
+    // Delivered rows are gone (SQLite deletes them in bulk at release, delivered.ts).
+    expect(await db.selectFrom("delivery_outbox").select("id").execute()).toHaveLength(0);
+    if (fixture.dialect === "postgres") {
+      // begin; read the subscriptions; take sequence numbers, insert, notify; commit.
+      expect(enqueued).toHaveLength(4);
+      // Claimed together, the sixteen ask in the same turn; a short read also tells each that
+      // its queue is done, so none reads again to find it empty (it was two reads each).
+      expect(drained.filter(isHeadRead)).toHaveLength(1);
+    }
+  });
+});
