@@ -232,13 +232,20 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
       let cursor = event.cursor;
       if (!def.check) cursor = core.buffer.cursorOf(core.buffer.append(event, target));
       // One object for every subscription that sees the event as it is, so it is serialised once.
-      const positioned = cursor === undefined ? event : { ...event, cursor };
+      // (Object.assign: `{ ...event, cursor }` takes a slow path in V8, microseconds per object.)
+      const positioned = cursor === undefined ? event : Object.assign({}, event, { cursor });
       for (const sub of core.live.all()) {
         if (sub.def.name !== name || !sub.deliver) continue;
         if (target !== undefined && sub.id !== target) continue;
         const shaped = target === undefined ? shape(sub, event) : event;
         if (!shaped) continue;
-        sub.deliver(shaped === event ? positioned : cursor === undefined ? shaped : { ...shaped, cursor });
+        sub.deliver(
+          shaped === event
+            ? positioned
+            : cursor === undefined
+              ? shaped
+              : Object.assign({}, shaped, { cursor }),
+        );
       }
     },
     wake(name, wakeOptions = {}) {

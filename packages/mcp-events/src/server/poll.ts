@@ -30,7 +30,7 @@ export class PollMode {
     const wire: EventsDialect = wireOf(this.core, raw, call);
     const query = wire.poll.params.decode(raw);
     const principal = this.core.principalOf(call);
-    const leaseId = `poll_${digest(principal ?? "", query.name, canonicalJson(query.params))}`;
+    const leaseId = this.leaseIdOf(principal ?? "", query.name, canonicalJson(query.params));
     let resolved: Awaited<ReturnType<typeof resolve>>;
     try {
       resolved = await resolve(this.core, query, "poll", call, leaseId);
@@ -99,6 +99,21 @@ export class PollMode {
     }
     const events = read.entries.map((entry) => withoutCursor(shaped.get(entry.seq) ?? entry.event));
     return { events, cursor: read.cursor, hasMore: read.hasMore, nextPollMs, truncated: false };
+  }
+
+  /** Lease ids by (principal, name, params): a poll client asks the same thing over and over. */
+  private readonly leaseIds = new Map<string, string>();
+
+  private leaseIdOf(principal: string, name: string, params: string): string {
+    const key = JSON.stringify([principal, name, params]);
+    let id = this.leaseIds.get(key);
+    if (id === undefined) {
+      id = `poll_${digest(principal, name, params)}`;
+      // Bounded: past this many distinct keys the cache starts over (ids are recomputed, not lost).
+      if (this.leaseIds.size >= 10_000) this.leaseIds.clear();
+      this.leaseIds.set(key, id);
+    }
+    return id;
   }
 
   /** First sight of a key runs the limit check and `onSubscribe`; later polls renew the lease. */

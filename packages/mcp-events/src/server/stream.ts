@@ -115,7 +115,7 @@ export class StreamMode {
         if (read.ok) {
           replay = read.entries.flatMap((entry) => {
             const event = shape(sub, entry.event);
-            return event ? [{ ...event, cursor: core.buffer.cursorOf(entry.seq) }] : [];
+            return event ? [Object.assign({}, event, { cursor: core.buffer.cursorOf(entry.seq) })] : [];
           });
           if (replay.length === 0) cursor = read.cursor;
         } else {

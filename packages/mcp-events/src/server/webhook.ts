@@ -462,7 +462,11 @@ export class WebhookMode {
       }
       for (const entry of read.entries) {
         const event = shape(record.sub, entry.event);
-        if (event) await this.enqueueOrSkip(record, { ...event, cursor: core.buffer.cursorOf(entry.seq) });
+        if (event)
+          await this.enqueueOrSkip(
+            record,
+            Object.assign({}, event, { cursor: core.buffer.cursorOf(entry.seq) }),
+          );
       }
       if (read.entries.length === 0) record.cursor = read.cursor;
       return;

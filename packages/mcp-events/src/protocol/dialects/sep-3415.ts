@@ -157,15 +157,10 @@ const routeMeta = (id: RequestId) => ({ [SUBSCRIPTION_ID_META]: id });
 const routeOf = (m: z.output<typeof meta>) => m[SUBSCRIPTION_ID_META] as RequestId;
 
 /** The event, its `arguments` (the model's `params`) and where to start, as the model has them. */
-const target = (p: {
-  name: string;
-  arguments?: JsonObject | undefined;
-  cursor?: string | null | undefined;
-}) => ({
-  name: p.name,
-  params: p.arguments ?? {},
-  cursor: p.cursor ?? null,
-});
+// Decoded requests are written out field by field: `{ ...x, more }` is a slow path in V8 (about
+// 15 µs a request, more than the rest of an empty events/poll).
+const paramsOf = (p: { arguments?: JsonObject | undefined }): JsonObject => p.arguments ?? {};
+const cursorOf = (p: { cursor?: string | null | undefined }): string | null => p.cursor ?? null;
 
 function problemCodec(what: string) {
   return {
@@ -204,7 +199,13 @@ export const sep3415: EventsDialect = {
     params: {
       decode(wire) {
         const p = parseOrInvalid(sepSchemas.pollParams, wire, "events/poll params");
-        return compact({ ...target(p), maxEvents: p.maxEvents, maxAgeMs: p.maxAgeMs });
+        return compact({
+          name: p.name,
+          params: paramsOf(p),
+          cursor: cursorOf(p),
+          maxEvents: p.maxEvents,
+          maxAgeMs: p.maxAgeMs,
+        });
       },
       encode: (q) =>
         compact({
@@ -240,7 +241,7 @@ export const sep3415: EventsDialect = {
     params: {
       decode(wire) {
         const p = parseOrInvalid(sepSchemas.streamParams, wire, "events/stream params");
-        return compact({ ...target(p), maxAgeMs: p.maxAgeMs });
+        return compact({ name: p.name, params: paramsOf(p), cursor: cursorOf(p), maxAgeMs: p.maxAgeMs });
       },
       encode: (q) => compact({ name: q.name, arguments: q.params, cursor: q.cursor, maxAgeMs: q.maxAgeMs }),
     },
@@ -256,7 +257,7 @@ export const sep3415: EventsDialect = {
         const { _meta, ...event } = parseOrInvalid(sepSchemas.event, wire, "notifications/events/event");
         return { requestId: routeOf(_meta), event: decodeOccurrence(event) };
       },
-      encode: (n) => ({ ...occurrence(n.event), _meta: routeMeta(n.requestId) }),
+      encode: (n) => Object.assign(occurrence(n.event), { _meta: routeMeta(n.requestId) }),
     },
     error: problemCodec("notifications/events/error"),
     terminated: problemCodec("notifications/events/terminated"),
@@ -283,7 +284,9 @@ export const sep3415: EventsDialect = {
       decode(wire) {
         const p = parseOrInvalid(sepSchemas.subscribeParams, wire, "events/subscribe params");
         return compact({
-          ...target(p),
+          name: p.name,
+          params: paramsOf(p),
+          cursor: cursorOf(p),
           url: p.delivery.url,
           secret: p.delivery.secret,
           ttlMs: p.ttlMs,

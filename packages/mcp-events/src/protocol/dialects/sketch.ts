@@ -76,15 +76,9 @@ export const sketchSchemas = {
 };
 
 /** The event, its arguments (`params`) and where to start, as the model has them. */
-const target = (p: {
-  name: string;
-  params?: JsonObject | undefined;
-  cursor?: string | null | undefined;
-}) => ({
-  name: p.name,
-  params: p.params ?? {},
-  cursor: p.cursor ?? null,
-});
+// Decoded requests are written out field by field: `{ ...x, more }` is a slow path in V8.
+const paramsOf = (p: { params?: JsonObject | undefined }): JsonObject => p.params ?? {};
+const cursorOf = (p: { cursor?: string | null | undefined }): string | null => p.cursor ?? null;
 
 export const sketch: EventsDialect = {
   name: "sketch",
@@ -107,7 +101,13 @@ export const sketch: EventsDialect = {
     params: {
       decode(wire) {
         const p = parseOrInvalid(sketchSchemas.pollParams, wire, "events/poll params");
-        return compact({ routeId: p.id, ...target(p), maxEvents: p.maxEvents });
+        return compact({
+          routeId: p.id,
+          name: p.name,
+          params: paramsOf(p),
+          cursor: cursorOf(p),
+          maxEvents: p.maxEvents,
+        });
       },
       encode: (q) =>
         compact({ id: q.routeId, name: q.name, params: q.params, cursor: q.cursor, maxEvents: q.maxEvents }),
@@ -138,7 +138,7 @@ export const sketch: EventsDialect = {
     params: {
       decode(wire) {
         const p = parseOrInvalid(sketchSchemas.streamParams, wire, "events/stream params");
-        return compact({ routeId: p.id, ...target(p) });
+        return compact({ routeId: p.id, name: p.name, params: paramsOf(p), cursor: cursorOf(p) });
       },
       encode: (q) => compact({ id: q.routeId, name: q.name, params: q.params, cursor: q.cursor }),
     },
@@ -179,7 +179,14 @@ export const sketch: EventsDialect = {
     params: {
       decode(wire) {
         const p = parseOrInvalid(sketchSchemas.subscribeParams, wire, "events/subscribe params");
-        return compact({ id: p.id, ...target(p), url: p.delivery.url, secret: p.delivery.secret });
+        return compact({
+          id: p.id,
+          name: p.name,
+          params: paramsOf(p),
+          cursor: cursorOf(p),
+          url: p.delivery.url,
+          secret: p.delivery.secret,
+        });
       },
       encode: (q) =>
         compact({
