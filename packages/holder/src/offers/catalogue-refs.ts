@@ -14,8 +14,6 @@ import type BetterSqlite3 from "better-sqlite3";
 export const REFS_IN_MEMORY = 50_000;
 /** The spill file's page cache, in KiB. */
 const CACHE_KIB = 4096;
-/** Inserts per transaction on the spill file. */
-const PER_COMMIT = 10_000;
 
 export interface SeenRefs {
   /** The line `ref` was first seen on, or undefined after recording it at `line`. */
@@ -83,19 +81,14 @@ function openDiskRefs(from: ReadonlyMap<string, number>): DiskRefs {
   }
   const insert = db.prepare("insert into refs (ref, line) values (?, ?) on conflict (ref) do nothing");
   const select = db.prepare("select line from refs where ref = ?").pluck();
-  let pending = 0;
+  // One transaction, never committed: the file is thrown away, and SQLite spills dirty pages to it
+  // once they outgrow the cache.
   db.exec("begin");
   for (const [ref, line] of from) insert.run(ref, line);
   return {
     file,
     firstLine(ref, line) {
-      if (insert.run(ref, line).changes === 1) {
-        if (++pending >= PER_COMMIT) {
-          db.exec("commit; begin");
-          pending = 0;
-        }
-        return undefined;
-      }
+      if (insert.run(ref, line).changes === 1) return undefined;
       return select.get(ref) as number;
     },
     close() {
