@@ -99,15 +99,41 @@ const regExp = Object.assign(
 let ajv: Ajv2020 | undefined;
 const compiled = new Map<string, ValidateFunction>();
 
-/** One Ajv2020 (strict, all errors, formats asserted) shared by the three schemas; each compiled once. */
-export const validatorFor = (name: "message" | "record" | "key-page"): ValidateFunction => {
+const compile = (name: string, schema: Record<string, unknown>): ValidateFunction => {
   let validate = compiled.get(name);
   if (validate) return validate;
   if (!ajv) {
     ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, code: { regExp } });
     formats.default(ajv, ["date", "date-time", "uri"]);
   }
-  validate = ajv.compile(load(`${name}.schema.json`));
+  validate = ajv.compile(schema);
   compiled.set(name, validate);
   return validate;
+};
+
+/** One Ajv2020 (strict, all errors, formats asserted) shared by the three schemas; each compiled once. */
+export const validatorFor = (name: "message" | "record" | "key-page"): ValidateFunction =>
+  compiled.get(name) ?? compile(name, load(`${name}.schema.json`));
+
+/**
+ * The record schema without the pattern and length of its JWS strings (the two messages and the
+ * seal), for the reader that splits and checks every one of them itself, more strictly, right
+ * after (readCompactJws: three parts, base64url in canonical spelling, a tighter length). Over
+ * strings of several kilobytes those two keywords cost several times the rest of the schema (a
+ * regular expression, and a length counted in code points one by one). A record this passes and
+ * the full schema refuses is always refused later, and the reader then reports the full schema's
+ * words (see record/read.ts), so what a caller is told does not change.
+ */
+export const recordValidatorWithoutJwsForm = (): ValidateFunction => {
+  const found = compiled.get("record without JWS form");
+  if (found) return found;
+  const schema = load("record.schema.json");
+  const defs = schema.$defs as Record<string, Record<string, unknown>>;
+  for (const name of ["jws", "seal"]) {
+    const { pattern: _pattern, maxLength: _maxLength, ...rest } = defs[name] as Record<string, unknown>;
+    defs[name] = rest;
+  }
+  // Another $id, so Ajv keeps it beside the published schema.
+  schema.$id = `${String(schema.$id)}.without-jws-form`;
+  return compile("record without JWS form", schema);
 };

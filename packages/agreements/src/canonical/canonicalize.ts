@@ -36,7 +36,8 @@ const write = (value: unknown): string => {
       }
       const proto = Object.getPrototypeOf(value);
       if (proto !== Object.prototype && proto !== null) throw new NotJsonData("not a plain JSON object");
-      const names = Object.keys(value).sort();
+      const names = Object.keys(value);
+      if (!ascending(names)) names.sort();
       let out = "{";
       for (let i = 0; i < names.length; i++) {
         const name = names[i] as string;
@@ -51,6 +52,85 @@ const write = (value: unknown): string => {
   }
 };
 
+/** Whether names are in UTF-16 code unit order (`<` on strings compares code units). */
+const ascending = (names: readonly string[]): boolean => {
+  for (let i = 1; i < names.length; i++) if (!((names[i - 1] as string) < (names[i] as string))) return false;
+  return true;
+};
+
+/** An object whose members cannot be put in order by insertion (see `ordered`). */
+const UNORDERABLE = Symbol("unorderable");
+
+const DIGIT_0 = 0x30;
+const DIGIT_9 = 0x39;
+
+/**
+ * A value JSON.stringify writes in canonical form, checked on the way like `write`: the value
+ * itself when every object's members already are in UTF-16 order (a parsed canonical document),
+ * else a copy in which each object out of order is rebuilt with its members inserted in order
+ * (strings are shared, not copied). JSON.stringify then writes the members in that order and
+ * strings and numbers exactly as `write` would. An object whose members would need an
+ * array-index name (JavaScript lists those first, whatever the insertion order) or an array
+ * that is not a plain one gives UNORDERABLE, and `write` does the whole job.
+ */
+const ordered = (value: unknown): unknown => {
+  switch (typeof value) {
+    case "string":
+      if (!wellFormed(value)) throw new NotJsonData("lone surrogate is not allowed");
+      return value;
+    case "number":
+      if (!Number.isFinite(value)) throw new NotJsonData("a number is not finite");
+      return value;
+    case "boolean":
+      return value;
+    case "object": {
+      if (value === null) return value;
+      if (Array.isArray(value)) {
+        if (Object.getPrototypeOf(value) !== Array.prototype || Object.hasOwn(value, "toJSON")) {
+          return UNORDERABLE;
+        }
+        let copy: unknown[] | undefined;
+        for (let i = 0; i < value.length; i++) {
+          if (!(i in value)) throw new NotJsonData("an array has a hole");
+          const entry: unknown = value[i];
+          const put = ordered(entry);
+          if (put === UNORDERABLE) return UNORDERABLE;
+          if (copy === undefined && put !== entry) copy = value.slice(0, i);
+          copy?.push(put);
+        }
+        return copy ?? value;
+      }
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) throw new NotJsonData("not a plain JSON object");
+      const source = value as Record<string, unknown>;
+      const names = Object.keys(source);
+      const inOrder = ascending(names);
+      if (!inOrder) names.sort();
+      // A null prototype, so a member named __proto__ is a member like any other.
+      let copy: Record<string, unknown> | undefined = inOrder ? undefined : Object.create(null);
+      for (let i = 0; i < names.length; i++) {
+        const name = names[i] as string;
+        if (!wellFormed(name)) throw new NotJsonData("lone surrogate is not allowed");
+        const member = source[name];
+        const put = ordered(member);
+        if (put === UNORDERABLE) return UNORDERABLE;
+        if (copy === undefined && put !== member) {
+          copy = Object.create(null) as Record<string, unknown>;
+          for (let j = 0; j < i; j++) copy[names[j] as string] = source[names[j] as string];
+        }
+        if (copy !== undefined) {
+          const first = name.charCodeAt(0);
+          if (first >= DIGIT_0 && first <= DIGIT_9) return UNORDERABLE;
+          copy[name] = put;
+        }
+      }
+      return copy ?? value;
+    }
+    default:
+      throw new NotJsonData(`${typeof value} is not JSON data`);
+  }
+};
+
 /**
  * RFC 8785 (JCS): members sorted by UTF-16 code units, numbers as ECMAScript prints them, no
  * whitespace, no Unicode normalisation. Lone surrogates and non-JSON values are refused, never
@@ -58,7 +138,8 @@ const write = (value: unknown): string => {
  */
 export const canonicalJson = (value: unknown): string => {
   try {
-    return write(value);
+    const put = ordered(value);
+    return put === UNORDERABLE ? write(value) : (JSON.stringify(put) as string);
   } catch (error) {
     // The slow walk says exactly where the value stops being JSON data.
     if (error instanceof NotJsonData) assertJsonValue(value);

@@ -45,6 +45,58 @@ const findDuplicateMember = (text: string): string | undefined => {
   return undefined;
 };
 
+/** How many times `char` occurs in `text` (indexOf runs in native code). */
+const occurrences = (text: string, char: string): number => {
+  let count = 0;
+  for (let at = text.indexOf(char); at >= 0; at = text.indexOf(char, at + 1)) count++;
+  return count;
+};
+
+/** Members and the colons inside strings (names and values) of a parsed value. */
+const countMembers = (value: JsonValue, tally: { members: number; colons: number }): void => {
+  if (typeof value === "string") {
+    tally.colons += occurrences(value, ":");
+    return;
+  }
+  if (value === null || typeof value !== "object") return;
+  if (Array.isArray(value)) {
+    for (const entry of value) countMembers(entry, tally);
+    return;
+  }
+  for (const name of Object.keys(value)) {
+    tally.members++;
+    tally.colons += occurrences(name, ":");
+    countMembers(value[name] as JsonValue, tally);
+  }
+};
+
+/**
+ * Proves there is no duplicate member without walking the text: every colon in JSON text either
+ * ends a member name or is a colon inside a string. A duplicate makes the parsed value lose a
+ * member (and perhaps strings), so the text then has more colons than the value has members plus
+ * colons in its strings. Only an escaped colon (\u003a) puts a colon in a string without one in
+ * the text; with such an escape anywhere, or when the counts differ, the text is walked instead.
+ */
+const provablyNoDuplicate = (text: string, value: JsonValue): boolean => {
+  if (text.includes("\\u003")) return false;
+  const tally = { members: 0, colons: 0 };
+  countMembers(value, tally);
+  return occurrences(text, ":") === tally.members + tally.colons;
+};
+
+/** The text of UTF-8 bytes, or undefined when they are not valid UTF-8. */
+const utf8Text = (bytes: Uint8Array): string | undefined => {
+  // The lenient decoder is much faster; it can only have replaced something when the text
+  // contains U+FFFD, and only then is the strict one asked.
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
+  if (!text.includes("\uFFFD")) return text;
+  try {
+    return decoder.decode(bytes);
+  } catch {
+    return undefined;
+  }
+};
+
 /**
  * Parses JSON text or UTF-8 bytes strictly: invalid UTF-8, a byte order mark and duplicate member
  * names are refused with the reason, not repaired.
@@ -53,11 +105,9 @@ export const parseJson = (input: string | Uint8Array, what = "the document"): Js
   let text: string;
   if (typeof input === "string") text = input;
   else {
-    try {
-      text = decoder.decode(input);
-    } catch {
-      throw new AgreementError("ERR_JSON_INVALID", `${what} is not valid UTF-8`);
-    }
+    const decoded = utf8Text(input);
+    if (decoded === undefined) throw new AgreementError("ERR_JSON_INVALID", `${what} is not valid UTF-8`);
+    text = decoded;
   }
   if (text.charCodeAt(0) === 0xfeff) {
     throw new AgreementError("ERR_JSON_INVALID", `${what} starts with a byte order mark`);
@@ -69,7 +119,7 @@ export const parseJson = (input: string | Uint8Array, what = "the document"): Js
     const reason = error instanceof Error ? error.message : "syntax error";
     throw new AgreementError("ERR_JSON_INVALID", `${what} is not valid JSON (${reason})`);
   }
-  const duplicate = findDuplicateMember(text);
+  const duplicate = provablyNoDuplicate(text, value) ? undefined : findDuplicateMember(text);
   if (duplicate !== undefined) {
     throw new AgreementError(
       "ERR_JSON_DUPLICATE_MEMBER",

@@ -1,5 +1,5 @@
 import { sign as edSign, verify as edVerify } from "node:crypto";
-import { canonicalBytes } from "../canonical/canonicalize.js";
+import { canonicalJson } from "../canonical/canonicalize.js";
 import { JWS_ALGORITHM } from "../constants.js";
 import { AgreementError } from "../errors.js";
 import { checkProtectedHeader, type ProtectedHeader } from "./header.js";
@@ -47,8 +47,22 @@ const headerOf = (part: string, expectedTyp: string): ProtectedHeader => {
   return header;
 };
 
-/** Splits a compact JWS (three parts, attached payload) and checks its protected header. */
-export const readCompactJws = (jws: unknown, expectedTyp: string, maxChars: number): CompactParts => {
+/** A compact JWS split, its header and signature checked, its payload still in base64url. */
+export interface SplitJws {
+  readonly header: ProtectedHeader;
+  /** The payload part as it is in the JWS; not yet checked. */
+  readonly encodedPayload: string;
+  readonly signingInput: string;
+  readonly signature: Uint8Array;
+}
+
+/**
+ * Splits a compact JWS (three parts, attached payload) and checks its protected header and its
+ * signature's form, leaving the payload encoded: a caller that knows what the payload must be
+ * compares its own encoding with it (the canonical base64url of the expected bytes can only equal
+ * a payload part that is itself canonical), without decoding kilobytes.
+ */
+export const splitCompactJws = (jws: unknown, expectedTyp: string, maxChars: number): SplitJws => {
   if (typeof jws !== "string") throw new AgreementError("ERR_JWS_INVALID", "the JWS is not a string");
   if (jws.length > maxChars) {
     throw new AgreementError(
@@ -70,15 +84,34 @@ export const readCompactJws = (jws: unknown, expectedTyp: string, maxChars: numb
   }
   return {
     header: headerOf(header, expectedTyp),
-    payload: decode(payload, "payload"),
+    encodedPayload: payload,
     signingInput: jws.slice(0, second),
     signature,
   };
 };
 
+/** Splits a compact JWS (three parts, attached payload) and checks its protected header. */
+export const readCompactJws = (jws: unknown, expectedTyp: string, maxChars: number): CompactParts => {
+  const { header, encodedPayload, signingInput, signature } = splitCompactJws(jws, expectedTyp, maxChars);
+  return { header, payload: decode(encodedPayload, "payload"), signingInput, signature };
+};
+
+// Signing inputs are ASCII strings and crypto.sign/verify want bytes. One reused buffer holds them
+// (the one-shot calls are synchronous, so nothing else can use it meanwhile): a record's seal
+// covers kilobytes, and a buffer that size made per call is not taken from Node's small pool.
+const SCRATCH_LIMIT = 64 * 1024;
+let scratch = Buffer.allocUnsafe(8 * 1024);
+
+/** The latin1 bytes of an ASCII string, in the scratch buffer: valid until the next call. */
+const asciiBytes = (text: string): Buffer => {
+  if (text.length > SCRATCH_LIMIT) return Buffer.from(text, "latin1");
+  if (text.length > scratch.length) scratch = Buffer.allocUnsafe(SCRATCH_LIMIT);
+  return scratch.subarray(0, scratch.write(text, 0, "latin1"));
+};
+
 /** Whether the Ed25519 signature of split JWS parts verifies with one public key (one-shot, no copy of the key). */
 export const signatureVerifies = (parts: Pick<CompactParts, "signingInput" | "signature">, jwk: PublicJwk) =>
-  edVerify(null, Buffer.from(parts.signingInput, "latin1"), publicKeyObject(jwk), parts.signature);
+  edVerify(null, asciiBytes(parts.signingInput), publicKeyObject(jwk), parts.signature);
 
 const refuseSignature = (): never => {
   throw new AgreementError("ERR_JWS_SIGNATURE", "the signature does not verify with the key the page lists");
@@ -96,13 +129,14 @@ export const verifyCompactSignature = async (jws: string, jwk: PublicJwk): Promi
 
 /**
  * Signs the canonical bytes of a JSON value as a compact JWS with the protected header
- * {alg: EdDSA, kid, jku, typ}. The payload is exactly `canonicalBytes(value)`.
+ * {alg: EdDSA, kid, jku, typ}. The payload is exactly `canonicalBytes(value)`. A value that has
+ * no canonical form throws at once, not as a rejected promise.
  */
 export const signCanonical = (
   value: unknown,
   key: SigningKey,
   header: { jku: string; typ: string },
-): Promise<string> => signCanonicalBytes(canonicalBytes(value), key, header);
+): Promise<string> => Promise.resolve(signCanonicalText(canonicalJson(value), key, header));
 
 // The encoded header of each (key, typ, jku): a signer uses one or two. Nested maps keyed by the
 // caller's own strings, so a lookup builds no new string.
@@ -129,14 +163,40 @@ const encodedHeader = (key: SigningKey, jku: string, typ: string): string => {
   return found;
 };
 
-/** The same for bytes that already are a canonical form (a parsed message's `bytes`). */
+/** The same for bytes that already are a canonical form. */
 export const signCanonicalBytes = async (
   bytes: Uint8Array,
   key: SigningKey,
   header: { jku: string; typ: string },
-): Promise<string> => {
-  const payload = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64url");
+): Promise<string> =>
+  signEncodedPayload(
+    Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64url"),
+    key,
+    header,
+  );
+
+/** The same for a text that already is a canonical form (a parsed message's `canonical`). */
+export const signCanonicalText = (
+  canonical: string,
+  key: SigningKey,
+  header: { jku: string; typ: string },
+): string => signEncodedPayload(base64urlOfText(canonical), key, header);
+
+/** The base64url of a text's UTF-8 bytes, encoded through the scratch buffer (no copy kept). */
+const base64urlOfText = (text: string): string => {
+  const most = text.length * 3;
+  if (most > SCRATCH_LIMIT) return Buffer.from(text, "utf8").toString("base64url");
+  if (most > scratch.length) scratch = Buffer.allocUnsafe(SCRATCH_LIMIT);
+  return scratch.toString("base64url", 0, scratch.write(text, 0, "utf8"));
+};
+
+/** Synchronous: node:crypto's one-shot Ed25519 sign with the cached KeyObject. */
+const signEncodedPayload = (
+  payload: string,
+  key: SigningKey,
+  header: { jku: string; typ: string },
+): string => {
   const signingInput = `${encodedHeader(key, header.jku, header.typ)}.${payload}`;
-  const signature = edSign(null, Buffer.from(signingInput, "latin1"), signingKeyObject(key));
+  const signature = edSign(null, asciiBytes(signingInput), signingKeyObject(key));
   return `${signingInput}.${signature.toString("base64url")}`;
 };

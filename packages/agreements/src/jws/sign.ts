@@ -1,7 +1,7 @@
 import { MESSAGE_JWS_TYPE } from "../constants.js";
 import { AgreementError } from "../errors.js";
 import { type ParsedMessage, validateMessage } from "../message/parse.js";
-import { signCanonicalBytes } from "./compact.js";
+import { signCanonicalText } from "./compact.js";
 import { KEY_PAGE_FORM, keyPageOf } from "./header.js";
 import type { SigningKey } from "./keys.js";
 
@@ -36,6 +36,6 @@ export const signMessage = async (
       `the message is from ${party} but jku is the key page of ${page.party}`,
     );
   }
-  const jws = await signCanonicalBytes(parsed.bytes, key, { jku: options.jku, typ: MESSAGE_JWS_TYPE });
+  const jws = signCanonicalText(parsed.canonical, key, { jku: options.jku, typ: MESSAGE_JWS_TYPE });
   return { jws, parsed };
 };

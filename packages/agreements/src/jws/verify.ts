@@ -1,6 +1,11 @@
 import { MAX_MESSAGE_JWS_CHARS, MESSAGE_JWS_TYPE } from "../constants.js";
 import { AgreementError } from "../errors.js";
-import { type ParsedMessage, parseMessage, parseMessageText } from "../message/parse.js";
+import {
+  type ParsedMessage,
+  parseCanonicalPayload,
+  parseMessage,
+  parseMessageText,
+} from "../message/parse.js";
 import { type CompactParts, readCompactJws, signatureVerifies } from "./compact.js";
 import { keyPageOf, type ProtectedHeader } from "./header.js";
 import { keyThumbprintSync } from "./keys.js";
@@ -13,16 +18,19 @@ export interface VerifiedMessage {
 }
 
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
-  a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
+  a === b || (a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b));
 
 /**
  * A signed payload counts only if it is byte for byte the canonical form of what it parses to, so
  * the strict reader's extra checks (UTF-8 validity, byte order mark, duplicate members) cannot
  * change the outcome of one that passes: any of them makes it differ from its canonical form. So
- * the payload is first read plainly, and only one that does not pass is read again strictly, for
- * the precise reason.
+ * the payload is first read the short way (parseCanonicalPayload: it already is the canonical
+ * form of a message without unknown members), then plainly, and only one that passes neither is
+ * read again strictly, for the precise reason.
  */
 const parseSignedPayload = (payload: Uint8Array): ParsedMessage => {
+  const canonical = parseCanonicalPayload(payload);
+  if (canonical !== undefined) return canonical;
   try {
     const text = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString("utf8");
     const parsed = parseMessageText(text, payload.byteLength);

@@ -5,11 +5,9 @@ import { parseJson } from "../canonical/parse-json.js";
 import { MAX_MESSAGE_BYTES, MESSAGE_PROFILE } from "../constants.js";
 import { AgreementError } from "../errors.js";
 import { describeErrors, validatorFor } from "../schemas.js";
-import { projectMessage } from "./project.js";
+import { inProfileOrder, projectMessage } from "./project.js";
 import { messageRuleViolations } from "./rules.js";
 import type { Message } from "./types.js";
-
-const encoder = new TextEncoder();
 
 /** A message as a receiver holds it after every check of its form. */
 export interface ParsedMessage {
@@ -63,18 +61,32 @@ const check = (value: JsonValue): Checked => {
   return { message, dropped, canonical: plain ? JSON.stringify(message) : canonicalJson(message) };
 };
 
+/** Below this many UTF-16 units, a text is surely within the cap (at most 3 UTF-8 bytes each). */
+const SURELY_SMALL = Math.floor(MAX_MESSAGE_BYTES / 3);
+
 /** The bytes and hash of a checked message. */
-const finish = ({ message, dropped, canonical }: Checked): ParsedMessage => {
-  const bytes = encoder.encode(canonical);
-  if (bytes.byteLength > MAX_MESSAGE_BYTES) throw tooLarge(bytes.byteLength);
+const finish = ({ message, dropped, canonical }: Checked, given?: Uint8Array): ParsedMessage => {
+  if (given === undefined && canonical.length > SURELY_SMALL) {
+    const size = Buffer.byteLength(canonical, "utf8");
+    if (size > MAX_MESSAGE_BYTES) throw tooLarge(size);
+  }
+  let bytes = given;
   let hash: string | undefined;
+  const bytesOf = (): Uint8Array => {
+    bytes ??= Buffer.from(canonical, "utf8");
+    return bytes;
+  };
   return Object.freeze({
     message,
     canonical,
-    bytes,
+    // Made when first read: a signer encodes the canonical text itself (jws/sign.ts), a verifier
+    // already holds the payload, and neither pays for another copy.
+    get bytes(): Uint8Array {
+      return bytesOf();
+    },
     // Made when first read: a signer that only needs the JWS does not pay for it.
     get hash(): string {
-      hash ??= sha256Hex(bytes);
+      hash ??= sha256Hex(bytesOf());
       return hash;
     },
     dropped: Object.freeze(dropped),
@@ -82,11 +94,40 @@ const finish = ({ message, dropped, canonical }: Checked): ParsedMessage => {
 };
 
 /**
+ * A signed payload read the short way: it is accepted here only when it already is, byte for byte,
+ * the canonical form of a valid message with no member the profile does not define, which is
+ * what a signature must cover (verify.ts). Then the parsed value is the message (its members are
+ * the profile's, in canonical order), the payload is its bytes, and neither a projection nor a
+ * second encoding is made. Anything else returns undefined, and the caller reads the payload the
+ * long way, which says precisely why it does not count.
+ */
+export const parseCanonicalPayload = (payload: Uint8Array): ParsedMessage | undefined => {
+  if (payload.byteLength > MAX_MESSAGE_BYTES) return undefined;
+  const text = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString("utf8");
+  // U+FFFD may stand for bytes that were not UTF-8: such a payload goes the long way.
+  if (text.includes("\uFFFD")) return undefined;
+  let value: JsonValue;
+  try {
+    value = JSON.parse(text) as JsonValue;
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
+  if (!validatorFor("message")(value)) return undefined;
+  const message = value as unknown as Message;
+  if (!inProfileOrder(message)) return undefined;
+  if (messageRuleViolations(message).length > 0) return undefined;
+  // Members in canonical order and every value plain: JSON.stringify writes the canonical form.
+  if (JSON.stringify(message) !== text) return undefined;
+  return finish({ message, dropped: [], canonical: text }, payload);
+};
+
+/**
  * A receiver's parse of a machine part (JSON text or UTF-8 bytes): at most 32 KB, strict JSON,
  * the schema, the profile's rules; unknown members are dropped and listed in `dropped`.
  */
 export const parseMessage = (input: string | Uint8Array): ParsedMessage => {
-  const size = typeof input === "string" ? encoder.encode(input).byteLength : input.byteLength;
+  const size = typeof input === "string" ? Buffer.byteLength(input, "utf8") : input.byteLength;
   if (size > MAX_MESSAGE_BYTES) throw tooLarge(size);
   return finish(check(parseJson(input, "the message")));
 };

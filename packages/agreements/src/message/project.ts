@@ -109,6 +109,54 @@ const project = (node: unknown, shape: Shape | { readonly each: Shape }, walk: W
   return out;
 };
 
+/** A value under a "value" member as the projection keeps it unchanged: no object inside. */
+const plainLeaf = (value: unknown): boolean => {
+  switch (typeof value) {
+    case "string":
+      return wellFormed(value);
+    case "number":
+      return Number.isFinite(value);
+    case "boolean":
+      return true;
+    case "object":
+      if (value === null) return true;
+      if (!Array.isArray(value)) return false;
+      for (let i = 0; i < value.length; i++) if (!(i in value) || !plainLeaf(value[i])) return false;
+      return true;
+    default:
+      return false;
+  }
+};
+
+const inShapeOrder = (node: unknown, shape: Shape | { readonly each: Shape }): boolean => {
+  if ("each" in shape) {
+    if (!Array.isArray(node)) return false;
+    for (const entry of node) if (!inShapeOrder(entry, shape.each as Shape)) return false;
+    return true;
+  }
+  if (node === null || typeof node !== "object" || Array.isArray(node)) return false;
+  if (Object.getPrototypeOf(node) !== Object.prototype) return false;
+  let previous = "";
+  for (const name of Object.keys(node)) {
+    if (!(previous < name) || !Object.hasOwn(shape, name)) return false;
+    previous = name;
+    const inner = (shape as Shape)[name] as Shape | "value" | { readonly each: Shape };
+    const value = (node as Record<string, unknown>)[name];
+    if (inner === "value" ? !plainLeaf(value) : !inShapeOrder(value, inner)) return false;
+  }
+  return true;
+};
+
+/**
+ * Whether a validated message is already what `projectMessage` would make of it, member for
+ * member and in the same order: only the profile's members, each object's members in UTF-16 order,
+ * every value plain. Then `JSON.stringify` of it is its canonical form and no copy is needed.
+ */
+export const inProfileOrder = (validated: Message): boolean => {
+  const shape = MESSAGE_SHAPES[validated.type];
+  return shape !== undefined && inShapeOrder(validated, shape);
+};
+
 /**
  * One walk that does both of the functions below: the message with the unknown members removed (a
  * new tree that shares nothing with `validated`) and their JSON pointers. Members are inserted in

@@ -3,15 +3,13 @@ import { assertJsonValue, type JsonValue } from "../canonical/json-value.js";
 import { parseJson } from "../canonical/parse-json.js";
 import { MAX_RECORD_BYTES, RECORD_PROFILE, SEAL_JWS_TYPE } from "../constants.js";
 import { AgreementError } from "../errors.js";
-import { type CompactParts, readCompactJws } from "../jws/compact.js";
+import { type CompactParts, readCompactJws, type SplitJws, splitCompactJws } from "../jws/compact.js";
 import type { ProtectedHeader } from "../jws/header.js";
 import { readSignedParts } from "../jws/verify.js";
 import { type ParsedMessage, parseMessage } from "../message/parse.js";
 import type { Accept, Offer } from "../message/types.js";
-import { describeErrors, validatorFor } from "../schemas.js";
+import { describeErrors, recordValidatorWithoutJwsForm, validatorFor } from "../schemas.js";
 import type { AgreementRecord, RecordedMessage, UnsealedRecord } from "./types.js";
-
-const encoder = new TextEncoder();
 
 /** A message taken out of a record, its form and hash checked, its signature not yet. */
 export interface RecordMessage<M> {
@@ -148,7 +146,7 @@ const checkChain = (record: AgreementRecord, offer: Offer, offerHash: string, cl
 export const readRecord = (input: string | Uint8Array | unknown): ReadRecord => {
   let value: JsonValue;
   if (typeof input === "string" || input instanceof Uint8Array) {
-    const size = typeof input === "string" ? encoder.encode(input).byteLength : input.byteLength;
+    const size = typeof input === "string" ? Buffer.byteLength(input, "utf8") : input.byteLength;
     if (size > MAX_RECORD_BYTES) {
       fail(
         "ERR_RECORD_TOO_LARGE",
@@ -158,7 +156,7 @@ export const readRecord = (input: string | Uint8Array | unknown): ReadRecord => 
     value = parseJson(input, "the record");
   } else {
     value = assertJsonValue(input);
-    const size = encoder.encode(canonicalJson(value)).byteLength;
+    const size = Buffer.byteLength(canonicalJson(value), "utf8");
     if (size > MAX_RECORD_BYTES)
       fail(
         "ERR_RECORD_TOO_LARGE",
@@ -171,13 +169,27 @@ export const readRecord = (input: string | Uint8Array | unknown): ReadRecord => 
   if (profile !== RECORD_PROFILE) {
     fail("ERR_RECORD_PROFILE", `the record's profile is ${JSON.stringify(profile)}, not ${RECORD_PROFILE}`);
   }
+  if (!recordValidatorWithoutJwsForm()(value)) refuseIfInvalid(value);
+  try {
+    return readValidRecord(value as unknown as AgreementRecord);
+  } catch (error) {
+    // What the full schema refuses is reported in its words, as if it had been checked first.
+    if (error instanceof AgreementError) refuseIfInvalid(value);
+    throw error;
+  }
+};
+
+/** Throws the full schema's refusal when the value does not validate. */
+const refuseIfInvalid = (value: JsonValue): void => {
   const validate = validatorFor("record");
   if (!validate(value)) {
     const problems = describeErrors(validate.errors);
     fail("ERR_RECORD_INVALID", `the record does not validate: ${problems[0]}`, problems);
   }
-  const record = value as unknown as AgreementRecord;
+};
 
+/** Step 1 after the schema: the messages, the chain and what the seal covers. */
+const readValidRecord = (record: AgreementRecord): ReadRecord => {
   const offer = readMessage(record.offer, "offer");
   if (offer.parsed.message.type !== "quote" && offer.parsed.message.type !== "propose_times") {
     fail(
@@ -201,20 +213,7 @@ export const readRecord = (input: string | Uint8Array | unknown): ReadRecord => 
   const closing = acceptance ? acceptance.parsed.hash : (record.reply?.hash as string);
   checkChain(record, offer.message as Offer, offer.parsed.hash, closing);
 
-  let sealParts: CompactParts;
-  try {
-    sealParts = readCompactJws(record.seal, SEAL_JWS_TYPE, MAX_RECORD_BYTES);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    return fail("ERR_RECORD_SEAL", `the seal: ${reason}`);
-  }
-  const expected = encoder.encode(canonicalJson(unsealed(record)));
-  if (!Buffer.from(sealParts.payload).equals(expected)) {
-    fail(
-      "ERR_RECORD_SEAL",
-      "the record was changed after it was sealed: the seal does not cover this content",
-    );
-  }
+  const sealParts = readSeal(record);
   return {
     record,
     offer: offer as RecordMessage<Offer>,
@@ -223,6 +222,52 @@ export const readRecord = (input: string | Uint8Array | unknown): ReadRecord => 
     sealParts,
     notes: recordNotes(record),
   };
+};
+
+const sealFailure = (error: unknown): never => {
+  const reason = error instanceof Error ? error.message : String(error);
+  return fail("ERR_RECORD_SEAL", `the seal: ${reason}`);
+};
+
+/**
+ * The seal's header and signature form, and its payload: exactly the canonical bytes of the record
+ * without the seal. The expected bytes are encoded and compared with the payload part as it is
+ * (equal only when that part is their canonical base64url), so kilobytes are not decoded; when
+ * they differ, the seal is read in full to say why, as it always was.
+ */
+const readSeal = (record: AgreementRecord): CompactParts => {
+  const readInFull = (): CompactParts => {
+    try {
+      return readCompactJws(record.seal, SEAL_JWS_TYPE, MAX_RECORD_BYTES);
+    } catch (error) {
+      return sealFailure(error);
+    }
+  };
+  let split: SplitJws;
+  try {
+    split = splitCompactJws(record.seal, SEAL_JWS_TYPE, MAX_RECORD_BYTES);
+  } catch (error) {
+    return sealFailure(error);
+  }
+  let expected: Buffer;
+  try {
+    expected = Buffer.from(canonicalJson(unsealed(record)), "utf8");
+  } catch (error) {
+    readInFull(); // a payload that is not base64url is named first, as it always was
+    throw error;
+  }
+  const { header, encodedPayload, signingInput, signature } = split;
+  if (encodedPayload === expected.toString("base64url")) {
+    return { header, payload: expected, signingInput, signature };
+  }
+  const parts = readInFull();
+  if (!expected.equals(parts.payload)) {
+    fail(
+      "ERR_RECORD_SEAL",
+      "the record was changed after it was sealed: the seal does not cover this content",
+    );
+  }
+  return parts;
 };
 
 const recordNotes = (record: AgreementRecord): string[] => {
