@@ -13,6 +13,7 @@ import { expireDue } from "./intents/expire.js";
 import { type IntentHooks, noIntentHooks } from "./intents/hooks.js";
 import { codeResolver } from "./intents/principal-for-code.js";
 import { publish, publishSignedIn } from "./intents/publish.js";
+import { offerRenewal } from "./intents/renewal.js";
 import { intentFromRow } from "./intents/rows.js";
 import { update } from "./intents/update.js";
 import { validatePublish } from "./intents/validate.js";
@@ -89,6 +90,7 @@ export function createIntentService(
       return intentFromRow(await load(intentId), ctx.clock());
     },
     update: (principal, id, changes) => update(intents, principal, id, changes),
+    offerRenewal: (principal, id, validUntil) => offerRenewal(intents, principal, id, validUntil),
     withdraw: (principal, id) => withdraw(intents, principal, id),
     expireDue: () => expireDue(intents),
   };

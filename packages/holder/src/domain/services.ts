@@ -1,4 +1,5 @@
 import type { Lang } from "../i18n/languages.js";
+import type { RenewalOffer } from "./intents/renewal.js";
 import type {
   Criteria,
   DemandCell,
@@ -35,6 +36,11 @@ export interface IntentService {
   readableIntent(principal: Principal, id?: string): Promise<string>;
   /** OAuth principals only (consent-link rule 4 grants get, list_matches and withdraw). */
   update(principal: Principal, id: string, changes: IntentChanges): Promise<Intent>;
+  /**
+   * Renewing validUntil needs the person's fresh action: a signed-in assistant can only offer it,
+   * and the holder mails the person the manage page with that date (issue 16 item 12).
+   */
+  offerRenewal(principal: Principal, id: string, validUntil: string): Promise<RenewalOffer>;
   /** Takes effect immediately (binding: MUST). */
   withdraw(principal: Principal, id?: string): Promise<{ status: "withdrawn" }>;
   /** Expires drafts past 24 h and intents past validUntil; returns how many changed. */

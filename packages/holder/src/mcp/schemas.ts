@@ -107,6 +107,11 @@ export const updateInput = strict({
   budget: moneySchema.optional(),
   hiddenLimit: hiddenLimit.nullable().optional().describe("a new sealed limit, or null to remove it"),
   buyBy: instant.nullable().optional(),
+  validUntil: instant
+    .optional()
+    .describe(
+      "asks the person to renew the intent until then: the holder mails them the offer and nothing changes until they accept it on their page (signed in only; send it alone)",
+    ),
 });
 
 export const withdrawInput = strict({ intentCode, id: intentId.optional() });
@@ -202,6 +207,15 @@ export const intentOut = z.object({
   visibility: z.enum(["private", "pseudonymous"]),
   createdAt: z.string(),
   draftExpiresAt: z.string().optional(),
+  // Binding: what the holder adds goes under extensions (issue 16 items 12, 14).
+  extensions: z
+    .object({
+      renewal: z
+        .object({ validUntil: z.string(), status: z.literal("offered-to-person") })
+        .optional()
+        .describe("intent_update_intent with validUntil: the renewal the person was offered by e-mail"),
+    })
+    .optional(),
 });
 
 export const offerOut = z.object({

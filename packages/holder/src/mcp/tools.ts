@@ -13,7 +13,7 @@ import type { AuthInfo, CallToolResult, McpServer, ToolAnnotations } from "@mode
 import type { Logger } from "pino";
 import type { z } from "zod";
 import type { DemandService, IntentService, MatchService, OfferService } from "../domain/services.js";
-import type { Category, Country, Principal } from "../domain/types.js";
+import { type Category, type Country, HolderError, type Principal } from "../domain/types.js";
 import type { PushService } from "../push/service.js";
 import { buyerPrincipal, NEEDS_SIGN_IN, principalFromAuth } from "./principal.js";
 import type { CallLimit } from "./rate-limit.js";
@@ -182,7 +182,8 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
       description:
         "Changes an intent's statement, criteria, budget, hidden limit or buyBy. It needs the person signed in (OAuth, where this holder offers it): " +
         "an intentCode cannot change an intent (consent-link rule 4), so withdraw it and publish a new one instead. " +
-        "validUntil is not renewed by an agent: that needs the person's own fresh action.",
+        "validUntil is not renewed by an agent: renewing needs the person's own fresh action. Sent alone, validUntil offers the renewal to the person " +
+        "(the holder mails them; nothing changes until they accept on their page), and the answer says so under extensions.renewal.",
       inputSchema: updateInput,
       outputSchema: intentOut,
       annotations: {
@@ -193,9 +194,24 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
       },
     },
     async (args, authInfo) => {
-      const { id, intentCode, ...changes } = args;
+      const { id, intentCode, validUntil, ...changes } = args;
       const principal = await buyerPrincipal(services.intents, intentCode, authInfo, NEEDS_SIGN_IN);
-      return success(intentView(await services.intents.update(principal, id, changes)));
+      if (validUntil === undefined) {
+        return success(intentView(await services.intents.update(principal, id, changes)));
+      }
+      // Issue 16 item 12: a renewal is offered to the person, never made by the agent.
+      if (Object.keys(changes).length > 0) {
+        throw new HolderError(
+          "ERR_HOLDER_INVALID",
+          "validUntil goes alone: it only offers the renewal to the person; send the other changes in another call",
+        );
+      }
+      const renewal = await services.intents.offerRenewal(principal, id, validUntil);
+      const intent = await services.intents.get(principal, id);
+      return success(
+        { ...intentView(intent), extensions: { renewal } },
+        `The person was mailed an offer to renew this intent until ${renewal.validUntil.slice(0, 10)}. validUntil changes only if they accept it on the holder's page; do not open that page for them.`,
+      );
     },
   );
 

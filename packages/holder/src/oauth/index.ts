@@ -83,7 +83,16 @@ export async function createHolderOAuth(
   },
 ): Promise<HolderOAuth> {
   const { resource } = options;
-  const ownership = intentOwnership(ctx);
+  const limits = options.limits;
+  const ownership = {
+    ...intentOwnership(ctx),
+    // Issue 16 item 12: renewal offers mailed to the person, a few per intent per hour.
+    ...(limits === undefined
+      ? {}
+      : {
+          allowRenewalOffer: (intentId: string) => limits.consume("mail.interaction", `renewal:${intentId}`),
+        }),
+  };
   if (options.external !== undefined) {
     return {
       resource: protectedResource({
@@ -110,7 +119,7 @@ export async function createHolderOAuth(
     holderName: ctx.config.name,
     log: ctx.log,
   });
-  const { limits, hostAllowed } = options;
+  const { hostAllowed } = options;
   return {
     resource: protectedResource({
       resource,

@@ -5,7 +5,8 @@
  * active. The matching index learns the new end through the onChanged hook.
  */
 import type { HolderContext } from "../../context.js";
-import { effectiveStatus, type IntentHooks, intentFromRow, parseIsoInstant, runHook } from "../intents.js";
+import { renewalEnd } from "../intents/renewal.js";
+import { type IntentHooks, intentFromRow, runHook } from "../intents.js";
 import { HolderError, type Intent } from "../types.js";
 import { byManageToken } from "./tokens.js";
 
@@ -17,22 +18,7 @@ export async function renewByManageToken(
 ): Promise<Intent> {
   const row = await byManageToken(ctx, manageToken);
   const now = ctx.clock();
-  const until = parseIsoInstant(validUntil, "validUntil");
-  if (until <= now) throw new HolderError("ERR_HOLDER_INVALID", "the new end date must be in the future");
-  const longest = now + ctx.config.maxValidityMs;
-  if (until > longest) {
-    throw new HolderError(
-      "ERR_HOLDER_INVALID",
-      `the new end date can be at most ${Math.floor(ctx.config.maxValidityMs / 86_400_000)} days from today`,
-    );
-  }
-  const status = effectiveStatus(row, now);
-  if (status !== "active") {
-    throw new HolderError(
-      "ERR_HOLDER_GONE",
-      "only an active request can be renewed; this one has ended or is not confirmed yet",
-    );
-  }
+  const until = renewalEnd(ctx, row, validUntil, "the new end date");
   const updated = await ctx.store.db
     .updateTable("holder_intents")
     .set({ valid_until: until, updated_at: now })

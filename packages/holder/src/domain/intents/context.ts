@@ -24,6 +24,11 @@ export interface IntentServiceOptions {
     /** After commit: tell the person (their manage link); failures are logged, never undo. */
     published?(intent: Intent, email: string, manageUrl: string): Promise<void>;
   };
+  /**
+   * Issue 16 item 12: whether one more renewal offer may be mailed for this intent now (a shared
+   * limit); without it every offer is mailed.
+   */
+  allowRenewalOffer?: (intentId: string) => Promise<{ ok: true } | { ok: false; retryAfterSeconds: number }>;
 }
 
 export interface Intents {

@@ -449,6 +449,10 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
             : {
                 renewAction: `/manage/${token}/renew`,
                 renewMax: new Date(Date.now() + config.maxValidityMs).toISOString().slice(0, 10),
+                // An assistant's renewal offer links here with its date (issue 16 item 12).
+                ...(/^\d{4}-\d{2}-\d{2}$/.test(c.req.query("renew") ?? "")
+                  ? { renewValue: c.req.query("renew") as string }
+                  : {}),
               })}
           csrf={guard.issue(c)}
           notifications={notifications}

@@ -297,6 +297,8 @@ export interface ManageProps {
   /** Where the renewal form posts (issue 16 item 12), and the latest last day it may choose (YYYY-MM-DD). */
   renewAction?: string;
   renewMax?: string;
+  /** The date the form starts with (an assistant's offer, YYYY-MM-DD); default the current end. */
+  renewValue?: string;
   csrf: string;
   /** The push subscriptions of the request, with their receipts. */
   notifications?: readonly NotificationReceipt[];
@@ -358,7 +360,7 @@ export const ManagePage: FC<ManageProps> = (props) => {
                 type="date"
                 name="validUntil"
                 required
-                value={intent.validUntil.slice(0, 10)}
+                value={props.renewValue ?? intent.validUntil.slice(0, 10)}
                 {...(props.renewMax === undefined ? {} : { max: props.renewMax })}
               />
             </label>{" "}
