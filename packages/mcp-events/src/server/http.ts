@@ -65,7 +65,9 @@ export async function handleEventsHttpRequest(
     return handle();
   const sink = owned.open(sessionId, streamId);
   try {
-    return owned.attach(sessionId, streamId, sink, await handle());
+    return owned.attach(sessionId, streamId, sink, await handle(), () =>
+      events.streamDisconnected(sessionId, streamId),
+    );
   } catch (error) {
     owned.drop(sessionId, streamId, sink);
     throw error;

@@ -31,7 +31,7 @@ export class FrameSink {
    * The SDK's SSE response with this sink's frames in it. Everything written before a chunk of the
    * SDK's (its final result) goes out before that chunk.
    */
-  wrap(response: Response, onEnd: () => void): Response {
+  wrap(response: Response, onEnd: (cancelled: boolean) => void): Response {
     this.onEnd = onEnd;
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     const body = new ReadableStream<Uint8Array>({
@@ -53,7 +53,7 @@ export class FrameSink {
         }
       },
       cancel: (reason) => {
-        this.close();
+        this.close(true);
         return reader.cancel(reason);
       },
     });
@@ -65,14 +65,14 @@ export class FrameSink {
   }
 
   /** The response ended (or never was an SSE stream): later writes are dropped. */
-  close(): void {
+  close(cancelled = false): void {
     if (this.closed) return;
     this.closed = true;
     this.pending = [];
-    this.onEnd?.();
+    this.onEnd?.(cancelled);
   }
 
-  private onEnd: (() => void) | undefined;
+  private onEnd: ((cancelled: boolean) => void) | undefined;
 
   private flush(): void {
     if (this.closed || this.controller === undefined || this.pending.length === 0) return;
@@ -107,15 +107,23 @@ export class OwnedStreams {
 
   /**
    * Hands the transport's answer back: an SSE response carries the sink's frames; anything else
-   * (refused before the handler ran, a JSON answer) drops the sink.
+   * (refused before the handler ran, a JSON answer) drops the sink. `onCancel`: the client stopped
+   * reading the response (its stream is over).
    */
-  attach(sessionId: string, requestId: RequestId, sink: FrameSink, response: Response): Response {
-    const release = () => {
+  attach(
+    sessionId: string,
+    requestId: RequestId,
+    sink: FrameSink,
+    response: Response,
+    onCancel: () => void,
+  ): Response {
+    const release = (cancelled: boolean) => {
       const k = key(sessionId, requestId);
       if (this.sinks.get(k) === sink) this.sinks.delete(k);
+      if (cancelled) onCancel();
     };
     if (!(response.headers.get("content-type") ?? "").includes("text/event-stream") || !response.body) {
-      release();
+      release(false);
       sink.close();
       return response;
     }
