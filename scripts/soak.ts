@@ -9,7 +9,7 @@
  * pages, agents subscribe push doorbells (three per intent, 1,000 in all) and the people allow
  * them from the mailed links. Then, for `--minutes`: a fourth process (scripts/soak-importer.ts)
  * imports offers at 20 a second, and the clients pull their matches (intent_list_matches with the
- * last `since`) at 200 a second in all.
+ * last `since`) at 200 a second in all, on the modern wire with plain fetch from their addresses.
  *
  * Printed: errors (goal 0), each process's RSS after the warm-up and at the end with the drift
  * (goal ≤ 10 %), pull latency p50/p99, and doorbells delivered against those queued.
@@ -137,6 +137,56 @@ async function modernClient(proxyUrl: string, address: string) {
 }
 type ModernClient = Awaited<ReturnType<typeof modernClient>>;
 
+const MODERN = "2026-07-28";
+
+/**
+ * A pull on the modern wire with plain fetch (what the SDK v2 client sends for a tools/call, less
+ * the client's own cost in this process, which shares the CPUs with the holders).
+ */
+function modernPuller(proxyUrl: string, address: string) {
+  const dispatcher = new Agent({ localAddress: address, connections: 16 });
+  let id = 0;
+  return {
+    async listMatches(args: Record<string, unknown>): Promise<{ matches: { deliveredAt: string }[] }> {
+      const response = await undiciFetch(`${proxyUrl}/mcp`, {
+        method: "POST",
+        dispatcher,
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": MODERN,
+          "mcp-method": "tools/call",
+          "mcp-name": "intent_list_matches",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: ++id,
+          method: "tools/call",
+          params: {
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": MODERN,
+              "io.modelcontextprotocol/clientCapabilities": {},
+            },
+            name: "intent_list_matches",
+            arguments: args,
+          },
+        }),
+      });
+      const text = await response.text();
+      if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${text.slice(0, 200)}`);
+      // One JSON body, or an SSE stream with one message.
+      const json = text.startsWith("{") ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? "{}");
+      const answer = JSON.parse(json) as { result?: ToolResult; error?: { message: string } };
+      if (answer.error !== undefined) throw new Error(`JSON-RPC error: ${answer.error.message}`);
+      if (answer.result === undefined || answer.result.isError)
+        throw new Error(`refused: ${JSON.stringify(answer.result?.content).slice(0, 200)}`);
+      return answer.result.structuredContent as { matches: { deliveredAt: string }[] };
+    },
+    close: () => dispatcher.close(),
+  };
+}
+type Puller = ReturnType<typeof modernPuller>;
+
 /** Runs `task` over `items`, `width` at a time. */
 async function inParallel<T>(items: readonly T[], width: number, task: (item: T) => Promise<void>) {
   let next = 0;
@@ -153,6 +203,7 @@ interface Person {
   n: number;
   email: string;
   client: ModernClient;
+  puller: Puller;
   intentCode: string;
   subscriptions: string[];
   /** The last deliveredAt pulled: the next pull asks for what came after it. */
@@ -164,6 +215,7 @@ const env = { DOORBELL_SEAL_KEYS: `soak1:${randomBytes(32).toString("base64")}` 
 const secret = generateSecret();
 const serves: Started[] = [];
 const clients: ModernClient[] = [];
+const pullers: Puller[] = [];
 const people: Person[] = [];
 const begun = Date.now();
 
@@ -207,7 +259,10 @@ try {
   await Promise.all(serves.map((serve) => serve.waitFor("Ctrl+C stops", 180_000)));
   say(`soak: 3 serve processes up behind ${proxy.url} (${elapsed(begun)})`);
 
-  for (let i = 0; i < CLIENTS; i++) clients.push(await modernClient(proxy.url, `127.0.0.${100 + i}`));
+  for (let i = 0; i < CLIENTS; i++) {
+    clients.push(await modernClient(proxy.url, `127.0.0.${100 + i}`));
+    pullers.push(modernPuller(proxy.url, `127.0.0.${100 + i}`));
+  }
   const mailsTo = (email: string, marker: string) =>
     smtp.mails.filter((mail) => mail.to === email && mail.text.includes(marker));
   const link = (mail: Mail | undefined, kind: string) =>
@@ -228,7 +283,8 @@ try {
     await until(`the confirmation mail to ${email}`, () => mailsTo(email, "/confirm/").length > 0, 120_000);
     const confirmed = await browser.submit(link(mailsTo(email, "/confirm/")[0], "confirm") as string, {});
     if (confirmed.status !== 200) throw new Error(`confirm answered ${confirmed.status}`);
-    const person: Person = { n, email, client, intentCode: published.intentCode, subscriptions: [] };
+    const puller = pullers[n % pullers.length] as Puller;
+    const person: Person = { n, email, client, puller, intentCode: published.intentCode, subscriptions: [] };
     const wanted = Math.min(PER_INTENT, SUBSCRIPTIONS - n * PER_INTENT);
     for (let k = 0; k < wanted; k++) {
       const answer = await client.ok<{ subscriptionId: string }>("intent_subscribe_events", {
@@ -251,7 +307,7 @@ try {
   };
   await inParallel(
     Array.from({ length: INTENTS }, (_, n) => n),
-    8,
+    32,
     setUp,
   );
   const subscribed = people.reduce((sum, person) => sum + person.subscriptions.length, 0);
@@ -275,6 +331,8 @@ try {
     env,
     path.join(import.meta.dirname, "soak-importer.ts"),
   );
+  // The load starts once the importer has imported its first offers.
+  await importer.waitFor('"imported"', 300_000);
   const measured = [...serves, importer];
   const loadStarted = Date.now();
   const loadEnds = loadStarted + MINUTES * 60_000;
@@ -292,7 +350,7 @@ try {
     inFlight++;
     const at = performance.now();
     try {
-      const read = await person.client.ok<{ matches: { deliveredAt: string }[] }>("intent_list_matches", {
+      const read = await person.puller.listMatches({
         intentCode: person.intentCode,
         ...(person.since === undefined ? {} : { since: person.since }),
       });
@@ -446,7 +504,7 @@ try {
   }
   process.exitCode = 1;
 } finally {
-  await Promise.allSettled(clients.map((client) => client.close()));
+  await Promise.allSettled([...clients.map((client) => client.close()), ...pullers.map((p) => p.close())]);
   for (const p of [...serves, ...(importer ? [importer] : [])])
     if (p.child.exitCode === null) p.child.kill("SIGTERM");
   await Promise.all([...serves, ...(importer ? [importer] : [])].map((p) => p.exited));
