@@ -9,7 +9,7 @@
  * by a path that did not see it (an index that was behind), since the next one counts it.
  */
 import type { Kysely } from "@doorbell/store";
-import { type MatchPosition, readMatches } from "../matching/reader.js";
+import { type MatchPosition, type ReadMatch, readMatches } from "../matching/reader.js";
 import type { FoundMatches } from "../matching/service.js";
 import type { HolderTables } from "../schema.js";
 import { engineDb, type Push, type PushDb } from "./context.js";
@@ -39,7 +39,8 @@ export async function enqueueMatches(
   const trx = db as unknown as PushDb;
   const subs = await liveSubscriptionsOf(trx, found);
   const matched = new Set(found.byOffer.flatMap((offer) => offer.intentIds));
-  for (const sub of subs) if (matched.has(sub.intent_id)) await announce(push, trx, sub);
+  const reads = new Map<string, Promise<ReadMatch[]>>();
+  for (const sub of subs) if (matched.has(sub.intent_id)) await announce(push, trx, sub, reads);
 }
 
 /**
@@ -54,13 +55,22 @@ export async function catchUpMatches(
 ): Promise<number> {
   const trx = db as unknown as PushDb;
   let counted = 0;
+  const reads = new Map<string, Promise<ReadMatch[]>>();
   for (const sub of await live(trx).where("p.intent_id", "=", intentId).execute())
-    counted += await announce(push, trx, sub);
+    counted += await announce(push, trx, sub, reads);
   return counted;
 }
 
-/** One doorbell for the matches after the subscription's place, which moves to the last of them. */
-async function announce(push: Push, trx: PushDb, sub: Counted): Promise<number> {
+/**
+ * One doorbell for the matches after the subscription's place, which moves to the last of them.
+ * `reads` shares one read among an intent's subscriptions at the same place (usually all of them).
+ */
+async function announce(
+  push: Push,
+  trx: PushDb,
+  sub: Counted,
+  reads: Map<string, Promise<ReadMatch[]>>,
+): Promise<number> {
   if (sub.matching_since === null || !eventsOf(sub).includes(MATCHES_EVENT)) return 0;
   const since = Number(sub.matching_since);
   // Criteria that took effect since the last count re-deliver every match at matching_since: the
@@ -69,7 +79,13 @@ async function announce(push: Push, trx: PushDb, sub: Counted): Promise<number> 
     sub.since !== null && Number(sub.since) === since
       ? { at: Number(sub.at), id: Number(sub.seq) }
       : { at: Number(sub.created_at), id: 0 };
-  const matches = await readMatches(trx as unknown as Kysely<HolderTables>, sub.intent_id, after);
+  const key = `${sub.intent_id} ${after.at} ${after.id}`;
+  let read = reads.get(key);
+  if (read === undefined) {
+    read = readMatches(trx as unknown as Kysely<HolderTables>, sub.intent_id, after);
+    reads.set(key, read);
+  }
+  const matches = await read;
   const last = matches.at(-1);
   if (last === undefined) return 0;
   const event = checkedDoorbell(MATCHES_EVENT, iso(push.ctx.clock()), {
