@@ -58,6 +58,16 @@ const ascending = (names: readonly string[]): boolean => {
   return true;
 };
 
+/**
+ * Adds a member to a plain object (a null-prototype one would be slower for JSON.stringify); a
+ * member named __proto__ is defined, since assigning it would set the prototype instead.
+ */
+const define = (target: Record<string, unknown>, name: string, value: unknown): void => {
+  if (name === "__proto__") {
+    Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
+  } else target[name] = value;
+};
+
 /** An object whose members cannot be put in order by insertion (see `ordered`). */
 const UNORDERABLE = Symbol("unorderable");
 
@@ -106,8 +116,7 @@ const ordered = (value: unknown): unknown => {
       const names = Object.keys(source);
       const inOrder = ascending(names);
       if (!inOrder) names.sort();
-      // A null prototype, so a member named __proto__ is a member like any other.
-      let copy: Record<string, unknown> | undefined = inOrder ? undefined : Object.create(null);
+      let copy: Record<string, unknown> | undefined = inOrder ? undefined : {};
       for (let i = 0; i < names.length; i++) {
         const name = names[i] as string;
         if (!wellFormed(name)) throw new NotJsonData("lone surrogate is not allowed");
@@ -115,13 +124,13 @@ const ordered = (value: unknown): unknown => {
         const put = ordered(member);
         if (put === UNORDERABLE) return UNORDERABLE;
         if (copy === undefined && put !== member) {
-          copy = Object.create(null) as Record<string, unknown>;
-          for (let j = 0; j < i; j++) copy[names[j] as string] = source[names[j] as string];
+          copy = {};
+          for (let j = 0; j < i; j++) define(copy, names[j] as string, source[names[j] as string]);
         }
         if (copy !== undefined) {
           const first = name.charCodeAt(0);
           if (first >= DIGIT_0 && first <= DIGIT_9) return UNORDERABLE;
-          copy[name] = put;
+          define(copy, name, put);
         }
       }
       return copy ?? value;

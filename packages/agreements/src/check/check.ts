@@ -30,12 +30,43 @@ class StepFailure extends Error {
   }
 }
 
-const at = async <T>(step: CheckStep, run: () => T | Promise<T>): Promise<T> => {
+/** Runs a synchronous step: an AgreementError becomes that step's failure. */
+const at = <T>(step: CheckStep, run: () => T): T => {
   try {
-    return await run();
+    return run();
   } catch (error) {
     if (error instanceof AgreementError) throw new StepFailure(step, error);
     throw error;
+  }
+};
+
+/** The trust rule's key for one signature, with its thumbprint checked (step 4). */
+const keyFor = async (signature: Signature, resolveKey: KeyResolver): Promise<TrustedKey> => {
+  try {
+    const trusted = await resolveKey({
+      jku: signature.header.jku,
+      kid: signature.header.kid,
+      signer: signature.signer,
+      issuedAt: signature.issuedAt,
+    });
+    if (keyThumbprintSync(trusted.jwk) !== signature.header.kid) {
+      throw new AgreementError("ERR_KEY_NOT_FOUND", "the key found has a different thumbprint than the kid");
+    }
+    return trusted;
+  } catch (error) {
+    if (error instanceof AgreementError) {
+      throw new StepFailure(
+        4,
+        new AgreementError(error.code, `the ${signature.of} signature: ${error.message}`, error.details),
+      );
+    }
+    throw new StepFailure(
+      4,
+      new AgreementError(
+        "ERR_KEY_PAGE_UNREACHABLE",
+        `the ${signature.of} signature: its key page could not be read`,
+      ),
+    );
   }
 };
 
@@ -88,50 +119,20 @@ export const checkRecord = async (
 ): Promise<CheckResult> => {
   const resolveKey = options.resolveKey ?? createKeyResolver(options);
   try {
-    const read = await at(1, () => readRecord(input));
-    await at(2, () => checkTerms(read));
-    await at(3, () => checkBinding(read));
-    const signatures = await at(4, () => signaturesOf(read));
+    const read = at(1, () => readRecord(input));
+    at(2, () => checkTerms(read));
+    at(3, () => checkBinding(read));
+    const signatures = at(4, () => signaturesOf(read));
+    // One after another, as a trust rule that fetches pages expects (each page is then cached).
     const keys: TrustedKey[] = [];
-    for (const signature of signatures) {
-      const key = await at(4, async () => {
-        try {
-          const trusted = await resolveKey({
-            jku: signature.header.jku,
-            kid: signature.header.kid,
-            signer: signature.signer,
-            issuedAt: signature.issuedAt,
-          });
-          if (keyThumbprintSync(trusted.jwk) !== signature.header.kid) {
-            throw new AgreementError(
-              "ERR_KEY_NOT_FOUND",
-              "the key found has a different thumbprint than the kid",
-            );
-          }
-          return trusted;
-        } catch (error) {
-          if (error instanceof AgreementError) {
-            throw new AgreementError(
-              error.code,
-              `the ${signature.of} signature: ${error.message}`,
-              error.details,
-            );
-          }
-          throw new AgreementError(
-            "ERR_KEY_PAGE_UNREACHABLE",
-            `the ${signature.of} signature: its key page could not be read`,
-          );
-        }
-      });
-      keys.push(key);
-    }
-    for (const [index, signature] of signatures.entries()) {
-      await at(5, async () => {
+    for (const signature of signatures) keys.push(await keyFor(signature, resolveKey));
+    at(5, () => {
+      for (const [index, signature] of signatures.entries()) {
         if (!signatureVerifies(signature.parts, (keys[index] as TrustedKey).jwk)) {
           throw new AgreementError("ERR_JWS_SIGNATURE", `the ${signature.of} signature does not verify`);
         }
-      });
-    }
+      }
+    });
     const { record } = read;
     const [offerer, accepter] = record.parties;
     const reports: SignatureReport[] = signatures.map((s, i) => ({

@@ -38,18 +38,22 @@ const normaliseOrigin = (origin: string): string => {
 
 const fmt = (seconds: number): string => new Date(seconds * 1000).toISOString().replace(".000Z", "Z");
 
+/** The address tied to the party by the page itself: the exact address, then its domain. */
+const listedOnPage = (page: KeyPage, address: string): "address" | "domain" | undefined => {
+  const lower = address.toLowerCase();
+  if (page.addresses.some((listed) => listed.toLowerCase() === lower)) return "address";
+  if (page.domains.includes(lower.slice(lower.lastIndexOf("@") + 1))) return "domain";
+  return undefined;
+};
+
 /** The address tied to the party: exact address, then the address's domain, then DNS TXT. */
 const vouch = async (
   page: KeyPage,
   address: string,
   txt: TxtResolver,
 ): Promise<TrustedKey["vouchedBy"] | undefined> => {
-  const lower = address.toLowerCase();
-  if (page.addresses.some((listed) => listed.toLowerCase() === lower)) return "address";
-  const domain = lower.slice(lower.lastIndexOf("@") + 1);
-  if (page.domains.includes(domain)) return "domain";
-  if (await domainVouchesFor(txt, domain, page.party)) return "dns";
-  return undefined;
+  const domain = address.toLowerCase().slice(address.lastIndexOf("@") + 1);
+  return (await domainVouchesFor(txt, domain, page.party)) ? "dns" : undefined;
 };
 
 /**
@@ -121,7 +125,9 @@ export const createKeyResolver = (options: KeyResolverOptions = {}): KeyResolver
       );
     }
     const keyPage = await source(new URL(page.href), page.party);
-    const vouchedBy = await vouch(keyPage, request.signer.address, txt);
+    // The page answers for nearly every sender; DNS is asked only when it does not.
+    const vouchedBy =
+      listedOnPage(keyPage, request.signer.address) ?? (await vouch(keyPage, request.signer.address, txt));
     if (!vouchedBy) {
       throw new AgreementError(
         "ERR_SENDER_NOT_LISTED",
