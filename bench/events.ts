@@ -30,7 +30,7 @@ import { type Measurement, printComparison } from "./harness.js";
 //     to a loopback receiver in a worker thread, beside a raw undici keep-alive POST loop that
 //     signs and posts the same bodies with the same concurrency.
 
-const POLL_ROUNDS = 7;
+const POLL_ROUNDS = 11;
 const POLL_ROUND_MS = 1_000;
 const STREAMS = 100;
 const FANOUT_EVENTS = 500;
