@@ -202,6 +202,7 @@ async function startStubbedHolderMcp(grid: DemandGrid): Promise<{ url: URL; clos
       readableIntent: refuse,
       update: refuse,
       withdraw: refuse,
+      offerRenewal: refuse,
       expireDue: async () => 0,
     },
     matches: { listMatches: async () => ({ matches: [] }) },

@@ -7,6 +7,7 @@
 import { forEachEngine } from "@doorbell/store/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EnqueueItem } from "../src/index.js";
 import { activeSubscription, endpointForSuite, engineOn, fakeClock } from "./harness.js";
 
 const SUBSCRIPTIONS = 16;
@@ -44,7 +45,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
     for (let s = 0; s < SUBSCRIPTIONS; s++) {
       subs.push((await activeSubscription(engine, db, clock, endpoint.url)).id);
     }
-    const items = [];
+    const items: EnqueueItem[] = [];
     for (let n = 0; n < EVENTS_EACH; n++) {
       for (const [s, id] of subs.entries()) {
         items.push({ subscriptionId: id, event: { type: "intent.status.changed", data: { s, n } } });
