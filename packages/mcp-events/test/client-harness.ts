@@ -1,16 +1,18 @@
 /**
  * Real servers on loopback for the client tests: the package's own events server behind
- * Streamable HTTP (one SDK Server and transport per session, stream disconnects reported), a
- * restart that keeps the port, and the client's webhook receiver on node:http.
+ * Streamable HTTP, either legacy-era (an SDK 1.x Server and transport per 2025-11-25 session,
+ * stream disconnects reported) or modern-only (SDK v2 `createMcpHandler`, 2026-07-28, stateless,
+ * `initialize` refused), a restart that keeps the port, and the client's webhook receiver on
+ * node:http. The events client always talks through an SDK v2 Client that negotiates the era.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { afterEach, expect } from "vitest";
 import type { EventsClient } from "../src/client/index.js";
 import {
@@ -31,17 +33,23 @@ export interface HttpEventsServer {
   close(): Promise<void>;
 }
 
+/** Which server `startHttpEventsServer` starts: a 2025-11-25 sessionful one, or a 2026-07-28-only one. */
+export type ServerEra = "legacy" | "modern";
+
 export async function startHttpEventsServer(
   setup: (events: EventsServer) => void,
   options: EventsServerOptions = {},
   port = 0,
+  era: ServerEra = "legacy",
 ): Promise<HttpEventsServer> {
   let events = await createEventsServer(options);
   setup(events);
   let sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
   const sockets = new Set<import("node:net").Socket>();
+  let modern = era === "modern" ? modernHandler(() => events) : undefined;
 
   const fetch = async (request: Request): Promise<Response> => {
+    if (modern) return modern.fetch(request);
     const sessionId = request.headers.get("mcp-session-id");
     let transport = sessionId ? sessions.get(sessionId) : undefined;
     if (!transport) {
@@ -73,6 +81,7 @@ export async function startHttpEventsServer(
   const boundPort = (http.address() as AddressInfo).port;
 
   const stop = async () => {
+    await modern?.close();
     for (const transport of sessions.values()) await transport.close().catch(() => {});
     sessions = new Map();
     http.closeAllConnections();
@@ -90,6 +99,7 @@ export async function startHttpEventsServer(
       await stop();
       events = await createEventsServer(options);
       setup(events);
+      if (era === "modern") modern = modernHandler(() => events);
       http = await listen(boundPort);
     },
     close: stop,
@@ -97,8 +107,30 @@ export async function startHttpEventsServer(
   return handle;
 }
 
-export async function connectHttp(url: URL): Promise<Client> {
-  const client = new Client({ name: "events-client-test", version: "1.0.0" });
+/**
+ * The modern-only server: SDK v2's `createMcpHandler`, a fresh McpServer per request with the
+ * events attached, and `legacy: "reject"`, so a client that cannot speak 2026-07-28 is refused.
+ */
+function modernHandler(events: () => EventsServer) {
+  return createMcpHandler(
+    () => {
+      const server = new McpServer({ name: "events-test-modern", version: "1.0.0" });
+      events().attach(server);
+      return server;
+    },
+    { legacy: "reject" },
+  );
+}
+
+/**
+ * An SDK v2 Client over Streamable HTTP. `auto` (the default) probes 2026-07-28 first and falls
+ * back to a 2025-11-25 session, as a deployed client does; tests read the era it settled on.
+ */
+export async function connectHttp(url: URL, mode: "auto" | "legacy" = "auto"): Promise<Client> {
+  const client = new Client(
+    { name: "events-client-test", version: "1.0.0" },
+    { versionNegotiation: { mode } },
+  );
   await client.connect(new StreamableHTTPClientTransport(url));
   return client;
 }

@@ -3,7 +3,7 @@
  * connection failed (server restart, session gone, stdio child exited) is replaced by a new one,
  * once for all the subscriptions that saw it fail; given a Client alone, it is used as it is.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { EventsClientError } from "./errors.js";
 
 export type Connect = () => Promise<Client>;

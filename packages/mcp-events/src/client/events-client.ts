@@ -10,7 +10,7 @@
  */
 
 import { decodeSecret } from "@doorbell/webhooks";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { DIALECTS } from "../protocol/detect.js";
 import type { DialectName, EventsDialect } from "../protocol/dialect.js";
 import { EVENTS_METHODS } from "../protocol/methods.js";

@@ -1,21 +1,33 @@
 /**
- * The JSON-RPC id the SDK gives an outgoing request. SDK 1.x does not expose it, yet stream
- * notifications are routed by it (the sketch's `requestId`, SEP-3415's
- * `_meta["io.modelcontextprotocol/subscriptionId"]`). As reference/mcp-events.md §3 suggests, the
- * transport's `send` is observed: the Protocol spreads the request, so the `params` object we
- * pass is the very object that reaches `send`, and that identity names the request.
+ * The JSON-RPC id the SDK gives an outgoing request. Stream notifications are routed by it (the
+ * sketch's `requestId`, SEP-3415's `_meta["io.modelcontextprotocol/subscriptionId"]`), yet the v2
+ * Client (2.4.0) does not expose it: `request()` returns only the result, `onprogress` sees the id
+ * (its progressToken) only if the server sends progress, and `listen()` is for
+ * `subscriptions/listen` alone. So the transport's `send` is observed, and the request is
+ * recognised by a one-time token under a `_meta` key of ours: the v2 Client copies `params` and
+ * `_meta` on the way out (the 2026-07-28 envelope, a progress token), so object identity cannot
+ * name the request, but the token's value survives every copy.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { Client, Transport } from "@modelcontextprotocol/client";
 import type { RequestId } from "../protocol/model.js";
 
-const observed = new WeakSet<Transport>();
-const waiting = new WeakMap<object, (id: RequestId) => void>();
+/** Names one outgoing request for {@link onRequestId}; servers ignore `_meta` keys they do not know. */
+export const ROUTE_META = "dev.doorbell.events/route";
 
-/** Calls `onId` with the JSON-RPC id when the request carrying exactly `params` is sent. */
-export function onRequestId(client: Client, params: object, onId: (id: RequestId) => void): void {
+const observed = new WeakSet<Transport>();
+const waiting = new Map<string, (id: RequestId) => void>();
+
+/**
+ * Calls `onId` with the JSON-RPC id of the request whose `params._meta` carries `token` under
+ * {@link ROUTE_META}, when the client sends it. Returns a function that stops waiting (for a
+ * request that never went out).
+ */
+export function onRequestId(client: Client, token: string, onId: (id: RequestId) => void): () => void {
   observe(client);
-  waiting.set(params, onId);
+  waiting.set(token, onId);
+  return () => {
+    if (waiting.get(token) === onId) waiting.delete(token);
+  };
 }
 
 function observe(client: Client): void {
@@ -24,18 +36,20 @@ function observe(client: Client): void {
   observed.add(transport);
   const send = transport.send.bind(transport);
   transport.send = (message, options) => {
-    const candidate = message as { id?: unknown; method?: unknown; params?: unknown };
-    if (typeof candidate.method === "string" && candidate.id !== undefined && isObject(candidate.params)) {
-      const onId = waiting.get(candidate.params);
+    const candidate = message as { id?: unknown; method?: unknown; params?: { _meta?: unknown } };
+    const meta = candidate.params?._meta as Record<string, unknown> | undefined;
+    const token = meta?.[ROUTE_META];
+    if (typeof candidate.method === "string" && isRequestId(candidate.id) && typeof token === "string") {
+      const onId = waiting.get(token);
       if (onId) {
-        waiting.delete(candidate.params);
-        onId(candidate.id as RequestId);
+        waiting.delete(token);
+        onId(candidate.id);
       }
     }
     return send(message, options);
   };
 }
 
-function isObject(value: unknown): value is object {
-  return typeof value === "object" && value !== null;
+function isRequestId(value: unknown): value is RequestId {
+  return typeof value === "string" || typeof value === "number";
 }

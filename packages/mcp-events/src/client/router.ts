@@ -3,7 +3,7 @@
  * handler per method per Client, so the router installs them once per Client and dispatches by
  * the sketch's client-chosen `id` when the server echoes it, else by the JSON-RPC request id.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { z } from "zod";
 import type { EventsDialect } from "../protocol/dialect.js";
 import { EVENTS_NOTIFICATIONS, SUBSCRIPTION_ID_META } from "../protocol/methods.js";
@@ -43,13 +43,15 @@ export class StreamRouter {
   install(client: Client): void {
     if (this.#installed.has(client)) return;
     this.#installed.add(client);
+    // v2 hands custom notifications their params with the envelope keys lifted out; the
+    // subscriptionId `_meta` key is not one of them, so routing by it still works.
     for (const kind of KINDS) {
       const method = EVENTS_NOTIFICATIONS[kind];
-      client.setNotificationHandler(notificationSchema(method), (notification) => {
-        this.#dispatch(kind, method, notification.params ?? {});
+      client.setNotificationHandler(method, { params: anyParams }, (params) => {
+        this.#dispatch(kind, method, params ?? {});
       });
     }
-    client.setNotificationHandler(notificationSchema(EVENTS_NOTIFICATIONS.listChanged), () => {
+    client.setNotificationHandler(EVENTS_NOTIFICATIONS.listChanged, { params: anyParams }, () => {
       this.#onListChanged();
     });
   }
@@ -99,6 +101,5 @@ export class StreamRouter {
   }
 }
 
-function notificationSchema(method: string) {
-  return z.object({ method: z.literal(method), params: z.looseObject({}).optional() });
-}
+/** The dialect reads the params; the SDK only checks that they are an object, or absent. */
+const anyParams = z.looseObject({}).optional();

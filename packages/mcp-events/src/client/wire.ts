@@ -2,9 +2,14 @@
  * One `events/*` request through the SDK Client, in one place: the dialect encodes the query and
  * decodes the answer, and every failure becomes an EventsClientError with a stable code.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type Client,
+  ProtocolError,
+  ProtocolErrorCode,
+  type RequestOptions,
+  SdkError,
+  SdkErrorCode,
+} from "@modelcontextprotocol/client";
 import { z } from "zod";
 import { DIALECTS } from "../protocol/detect.js";
 import type { EventsDialect } from "../protocol/dialect.js";
@@ -77,23 +82,45 @@ export function fromErrorObject(
 
 export function fromRequestError(dialect: EventsDialect, method: string, error: unknown): EventsClientError {
   if (error instanceof EventsClientError) return error;
-  if (error instanceof McpError) {
-    if (error.code === ErrorCode.MethodNotFound) {
+  // The server's JSON-RPC error (a 2026-07-28 HTTP 400 carrying one included: the transport hands it over).
+  if (error instanceof ProtocolError) {
+    if (error.code === ProtocolErrorCode.MethodNotFound) {
       return new EventsClientError("ERR_EVENTS_NOT_SUPPORTED", `the server does not offer ${method}`, {
         serverCode: error.code,
       });
     }
-    if (error.code === ErrorCode.ConnectionClosed || error.code === ErrorCode.RequestTimeout) {
-      return new EventsClientError(
-        "ERR_EVENTS_UNREACHABLE",
-        `${method}: the connection closed or timed out`,
-        { serverCode: error.code },
-        error,
-      );
-    }
     const data =
       typeof error.data === "object" && error.data !== null ? (error.data as JsonObject) : undefined;
     return fromErrorObject(dialect, { code: error.code, message: error.message, data }, method);
+  }
+  // The SDK's own failures: no server code, only a string code for what went wrong locally.
+  if (error instanceof SdkError) {
+    switch (error.code) {
+      case SdkErrorCode.InvalidResult:
+      case SdkErrorCode.UnsupportedResultType:
+        return new EventsClientError(
+          "ERR_EVENTS_PROTOCOL",
+          `the server's ${method} answer is not valid`,
+          {},
+          error,
+        );
+      case SdkErrorCode.CapabilityNotSupported:
+      case SdkErrorCode.MethodNotSupportedByProtocolVersion:
+        return new EventsClientError(
+          "ERR_EVENTS_NOT_SUPPORTED",
+          `the server does not offer ${method}`,
+          {},
+          error,
+        );
+      default:
+        // Timeouts, a closed connection, a failed send, an HTTP status without a JSON-RPC error.
+        return new EventsClientError(
+          "ERR_EVENTS_UNREACHABLE",
+          `${method}: the connection closed, failed or timed out (${error.code})`,
+          {},
+          error,
+        );
+    }
   }
   if (error instanceof Error && error.name === "AbortError") {
     return new EventsClientError("ERR_EVENTS_CLOSED", `${method} was cancelled`, {}, error);

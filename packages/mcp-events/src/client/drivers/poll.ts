@@ -4,7 +4,7 @@
  * (SEP-3415 `nextPollMs`), never less than the floor. CursorExpired restarts from now and reports
  * a gap; a dropped connection is retried with backoff from the same cursor.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { EVENTS_METHODS } from "../../protocol/methods.js";
 import { backoffMs } from "../backoff.js";
 import type { DriverContext } from "../context.js";

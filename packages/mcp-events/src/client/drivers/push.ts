@@ -6,12 +6,12 @@
  * again the same way; `terminated` ends the subscription.
  */
 import { randomUUID } from "node:crypto";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { EVENTS_METHODS } from "../../protocol/methods.js";
 import { backoffMs } from "../backoff.js";
 import type { DriverContext } from "../context.js";
 import { EventsClientError } from "../errors.js";
-import { onRequestId } from "../request-ids.js";
+import { onRequestId, ROUTE_META } from "../request-ids.js";
 import type { StreamListener } from "../router.js";
 import { fromErrorObject, fromRequestError, isFinal, looseResult } from "../wire.js";
 
@@ -122,14 +122,17 @@ async function openStream(ctx: DriverContext, onActive: () => void): Promise<End
   try {
     client = await ctx.connection.get();
     const routeId = randomUUID();
-    const params = ctx.dialect.stream.params.encode({
-      routeId,
-      name: ctx.name,
-      params: ctx.params,
-      cursor: ctx.record.cursor,
-    });
+    const params = {
+      ...ctx.dialect.stream.params.encode({
+        routeId,
+        name: ctx.name,
+        params: ctx.params,
+        cursor: ctx.record.cursor,
+      }),
+      _meta: { [ROUTE_META]: routeId },
+    };
     unroute.push(ctx.router.addRoute(routeId, listener));
-    onRequestId(client, params, (id) => unroute.push(ctx.router.addRequest(id, listener)));
+    unroute.push(onRequestId(client, routeId, (id) => unroute.push(ctx.router.addRequest(id, listener))));
     const request = client.request({ method: EVENTS_METHODS.stream, params }, looseResult, {
       signal: stream.signal,
       timeout: NO_TIMEOUT,

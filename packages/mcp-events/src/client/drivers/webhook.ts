@@ -9,7 +9,7 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { generateSecret } from "@doorbell/webhooks";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import { EVENTS_METHODS } from "../../protocol/methods.js";
 import type { DeliveryStatus, WebhookBody } from "../../protocol/model.js";
 import { backoffMs } from "../backoff.js";
