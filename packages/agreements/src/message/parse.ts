@@ -64,33 +64,47 @@ const check = (value: JsonValue): Checked => {
 /** Below this many UTF-16 units, a text is surely within the cap (at most 3 UTF-8 bytes each). */
 const SURELY_SMALL = Math.floor(MAX_MESSAGE_BYTES / 3);
 
+/**
+ * A checked message, its bytes and hash made when first read: a signer encodes the canonical text
+ * itself (jws/sign.ts) and needs no hash, a verifier already holds the payload, and neither pays
+ * for another copy. A class, so each one is a plain fast object rather than a literal of accessors.
+ */
+class Parsed implements ParsedMessage {
+  #bytes: Uint8Array | undefined;
+  #hash: string | undefined;
+  readonly dropped: readonly string[];
+
+  constructor(
+    readonly message: Message,
+    readonly canonical: string,
+    dropped: string[],
+    bytes: Uint8Array | undefined,
+  ) {
+    this.#bytes = bytes;
+    this.dropped = dropped.length === 0 ? NONE_DROPPED : Object.freeze(dropped);
+    Object.freeze(this);
+  }
+
+  get bytes(): Uint8Array {
+    this.#bytes ??= Buffer.from(this.canonical, "utf8");
+    return this.#bytes;
+  }
+
+  get hash(): string {
+    this.#hash ??= sha256Hex(this.bytes);
+    return this.#hash;
+  }
+}
+
+const NONE_DROPPED: readonly string[] = Object.freeze([]);
+
 /** The bytes and hash of a checked message. */
 const finish = ({ message, dropped, canonical }: Checked, given?: Uint8Array): ParsedMessage => {
   if (given === undefined && canonical.length > SURELY_SMALL) {
     const size = Buffer.byteLength(canonical, "utf8");
     if (size > MAX_MESSAGE_BYTES) throw tooLarge(size);
   }
-  let bytes = given;
-  let hash: string | undefined;
-  const bytesOf = (): Uint8Array => {
-    bytes ??= Buffer.from(canonical, "utf8");
-    return bytes;
-  };
-  return Object.freeze({
-    message,
-    canonical,
-    // Made when first read: a signer encodes the canonical text itself (jws/sign.ts), a verifier
-    // already holds the payload, and neither pays for another copy.
-    get bytes(): Uint8Array {
-      return bytesOf();
-    },
-    // Made when first read: a signer that only needs the JWS does not pay for it.
-    get hash(): string {
-      hash ??= sha256Hex(bytesOf());
-      return hash;
-    },
-    dropped: Object.freeze(dropped),
-  });
+  return new Parsed(message, canonical, dropped, given);
 };
 
 /**
