@@ -9,6 +9,7 @@ import {
   type RequestOptions,
   SdkError,
   SdkErrorCode,
+  SdkHttpError,
 } from "@modelcontextprotocol/client";
 import { z } from "zod";
 import { DIALECTS } from "../protocol/detect.js";
@@ -83,15 +84,16 @@ export function fromErrorObject(
 export function fromRequestError(dialect: EventsDialect, method: string, error: unknown): EventsClientError {
   if (error instanceof EventsClientError) return error;
   // The server's JSON-RPC error (a 2026-07-28 HTTP 400 carrying one included: the transport hands it over).
-  if (error instanceof ProtocolError) {
-    if (error.code === ProtocolErrorCode.MethodNotFound) {
+  const answered = error instanceof ProtocolError ? error : errorInHttpBody(error);
+  if (answered) {
+    if (answered.code === ProtocolErrorCode.MethodNotFound) {
       return new EventsClientError("ERR_EVENTS_NOT_SUPPORTED", `the server does not offer ${method}`, {
-        serverCode: error.code,
+        serverCode: answered.code,
       });
     }
     const data =
-      typeof error.data === "object" && error.data !== null ? (error.data as JsonObject) : undefined;
-    return fromErrorObject(dialect, { code: error.code, message: error.message, data }, method);
+      typeof answered.data === "object" && answered.data !== null ? (answered.data as JsonObject) : undefined;
+    return fromErrorObject(dialect, { code: answered.code, message: answered.message, data }, method);
   }
   // The SDK's own failures: no server code, only a string code for what went wrong locally.
   if (error instanceof SdkError) {
@@ -131,6 +133,33 @@ export function fromRequestError(dialect: EventsDialect, method: string, error: 
     {},
     error,
   );
+}
+
+/**
+ * A 2026-07-28 server answers some JSON-RPC errors with an HTTP status other than 400 (SDK v2's
+ * `createMcpHandler` sends MethodNotFound as 404); the v2 transport then raises an SdkHttpError
+ * holding the body. When that body is a JSON-RPC error, it is the server's answer, not a
+ * transport failure: retrying it would never succeed.
+ */
+function errorInHttpBody(error: unknown): { code: number; message: string; data?: unknown } | undefined {
+  if (!(error instanceof SdkHttpError) || typeof error.data.text !== "string") return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(error.data.text);
+  } catch {
+    return undefined;
+  }
+  const found = (body as { jsonrpc?: unknown; error?: unknown } | null)?.error as
+    | { code?: unknown; message?: unknown; data?: unknown }
+    | undefined;
+  if ((body as { jsonrpc?: unknown }).jsonrpc !== "2.0" || typeof found !== "object" || found === null)
+    return undefined;
+  if (!Number.isSafeInteger(found.code)) return undefined;
+  return {
+    code: found.code as number,
+    message: typeof found.message === "string" ? found.message : "",
+    ...(found.data === undefined ? {} : { data: found.data }),
+  };
 }
 
 /** Errors after which the same request will never succeed: the subscription ends with them. */
