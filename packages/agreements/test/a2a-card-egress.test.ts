@@ -94,6 +94,29 @@ describe("fetching another agent's card through the egress", () => {
     }
   });
 
+  it("refuses the calls to an endpoint whose name resolves to a private address, at call time", async () => {
+    // The name passes the card check (it is a name, not an address); what it resolves to is judged
+    // when the JSON-RPC call is made, through the same egress as the card.
+    const served = await serveJson(cardOf("http://a2a.peer.example:8080/a2a/jsonrpc"));
+    try {
+      const { client } = await connectToPeer(served.url, { policy: policy(resolvingTo("10.20.30.40")) });
+      const error = await client
+        .getTask({ tenant: "", id: "00000000-0000-4000-8000-000000000000", historyLength: undefined })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      const chain: string[] = [];
+      for (let e = error as { message?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e)
+        chain.push(String(e.message));
+      expect(chain.join(" <- ")).toContain(
+        "the host name resolved to an address that is refused: it is a private-network address",
+      );
+    } finally {
+      await served.close();
+    }
+  });
+
   it("refuses a card longer than the cap without reading the rest", async () => {
     const card = cardOf("http://127.0.0.1:9/a2a/jsonrpc");
     const served = await serveJson({ ...card, description: "x".repeat(MAX_AGENT_CARD_BYTES) });

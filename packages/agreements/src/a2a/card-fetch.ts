@@ -42,8 +42,8 @@ export async function fetchAgentCardJson(cardUrl: string, policy: EgressPolicy):
 
 /**
  * The endpoints a card names are addresses from the peer too. Each is judged by the same policy
- * before the client is made (scheme, port, host name, IP literal); the addresses a name resolves
- * to when the JSON-RPC calls are made are not (see docs/decisions.md, issue 18).
+ * before the client is made (scheme, port, host name, IP literal), so a bad card is refused at
+ * once; the addresses a name resolves to are judged when the calls are made (`egressFetch`).
  */
 export function checkCardEndpoints(card: AgentCard, cardUrl: string, policy: EgressPolicy): void {
   for (const entry of card.supportedInterfaces ?? []) {

@@ -7,7 +7,7 @@ import {
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
 } from "@a2a-js/sdk/client";
-import type { EgressPolicy } from "@doorbell/webhooks";
+import { type EgressPolicy, egressFetch } from "@doorbell/webhooks";
 import { InboxError } from "../inbox/errors.js";
 import { speaksAgreements } from "./agreement-card.js";
 import { checkCardEndpoints, defaultCardPolicy, fetchAgentCardJson } from "./card-fetch.js";
@@ -39,8 +39,10 @@ export interface PeerDiscoveryOptions {
    */
   readonly policy?: EgressPolicy;
   /**
-   * For the JSON-RPC calls to the endpoint the card names (tests record them). Default the global
-   * fetch with a 10 s limit per request. The card itself always comes through the egress.
+   * For the JSON-RPC calls to the endpoint the card names (tests record them). Default
+   * `egressFetch(policy)`: the same guard as the card, so an endpoint name that resolves to a
+   * private address is refused at call time, redirects are not followed, and each call has the
+   * policy's deadline. The card itself always comes through the egress.
    */
   readonly fetchImpl?: typeof fetch;
 }
@@ -49,10 +51,16 @@ export type ChannelChoice =
   | { readonly channel: "a2a"; readonly cardUrl: string; readonly agent: RemoteAgent }
   | { readonly channel: "email"; readonly reason: string };
 
-/** The default fetch, with a time limit: a peer that never answers must not hold a thread up. */
-const PEER_TIMEOUT_MS = 10_000;
-const boundedFetch: typeof fetch = (input, init) =>
-  fetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(PEER_TIMEOUT_MS) });
+// One guarded fetch per policy: each holds the policy's connection pool.
+const peerFetches = new WeakMap<EgressPolicy, typeof fetch>();
+const peerFetchOf = (policy: EgressPolicy): typeof fetch => {
+  let found = peerFetches.get(policy);
+  if (found === undefined) {
+    found = egressFetch(policy);
+    peerFetches.set(policy, found);
+  }
+  return found;
+};
 
 const defaultCardUrl = (domain: string): string => `https://${domain}/${AGENT_CARD_PATH}`;
 
@@ -78,8 +86,8 @@ export async function connectToPeer(
   options: PeerDiscoveryOptions = {},
 ): Promise<RemoteAgent> {
   const legacyCompat = { enabled: true };
-  const withFetch = { fetchImpl: options.fetchImpl ?? boundedFetch };
   const policy = options.policy ?? defaultCardPolicy();
+  const withFetch = { fetchImpl: options.fetchImpl ?? peerFetchOf(policy) };
   const resolver = new DefaultAgentCardResolver({ legacyCompat, ...withFetch });
   // The SDK's resolver only turns the JSON into its model (a v0.3 card into v1.0 interfaces).
   const card = resolver.normalizeAgentCard(await fetchAgentCardJson(cardUrl, policy));

@@ -8,6 +8,12 @@ export {
 } from "./address.js";
 export { closeEgress } from "./agent.js";
 export {
+  DEFAULT_EGRESS_FETCH_BYTES,
+  EgressFetchError,
+  type EgressFetchOptions,
+  egressFetch,
+} from "./fetch.js";
+export {
   DEFAULT_GET_JSON_BYTES,
   type GetJsonFailure,
   type GetJsonInput,
