@@ -1,7 +1,7 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "@modelcontextprotocol/client";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterEach, describe, expect, it } from "vitest";
 import { EventsClient, type SubscriptionNotice } from "../src/client/index.js";
 import { take, until } from "./client-harness.js";
@@ -17,7 +17,11 @@ afterEach(async () => {
 });
 
 async function connectStdio(dialect = "sketch"): Promise<Client> {
-  const client = new Client({ name: "events-stdio-client", version: "1.0.0" });
+  // SDK v2, probing 2026-07-28 first: the 1.x stdio server answers the probe as a legacy server.
+  const client = new Client(
+    { name: "events-stdio-client", version: "1.0.0" },
+    { versionNegotiation: { mode: "auto" } },
+  );
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,

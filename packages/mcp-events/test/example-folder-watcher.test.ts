@@ -5,11 +5,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { EventsClient } from "../src/client/index.js";
-import { take } from "./client-harness.js";
+import { connectHttp, take } from "./client-harness.js";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const SERVER = path.join(ROOT, "examples/events-folder-watcher/server.ts");
@@ -57,13 +55,8 @@ describe("the folder-watcher example", () => {
   it("a file written into the watched folder arrives as file.created with its name and size; a rewrite as file.changed", async () => {
     folder = fs.mkdtempSync(path.join(os.tmpdir(), "doorbell-watch-"));
     const url = await startExample(folder);
-    events = new EventsClient({
-      connect: async () => {
-        const client = new Client({ name: "example-test", version: "1.0.0" });
-        await client.connect(new StreamableHTTPClientTransport(url));
-        return client;
-      },
-    });
+    // An SDK v2 Client, negotiating the era as a deployed client does.
+    events = new EventsClient({ connect: () => connectHttp(url) });
     expect((await events.list()).map((type) => type.name)).toEqual(["file.created", "file.changed"]);
     const created = await events.subscribe("file.created", {}, { delivery: "push" });
     const changed = await events.subscribe("file.changed", { suffix: ".txt" }, { delivery: "poll" });
