@@ -9,8 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { type EventOccurrence, EventsClient, type EventsSubscription } from "@doorbell/mcp-events";
 import { forEachEngine } from "@doorbell/store/testing";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -45,7 +44,11 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   });
 
   async function connect(): Promise<Client> {
-    const client = new Client({ name: "events-test", version: "1.0.0" });
+    // SDK v2, negotiating: the holder's /mcp speaks 2026-07-28, so the events are followed there.
+    const client = new Client(
+      { name: "events-test", version: "1.0.0" },
+      { versionNegotiation: { mode: "auto" } },
+    );
     await client.connect(new StreamableHTTPClientTransport(mcpUrl));
     clients.push(client);
     return client;
@@ -88,6 +91,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
 
   it("each session lists both intent event types, with intentCode as their parameter", async () => {
     const client = await connect();
+    expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
     expect(client.getServerCapabilities()?.extensions).toHaveProperty(["io.modelcontextprotocol/events"]);
     const listedTypes = await client.request(
       { method: "events/list", params: {} },
@@ -126,6 +130,19 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     await holder.services.offers.importCatalogue([carOffer("Superb", "Pushed Octavia")]);
     const [event] = await take(sub, 1, 5_000);
     expect(event?.data).toEqual((await listed(client, intent.intentCode))[0]);
+  });
+
+  it("push in SEP-3415 on the 2026-07-28 endpoint: notifications routed by their subscriptionId", async () => {
+    const client = await connect();
+    const intent = await activeIntent(client, "sep@example.sk", carIntent("Enyaq"));
+    const sub = await eventsClient({ dialect: "sep-3415" }).subscribe(MATCHES_DELIVERED, {
+      intentCode: intent.intentCode,
+    });
+    expect(sub.mode).toBe("push");
+    await waitActive(sub);
+    await holder.services.offers.importCatalogue([carOffer("Enyaq", "Streamed Enyaq")]);
+    const [event] = await take(sub, 1, 5_000);
+    expect((event?.data as { offer?: { title: string } } | undefined)?.offer?.title).toBe("Streamed Enyaq");
   });
 
   it("webhook: an intentCode is no authenticated principal, so a webhook subscription is Forbidden", async () => {
