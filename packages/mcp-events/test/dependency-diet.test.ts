@@ -46,6 +46,19 @@ describe("the dependency diet", () => {
     expect(loaded).toContain("@modelcontextprotocol/server");
   });
 
+  it("nothing in src imports @modelcontextprotocol/sdk 1.x, not even its types, so it is no dependency", () => {
+    // Issue 15: the client is on the v2 Client; the legacy attach path reads 1.x shapes by structure.
+    const files = fs.readdirSync(SRC, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"));
+    const importing = files.filter((file) =>
+      /(?:from|import)\s*\(?\s*"@modelcontextprotocol\/sdk[/"]/.test(
+        fs.readFileSync(path.join(SRC, file), "utf8"),
+      ),
+    );
+    expect(importing).toEqual([]);
+    expect(Object.keys(pkg.dependencies)).not.toContain("@modelcontextprotocol/sdk");
+    expect(Object.keys(pkg.dependencies)).toContain("@modelcontextprotocol/client");
+  });
+
   it("webhook delivery still loads them, and they are optional peers", () => {
     const loaded = [...reachable(path.join(SRC, "server/webhook.ts"))];
     expect(loaded).toContain("@doorbell/store");

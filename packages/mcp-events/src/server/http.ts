@@ -1,10 +1,40 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { EVENTS_METHODS, type RequestId } from "../protocol/index.js";
 import type { EventsServer } from "./events-server.js";
 import { ownedStreamsOf } from "./owned-streams.js";
+
+// The legacy attach path serves a sessionful Streamable HTTP transport of `@modelcontextprotocol/sdk`
+// 1.x. Only these shapes are read, so they are written here and the package does not depend on
+// 1.x at run time (nor for its types); a 1.x transport, or one of v2's alike, fits them as it is.
+
+/** The token facts a transport hands to its handlers (1.x `AuthInfo`, same shape in v2). */
+export interface TransportAuthInfo {
+  token: string;
+  clientId: string;
+  scopes: string[];
+  expiresAt?: number;
+  resource?: URL;
+  extra?: Record<string, unknown>;
+}
+
+/** A web-standard Streamable HTTP server transport (1.x `WebStandardStreamableHTTPServerTransport`). */
+export interface WebStandardTransportLike {
+  readonly sessionId?: string | undefined;
+  handleRequest(
+    request: Request,
+    options?: { authInfo?: TransportAuthInfo; parsedBody?: unknown },
+  ): Promise<Response>;
+}
+
+/** A Node Streamable HTTP server transport (1.x `StreamableHTTPServerTransport`). */
+export interface NodeTransportLike {
+  readonly sessionId?: string | undefined;
+  handleRequest(
+    req: IncomingMessage & { auth?: TransportAuthInfo },
+    res: ServerResponse,
+    parsedBody?: unknown,
+  ): Promise<void>;
+}
 
 /**
  * Hands one HTTP request to a Streamable HTTP transport and, for every `events/stream` request it
@@ -14,9 +44,9 @@ import { ownedStreamsOf } from "./owned-streams.js";
  */
 export async function handleEventsHttpRequest(
   events: EventsServer,
-  transport: WebStandardStreamableHTTPServerTransport,
+  transport: WebStandardTransportLike,
   request: Request,
-  options: { authInfo?: AuthInfo } = {},
+  options: { authInfo?: TransportAuthInfo } = {},
 ): Promise<Response> {
   let parsedBody: unknown;
   const streams: RequestId[] = [];
@@ -92,8 +122,8 @@ function streamRequests(body: unknown): RequestId[] {
  */
 export async function handleEventsNodeRequest(
   events: EventsServer,
-  transport: StreamableHTTPServerTransport,
-  req: IncomingMessage & { auth?: AuthInfo },
+  transport: NodeTransportLike,
+  req: IncomingMessage & { auth?: TransportAuthInfo },
   res: ServerResponse,
   parsedBody?: unknown,
 ): Promise<void> {
