@@ -16,6 +16,7 @@ import fs from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
+import { createKeyPageFetcher, createKeyResolver } from "@doorbell/agreements";
 import {
   createDeliveryEngine,
   type DeliveryEngine,
@@ -211,6 +212,12 @@ export interface CreateHolderOptions {
   limits?: Partial<Record<LimitBucket, LimitRule>>;
   /** Issue #16 item 1: more host names the holder answers for (besides the public URL's). */
   allowedHosts?: readonly string[];
+  /**
+   * Issue #18: origins whose key pages the public record checker at /check fetches, e.g.
+   * `https://api.stackshift.cloud`, through the holder's egress policy. Default: none, and a
+   * visitor gives the signers' key pages with the record.
+   */
+  checkTrustedOrigins?: readonly string[];
   /** Options of the MCP endpoint (rate limits, sessions, extra hosts and origins). */
   mcp?: Omit<McpHandlerOptions, "publicUrl" | "clock" | "log">;
   /** Languages statements and catalogue may be written in (descriptor). Default sk, cs, en. */
@@ -259,6 +266,8 @@ export interface HolderSummary {
   webhookPolicy: "production" | "development";
   /** Signed-in buyers (issue #8): the built-in authorization server, an external issuer, or none. */
   oauth: "built-in" | "external" | "off";
+  /** Where /check fetches key pages from (issue #18); empty: visitors give them. */
+  checkTrustedOrigins: readonly string[];
 }
 
 export interface Holder {
@@ -296,6 +305,9 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
   const log = options.log ?? pino({ level: "info" });
   const publicUrl = (options.publicUrl ?? DEFAULT_PUBLIC_URL).replace(/\/+$/, "");
   const config: HolderConfig = { ...defaultConfig(publicUrl), ...options.config, publicUrl };
+  // A bad origin is refused here, before anything opens, not at the first visit to /check.
+  const checkOrigins = options.checkTrustedOrigins ?? [];
+  if (checkOrigins.length > 0) createKeyResolver({ trustedOrigins: checkOrigins });
 
   let databaseUrl = options.database;
   if (databaseUrl === undefined) {
@@ -425,6 +437,14 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     const accessLog = createAccessLogger(log, metrics);
     const app = createHolderApp({
       config,
+      ...(checkOrigins.length === 0
+        ? {}
+        : {
+            check: {
+              trustedOrigins: checkOrigins,
+              source: createKeyPageFetcher({ policy: holderEgressPolicy(webhookPolicy, publicUrl) }),
+            },
+          }),
       services: {
         intents: services.intents,
         consent: services.consent,
@@ -483,6 +503,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       demo,
       activeIntents,
       webhookPolicy,
+      checkTrustedOrigins: checkOrigins,
       oauth:
         options.oauth === false ? "off" : options.oauth?.external === undefined ? "built-in" : "external",
     };

@@ -34,6 +34,7 @@ export const ENV = {
   logLevel: "DOORBELL_LOG_LEVEL",
   trustProxy: "DOORBELL_TRUST_PROXY",
   limits: "DOORBELL_LIMITS",
+  checkOrigins: "DOORBELL_CHECK_ORIGINS",
 } as const;
 
 export const sharedOptions = {
@@ -127,6 +128,35 @@ export function keysLine(source: string, file: string | undefined): string {
   return `generated key file ${file} (back it up with the database: sealed data needs it)`;
 }
 
+/** Comma-separated or repeated values of a flag, else of its environment variable. */
+const listSetting = (given: string[] | undefined, io: Io, name: string): string[] =>
+  (given?.length ? given : empty(io.env[name]) === undefined ? [] : [io.env[name] as string])
+    .flatMap((value) => value.split(","))
+    .map((value) => value.trim())
+    .filter((value) => value !== "");
+
+/**
+ * Issue #18: `--check-origin` (repeated or comma-separated; else DOORBELL_CHECK_ORIGINS), the
+ * origins whose key pages /check fetches: each an http(s) origin, without a path.
+ */
+export function checkOriginSettings(values: { "check-origin"?: string[] | undefined }, io: Io): string[] {
+  return listSetting(values["check-origin"], io, ENV.checkOrigins).map((value) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(value);
+    } catch {}
+    if (url === undefined || (url.protocol !== "https:" && url.protocol !== "http:")) {
+      throw new UsageError(`--check-origin: ${JSON.stringify(value)} is not an http(s) origin`);
+    }
+    if (url.pathname !== "/" || url.search !== "" || url.hash !== "" || url.username !== "") {
+      throw new UsageError(
+        `--check-origin: ${JSON.stringify(value)} has more than an origin; give only ${url.origin}`,
+      );
+    }
+    return url.origin;
+  });
+}
+
 /**
  * Issue #14 item 1: `--trust-proxy` (CIDRs, comma-separated or repeated; else DOORBELL_TRUST_PROXY)
  * and `--limit bucket=points/seconds` (repeated; else DOORBELL_LIMITS, comma-separated).
@@ -136,10 +166,7 @@ export function limitSettings(
   io: Io,
 ): { trustProxy: string[]; limits: Partial<Record<LimitBucket, LimitRule>> } {
   const fromEnv = (name: string) => (empty(io.env[name]) === undefined ? [] : [io.env[name] as string]);
-  const trustProxy = (values["trust-proxy"]?.length ? values["trust-proxy"] : fromEnv(ENV.trustProxy))
-    .flatMap((value) => value.split(","))
-    .map((value) => value.trim())
-    .filter((value) => value !== "");
+  const trustProxy = listSetting(values["trust-proxy"], io, ENV.trustProxy);
   try {
     parseTrustedProxies(trustProxy);
   } catch (error) {

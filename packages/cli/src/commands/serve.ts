@@ -1,6 +1,7 @@
 import { createHolder, type Holder } from "@doorbell/holder";
 import { type Io, UsageError } from "../io.js";
 import {
+  checkOriginSettings,
   ENV,
   holderLogger,
   holderSettings,
@@ -32,6 +33,9 @@ a local mailbox page. With no flags: a SQLite file under .doorbell, the demo cat
                         machine). Default: development with the local mailbox, production with SMTP
   --trust-proxy CIDRS   proxies whose Forwarded / X-Forwarded-For give the client address that
                         limits count (comma-separated or repeated, e.g. 10.0.0.0/8; ${ENV.trustProxy})
+  --check-origin URL    an origin whose key pages the record checker at /check fetches, e.g.
+                        https://api.stackshift.cloud (repeatable or comma-separated; ${ENV.checkOrigins}).
+                        Default none: a visitor gives the signers' key pages with the record
   --limit B=N/SECONDS   change a shared limit, e.g. mail.recipient=3/3600 (repeatable; ${ENV.limits},
                         comma-separated). Limits: mail.recipient, mail.client, mail.interaction,
                         oauth.register, mcp.session, mcp.tool
@@ -50,6 +54,7 @@ const options = {
   "no-demo": { type: "boolean" },
   "webhook-policy": { type: "string" },
   "trust-proxy": { type: "string", multiple: true },
+  "check-origin": { type: "string", multiple: true },
   limit: { type: "string", multiple: true },
   metrics: { type: "boolean" },
 } as const;
@@ -81,6 +86,7 @@ export async function serveCommand(
         : { token: metricsToken }
       : undefined;
   const { trustProxy, limits } = limitSettings(values, io);
+  const checkOrigins = checkOriginSettings(values, io);
   if (settings.smtp === undefined && !isLoopbackAddress(listen.host)) {
     // Issue #16 item 7: a refusal of the settings, in one line, before anything starts.
     io.stderr(
@@ -98,6 +104,7 @@ export async function serveCommand(
     demo: values["no-demo"] !== true,
     ...(webhookPolicy === undefined ? {} : { webhookPolicy }),
     ...(trustProxy.length === 0 ? {} : { trustProxy }),
+    ...(checkOrigins.length === 0 ? {} : { checkTrustedOrigins: checkOrigins }),
     limits,
     env: io.env,
     log,
@@ -148,6 +155,12 @@ export async function serveCommand(
       trustProxy.length === 0
         ? "the TCP peer (no --trust-proxy)"
         : `from Forwarded / X-Forwarded-For when sent by ${trustProxy.join(", ")}`,
+    ],
+    [
+      "Record checker",
+      s.checkTrustedOrigins.length === 0
+        ? `${s.publicUrl}/check (no key page host trusted: visitors give the key pages; --check-origin)`
+        : `${s.publicUrl}/check (key pages fetched from ${s.checkTrustedOrigins.join(", ")})`,
     ],
     [
       "Metrics",
