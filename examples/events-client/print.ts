@@ -3,15 +3,16 @@
  *
  *   node --import tsx --conditions=@doorbell/source examples/events-client/print.ts \
  *     [--url http://127.0.0.1:8765/mcp] [--mode poll|push|webhook] [--event file.created] [--listen 127.0.0.1:8766]
+ *     [--token dev-token] [--dialect sketch|sep-3415]
  *
  * Without --mode the SDK picks webhook > push > poll from what both sides support; webhook mode
  * needs --listen (where the server can reach this process; loopback is fine for a local server).
+ * --token sends `Authorization: Bearer <token>` (a server that wants a principal for webhooks).
  */
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
 import { type DeliveryMode, EventsClient, type EventsSubscription } from "@doorbell/mcp-events";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 
 const { values } = parseArgs({
   options: {
@@ -19,11 +20,17 @@ const { values } = parseArgs({
     mode: { type: "string" },
     event: { type: "string", multiple: true },
     listen: { type: "string" },
+    token: { type: "string" },
+    dialect: { type: "string", default: "sep-3415" },
   },
 });
 const modes = ["poll", "push", "webhook"];
 if (values.mode !== undefined && !modes.includes(values.mode)) {
   console.error(`--mode must be one of ${modes.join(", ")}`);
+  process.exit(2);
+}
+if (values.dialect !== "sketch" && values.dialect !== "sep-3415") {
+  console.error("--dialect must be sketch or sep-3415");
   process.exit(2);
 }
 if (values.mode === "webhook" && values.listen === undefined) {
@@ -32,9 +39,14 @@ if (values.mode === "webhook" && values.listen === undefined) {
 }
 
 const url = new URL(values.url);
+// An SDK v2 Client: 2026-07-28 when the server speaks it, else a 2025-11-25 session.
 const connect = async () => {
-  const client = new Client({ name: "events-print", version: "0.1.0" });
-  await client.connect(new StreamableHTTPClientTransport(url));
+  const client = new Client(
+    { name: "events-print", version: "0.1.0" },
+    { versionNegotiation: { mode: "auto" } },
+  );
+  const headers = values.token === undefined ? undefined : { authorization: `Bearer ${values.token}` };
+  await client.connect(new StreamableHTTPClientTransport(url, headers ? { requestInit: { headers } } : {}));
   return client;
 };
 
@@ -42,6 +54,7 @@ let receiver: ReturnType<typeof createServer> | undefined;
 const [host, port] = (values.listen ?? "").split(":");
 const events = new EventsClient({
   connect,
+  dialect: values.dialect,
   ...(values.listen === undefined ? {} : { webhook: { url: `http://${host}:${port}/hooks` } }),
   onNotice: (notice, sub) => console.error(`# ${sub.name}: ${JSON.stringify(notice)}`),
 });
