@@ -7,6 +7,11 @@
  * recognised by a one-time token under a `_meta` key of ours: the v2 Client copies `params` and
  * `_meta` on the way out (the 2026-07-28 envelope, a progress token), so object identity cannot
  * name the request, but the token's value survives every copy.
+ *
+ * The same place tells when the request's own response stream ends (Streamable HTTP's
+ * `onRequestStreamEnd` send option, which the v2 Protocol does not pass on from `request()`): on
+ * a 2026-07-28 server a dropped stream otherwise leaves the request pending, noticed only by the
+ * heartbeat watchdog.
  */
 import type { Client, Transport } from "@modelcontextprotocol/client";
 import type { RequestId } from "../protocol/model.js";
@@ -15,18 +20,30 @@ import type { RequestId } from "../protocol/model.js";
 export const ROUTE_META = "dev.doorbell.events/route";
 
 const observed = new WeakSet<Transport>();
-const waiting = new Map<string, (id: RequestId) => void>();
+interface Watcher {
+  onId(id: RequestId): void;
+  onStreamEnd?: () => void;
+}
+
+const waiting = new Map<string, Watcher>();
 
 /**
  * Calls `onId` with the JSON-RPC id of the request whose `params._meta` carries `token` under
- * {@link ROUTE_META}, when the client sends it. Returns a function that stops waiting (for a
- * request that never went out).
+ * {@link ROUTE_META}, when the client sends it, and `onStreamEnd` when the transport reports that
+ * request's response stream ended for any reason but our own abort (HTTP only). Returns a
+ * function that stops waiting (for a request that never went out).
  */
-export function onRequestId(client: Client, token: string, onId: (id: RequestId) => void): () => void {
+export function onRequestId(
+  client: Client,
+  token: string,
+  onId: (id: RequestId) => void,
+  onStreamEnd?: () => void,
+): () => void {
   observe(client);
-  waiting.set(token, onId);
+  const watcher: Watcher = onStreamEnd === undefined ? { onId } : { onId, onStreamEnd };
+  waiting.set(token, watcher);
   return () => {
-    if (waiting.get(token) === onId) waiting.delete(token);
+    if (waiting.get(token) === watcher) waiting.delete(token);
   };
 }
 
@@ -39,11 +56,20 @@ function observe(client: Client): void {
     const candidate = message as { id?: unknown; method?: unknown; params?: { _meta?: unknown } };
     const meta = candidate.params?._meta as Record<string, unknown> | undefined;
     const token = meta?.[ROUTE_META];
-    if (typeof candidate.method === "string" && isRequestId(candidate.id) && typeof token === "string") {
-      const onId = waiting.get(token);
-      if (onId) {
-        waiting.delete(token);
-        onId(candidate.id);
+    const watcher = typeof token === "string" ? waiting.get(token) : undefined;
+    if (watcher && typeof candidate.method === "string" && isRequestId(candidate.id)) {
+      waiting.delete(token as string);
+      watcher.onId(candidate.id);
+      const onStreamEnd = watcher.onStreamEnd;
+      if (onStreamEnd) {
+        const theirs = options?.onRequestStreamEnd;
+        return send(message, {
+          ...options,
+          onRequestStreamEnd: () => {
+            theirs?.();
+            onStreamEnd();
+          },
+        });
       }
     }
     return send(message, options);

@@ -132,7 +132,16 @@ async function openStream(ctx: DriverContext, onActive: () => void): Promise<End
       _meta: { [ROUTE_META]: routeId },
     };
     unroute.push(ctx.router.addRoute(routeId, listener));
-    unroute.push(onRequestId(client, routeId, (id) => unroute.push(ctx.router.addRequest(id, listener))));
+    unroute.push(
+      onRequestId(
+        client,
+        routeId,
+        (id) => unroute.push(ctx.router.addRequest(id, listener)),
+        // The response stream ended (dropped, or closed by the server). Its last messages are
+        // handled first: a final result or error settles the request in the microtasks before.
+        () => setImmediate(() => end({ kind: "restart", reason: "stream-ended" })),
+      ),
+    );
     const request = client.request({ method: EVENTS_METHODS.stream, params }, looseResult, {
       signal: stream.signal,
       timeout: NO_TIMEOUT,
