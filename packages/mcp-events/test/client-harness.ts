@@ -33,8 +33,12 @@ export interface HttpEventsServer {
   close(): Promise<void>;
 }
 
-/** Which server `startHttpEventsServer` starts: a 2025-11-25 sessionful one, or a 2026-07-28-only one. */
-export type ServerEra = "legacy" | "modern";
+/**
+ * Which server `startHttpEventsServer` starts: a 2025-11-25 sessionful one (SDK 1.x), a
+ * 2026-07-28-only one, or SDK v2's default of both eras on one endpoint (2026-07-28, plus a
+ * stateless 2025-11-25 leg: a fresh server per request, no GET stream).
+ */
+export type ServerEra = "legacy" | "modern" | "dual";
 
 export async function startHttpEventsServer(
   setup: (events: EventsServer) => void,
@@ -46,7 +50,7 @@ export async function startHttpEventsServer(
   setup(events);
   let sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
   const sockets = new Set<import("node:net").Socket>();
-  let modern = era === "modern" ? modernHandler(() => events) : undefined;
+  let modern = era === "legacy" ? undefined : modernHandler(() => events, era);
 
   const fetch = async (request: Request): Promise<Response> => {
     if (modern) return modern.fetch(request);
@@ -99,7 +103,7 @@ export async function startHttpEventsServer(
       await stop();
       events = await createEventsServer(options);
       setup(events);
-      if (era === "modern") modern = modernHandler(() => events);
+      if (era !== "legacy") modern = modernHandler(() => events, era);
       http = await listen(boundPort);
     },
     close: stop,
@@ -108,17 +112,18 @@ export async function startHttpEventsServer(
 }
 
 /**
- * The modern-only server: SDK v2's `createMcpHandler`, a fresh McpServer per request with the
- * events attached, and `legacy: "reject"`, so a client that cannot speak 2026-07-28 is refused.
+ * SDK v2's `createMcpHandler`, a fresh McpServer per request with the events attached. `modern`:
+ * `legacy: "reject"`, so a client that cannot speak 2026-07-28 is refused; `dual`: the SDK's
+ * default stateless 2025-11-25 leg beside it.
  */
-function modernHandler(events: () => EventsServer) {
+function modernHandler(events: () => EventsServer, era: "modern" | "dual") {
   return createMcpHandler(
     () => {
       const server = new McpServer({ name: "events-test-modern", version: "1.0.0" });
       events().attach(server);
       return server;
     },
-    { legacy: "reject" },
+    { legacy: era === "modern" ? "reject" : "stateless" },
   );
 }
 

@@ -9,7 +9,6 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod/v4";
 import { EventsClient, type EventsClientOptions, type SubscriptionNotice } from "../src/client/index.js";
 import type { DialectName } from "../src/protocol/index.js";
-import type { EventsServerOptions } from "../src/server/index.js";
 import {
   connectHttp,
   expectEndsWhenRevoked,
@@ -37,7 +36,7 @@ async function setup(
   era: ServerEra,
   dialect: DialectName,
   clientOptions: Partial<EventsClientOptions> = {},
-  serverOptions: EventsServerOptions = {},
+  negotiation: "auto" | "legacy" = "auto",
 ) {
   const upstream = new Upstream();
   opened.server = await startHttpEventsServer(
@@ -56,7 +55,6 @@ async function setup(
       pushIntervalMs: 50,
       nextPollMs: 1_000,
       webhook: { policy: developmentPolicy(), allowAnonymous: true, ttlMs: 60_000 },
-      ...serverOptions,
     },
     0,
     era,
@@ -66,7 +64,7 @@ async function setup(
   const notices: SubscriptionNotice[] = [];
   const events = new EventsClient({
     connect: async () => {
-      const client = await connectHttp(url);
+      const client = await connectHttp(url, negotiation);
       clients.push(client);
       return client;
     },
@@ -200,6 +198,27 @@ describe("the same v2 client against a legacy-era (2025-11-25) server", () => {
       }
     },
   );
+});
+
+describe("a v2 server's stateless 2025-11-25 leg, reached by a v2 client pinned to 2025-11-25", () => {
+  it.each(["sep-3415", "sketch"] as const)("%s: poll, push and webhook", async (dialect) => {
+    const receiver = await withReceiver();
+    const { upstream, events, clients } = await setup(
+      "dual",
+      dialect,
+      { webhook: { url: receiver.url } },
+      "legacy",
+    );
+    receiver.mount(events);
+    const polled = await events.subscribe(EVENT, {}, { delivery: "poll" });
+    const pushed = await events.subscribe(EVENT, { copy: "push" }, { delivery: "push" });
+    const hooked = await events.subscribe(EVENT, { copy: "webhook" }, { delivery: "webhook" });
+    expect(clients[0]?.getNegotiatedProtocolVersion()).toBe(LEGACY);
+    upstream.append("to all three");
+    for (const sub of [polled, pushed, hooked]) {
+      expect((await take(sub, 1))[0]?.data.text).toBe("to all three");
+    }
+  });
 });
 
 describe("a v2 server without Events", () => {
