@@ -8,6 +8,7 @@ import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod/v4";
 import { EventsClient, type EventsClientOptions, type SubscriptionNotice } from "../src/client/index.js";
+import { looseResult } from "../src/client/wire.js";
 import type { DialectName } from "../src/protocol/index.js";
 import {
   connectHttp,
@@ -90,6 +91,21 @@ describe.each(["sep-3415", "sketch"] as const)("a modern-only server, %s dialect
     expect((await events.list()).map((type) => type.name)).toContain(EVENT);
     expect(clients[0]?.getNegotiatedProtocolVersion()).toBe(MODERN);
     await expect(connectHttp(url, "legacy")).rejects.toThrow();
+  });
+
+  it("a connected v2 Client given as `client` is used as it is, and left open on close", async () => {
+    const { upstream, url } = await setup("modern", dialect);
+    const client = await connectHttp(url);
+    closers.push(() => client.close());
+    const events = new EventsClient({ client, dialect, pollFloorMs: 50 });
+    const sub = await events.subscribe(EVENT, {}, { delivery: "push" });
+    upstream.append("through the given client");
+    expect((await take(sub, 1))[0]?.data.text).toBe("through the given client");
+    await events.close();
+    // The app's client stays the app's: still connected, its requests answered.
+    await expect(client.request({ method: "events/list", params: {} }, looseResult)).resolves.toMatchObject({
+      events: expect.any(Array),
+    });
   });
 
   it("poll: bootstraps from now and delivers each appended event once", async () => {
