@@ -3,11 +3,11 @@
  * and an HTML part, credentials from the URL, and failures that never quote the recipient.
  */
 import { once } from "node:events";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HolderError } from "../src/domain/types.js";
-import { createSmtpMailer } from "../src/mail/smtp.js";
+import { createSmtpMailer, SMTP_CONNECTIONS } from "../src/mail/smtp.js";
 
 interface Received {
   from: string;
@@ -18,6 +18,7 @@ interface Received {
 
 describe("SMTP mailer", () => {
   const received: Received[] = [];
+  let connections = 0;
   let server: SMTPServer;
   let port = 0;
 
@@ -27,6 +28,10 @@ describe("SMTP mailer", () => {
       allowInsecureAuth: true,
       authOptional: true,
       logger: false,
+      onConnect(_session, callback) {
+        connections++;
+        callback();
+      },
       onAuth(auth, _session, callback) {
         if (auth.username === "holder" && auth.password === "s3cret")
           return callback(null, { user: "holder" });
@@ -119,6 +124,43 @@ describe("SMTP mailer", () => {
     );
     closed.close();
   });
+
+  it("sends a burst of mails over a few kept connections, not one connection each", async () => {
+    const mailer = createSmtpMailer({ url: `smtp://holder:s3cret@127.0.0.1:${port}`, from: "a@example.sk" });
+    const before = received.length;
+    connections = 0;
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        mailer.send({ to: `burst${i}@example.sk`, subject: `Digest ${i}`, text: "t", html: "h" }),
+      ),
+    );
+    mailer.close();
+    expect(received.length - before).toBe(12);
+    expect(received.slice(before).every((r) => r.user === "holder")).toBe(true);
+    expect(connections).toBeGreaterThan(0);
+    expect(connections).toBeLessThanOrEqual(SMTP_CONNECTIONS);
+  });
+
+  it("gives up on a server that accepts the connection but never greets, after its timeout", async () => {
+    const silent = net.createServer(() => {});
+    silent.listen(0, "127.0.0.1");
+    await once(silent, "listening");
+    const mailer = createSmtpMailer({
+      url: `smtp://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+      from: "a@example.sk",
+      timeoutMs: 300,
+    });
+    const error = await mailer.send({ to: "jana@example.sk", subject: "s", text: "t", html: "h" }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    mailer.close();
+    silent.close();
+    expect(error).toBeInstanceOf(HolderError);
+    expect((error as HolderError).message).toMatch(
+      /^the mail server did not accept the message \(ETIMEDOUT\)/,
+    );
+  }, 10_000);
 
   it("refuses bad URLs and a missing sender without echoing the URL", () => {
     expect(() => createSmtpMailer({ url: "http://user:pw@host", from: "a@b.sk" })).toThrow(

@@ -1,4 +1,6 @@
 import nodemailer from "nodemailer";
+import { parseConnectionUrl } from "nodemailer/lib/shared/index.js";
+import type SMTPPool from "nodemailer/lib/smtp-pool/index.js";
 import { HolderError } from "../domain/types.js";
 import type { Mailer, MailMessage } from "./mailer.js";
 
@@ -22,6 +24,9 @@ export interface SmtpMailer extends Mailer {
   verify(): Promise<void>;
   close(): void;
 }
+
+/** The SMTP connections a holder keeps open at most: mails are sent this many at a time. */
+export const SMTP_CONNECTIONS = 4;
 
 /** Checks the URL without ever echoing it (it may carry a password). */
 function parseSmtpUrl(url: string): URL {
@@ -62,13 +67,21 @@ export function createSmtpMailer(options: SmtpMailerOptions): SmtpMailer {
     throw new HolderError("ERR_HOLDER_INVALID", "the sender address (from) is required for SMTP");
   }
   const timeout = options.timeoutMs ?? 10_000;
-  const transport = nodemailer.createTransport(options.url, {
-    logger: false,
-    debug: false,
+  // The URL parsed into transport options here: given the URL as such, nodemailer takes its second
+  // argument as message defaults, and timeouts set there never reached the connection. A pool
+  // keeps a few connections open, so a burst of mails (the digests of one import) does not pay a
+  // TCP, greeting, TLS and sign-in round per mail.
+  const transport = nodemailer.createTransport({
     connectionTimeout: timeout,
     greetingTimeout: timeout,
     socketTimeout: timeout * 3,
-  });
+    pool: true,
+    maxConnections: SMTP_CONNECTIONS,
+    maxMessages: 100,
+    ...parseConnectionUrl(options.url),
+    logger: false,
+    debug: false,
+  } as SMTPPool.Options);
   const description = `${parsed.protocol}//${parsed.username ? `${decodeURIComponent(parsed.username)}@` : ""}${parsed.host}`;
   return {
     kind: "smtp",
