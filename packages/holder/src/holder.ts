@@ -61,7 +61,7 @@ import {
   type LimitRule,
   limitsMigrations,
 } from "./limits/index.js";
-import type { SmtpMailer } from "./mail/smtp.js";
+import { SMTP_CONNECTIONS, type SmtpMailer } from "./mail/smtp.js";
 import { createMatchingService, type MatchingService } from "./matching/service.js";
 import type { McpHandler, McpHandlerOptions } from "./mcp/handler.js";
 import {
@@ -94,6 +94,19 @@ export interface HolderServices {
   push?: PushService;
 }
 
+/** Runs `work` on every item, at most `limit` at once; rejects with the first failure, after the rest. */
+async function atMostAtOnce<T>(limit: number, items: Iterable<T>, work: (item: T) => Promise<unknown>) {
+  const queue = [...items];
+  const failures: unknown[] = [];
+  const worker = async () => {
+    for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
+      await work(item).catch((error: unknown) => failures.push(error));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, queue.length) }, worker));
+  if (failures.length > 0) throw failures[0];
+}
+
 /**
  * The services on one context, wired to each other. Call `matching.start()` before serving. With
  * `push`, the holder offers the push profile: run `deliveryMigrations` and `pushMigrations` first.
@@ -109,7 +122,11 @@ export function createHolderServices(
     // Called only after `intents` below exists: the intent service decides who reads which intent.
     readableIntent: (principal, id) => intents.readableIntent(principal, id),
     async onMatched(intentIds) {
-      for (const intentId of intentIds) await consent?.sendMatchDigest(intentId);
+      // A few at a time, one per kept SMTP connection: an import that matched hundreds of
+      // intents does not wait for their mails one after another.
+      const mail = consent;
+      if (mail !== undefined)
+        await atMostAtOnce(SMTP_CONNECTIONS, intentIds, (id) => mail.sendMatchDigest(id));
       await push?.changed(intentIds);
       changes?.matchesRecorded(intentIds);
     },

@@ -9,6 +9,7 @@ import { developmentPolicy } from "@doorbell/webhooks";
 import type { CatalogueOfferInput } from "../src/domain/services.js";
 import type { PublishInput } from "../src/domain/types.js";
 import { createHolderServices, type HolderServices } from "../src/holder.js";
+import type { Mailer } from "../src/mail/mailer.js";
 import { createTestHolderContext, fakeClock, type TestHolderContext } from "../src/testing.js";
 
 export interface ServicesHolder {
@@ -21,7 +22,11 @@ export interface ServicesHolder {
 
 export async function startServices(
   engine: EngineFixture,
-  options: { push?: Partial<DeliveryEngineOptions> | true } = {},
+  options: {
+    push?: Partial<DeliveryEngineOptions> | true;
+    /** The services' mailer, made around the local mailbox (which keeps every mail for reading). */
+    mailer?: (mailbox: TestHolderContext["mailbox"]) => Mailer;
+  } = {},
 ): Promise<ServicesHolder> {
   const clock = fakeClock();
   const ctx = await createTestHolderContext(engine.db, clock.now, { reset: true });
@@ -35,7 +40,10 @@ export async function startServices(
           clock: clock.now,
           ...(options.push === true ? {} : options.push),
         });
-  const services = createHolderServices(ctx, delivery === undefined ? {} : { push: { engine: delivery } });
+  const services = createHolderServices(
+    options.mailer === undefined ? ctx : { ...ctx, mailer: options.mailer(ctx.mailbox) },
+    delivery === undefined ? {} : { push: { engine: delivery } },
+  );
   await services.matching.start();
   return {
     ctx,
