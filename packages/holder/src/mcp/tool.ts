@@ -13,6 +13,7 @@ import type {
 } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
 import type { z } from "zod";
+import { jsonSchemaOnce } from "./json-schema-once.js";
 import type { CallLimit } from "./rate-limit.js";
 import { internalError, rateLimited, refusalFor } from "./results.js";
 
@@ -56,7 +57,12 @@ export function registerTool<S extends z.ZodObject>(
 ): void {
   server.registerTool(
     name,
-    { ...config, description: `${config.description}\n\n${guard.note}` },
+    {
+      ...config,
+      inputSchema: jsonSchemaOnce(config.inputSchema),
+      ...(config.outputSchema === undefined ? {} : { outputSchema: jsonSchemaOnce(config.outputSchema) }),
+      description: `${config.description}\n\n${guard.note}`,
+    },
     // The SDK has validated `args` against `inputSchema` (strict) before this runs.
     (async (args: z.infer<S>, ctx: ServerContext) => {
       const started = performance.now();
