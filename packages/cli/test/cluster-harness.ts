@@ -35,11 +35,22 @@ export const started: Started[] = [];
 export const everything = () =>
   started.map((p) => `=== ${p.name}\n${p.out.text}\n--- stderr ---\n${p.out.errors.slice(-4000)}`).join("\n");
 
+/**
+ * With DOORBELL_PROFILE_DIR set (the soak, by hand), each process writes a V8 CPU profile there
+ * when it exits, named after it: node refuses --cpu-prof in NODE_OPTIONS, so it is passed here.
+ */
+const profiling = (name: string): string[] => {
+  const dir = process.env.DOORBELL_PROFILE_DIR;
+  return dir
+    ? ["--cpu-prof", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name.replace(/\W+/g, "-")}.cpuprofile`]
+    : [];
+};
+
 /** One `doorbell …` process from the sources (or another script, `script`), its output collected. */
 export function doorbell(name: string, args: string[], env: Record<string, string>, script = ENTRY): Started {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "--conditions=@doorbell/source", script, ...args],
+    [...profiling(name), "--import", "tsx", "--conditions=@doorbell/source", script, ...args],
     {
       env: { ...process.env, DOORBELL_LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "warn", ...env },
     },
