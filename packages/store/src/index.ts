@@ -9,6 +9,7 @@ export {
   type Transaction,
   type Updateable,
 } from "kysely";
+export { isDatabaseBusy } from "./busy.js";
 export { type CodeHasher, constantTimeEqual, createCodeHasher } from "./code-hasher.js";
 export { type ConstraintViolation, constraintViolation } from "./constraint.js";
 export {

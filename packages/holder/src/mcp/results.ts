@@ -50,6 +50,16 @@ export function refusalFor(error: unknown): CallToolResult | undefined {
   return undefined;
 }
 
+/** How long a caller waits before asking a busy holder again. */
+export const BUSY_RETRY_AFTER_SECONDS = 1;
+
+/** The database was saturated for a moment: nothing was done, and the same call may be made again. */
+export const busy = (): CallToolResult =>
+  refusal(
+    { code: "ERR_HOLDER_UNAVAILABLE", retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS },
+    `the holder is busy; try again in ${BUSY_RETRY_AFTER_SECONDS} s`,
+  );
+
 export const internalError = (): CallToolResult =>
   refusal({ code: "ERR_HOLDER_INTERNAL" }, "the holder could not complete this call; try again later");
 

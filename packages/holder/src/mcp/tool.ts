@@ -4,6 +4,8 @@
  * code and words; `refuse` may map other known errors; anything else is logged (never with the
  * arguments: they may hold a code, a statement or a hidden limit) and answered without detail.
  */
+
+import { isDatabaseBusy } from "@doorbell/store";
 import type {
   AuthInfo,
   CallToolResult,
@@ -15,7 +17,7 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import { jsonSchemaOnce } from "./json-schema-once.js";
 import type { CallLimit } from "./rate-limit.js";
-import { internalError, rateLimited, refusalFor } from "./results.js";
+import { busy, internalError, rateLimited, refusalFor } from "./results.js";
 
 /** What a tool learns of its HTTP request besides its arguments. */
 export interface CallExtra {
@@ -79,6 +81,10 @@ export function registerTool<S extends z.ZodObject>(
       } catch (error) {
         const refused = refusalFor(error) ?? guard.refuse?.(error);
         if (refused !== undefined) return done("tool_error", refused);
+        if (isDatabaseBusy(error)) {
+          guard.log.warn({ event: guard.failedEvent, tool: name, busy: true }, "the database was too busy");
+          return done("busy", busy());
+        }
         guard.log.error(
           {
             event: guard.failedEvent,

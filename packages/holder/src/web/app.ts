@@ -13,6 +13,7 @@
  *   the person's pages                     consent, confirm, manage, dev mailbox (web/pages)
  */
 import type { CheckOptions } from "@doorbell/agreements";
+import { isDatabaseBusy } from "@doorbell/store";
 import { Hono } from "hono";
 import type { Logger } from "pino";
 import type { HolderConfig } from "../context.js";
@@ -20,6 +21,7 @@ import type { ConsentService, DemandService, IntentService, MatchService } from 
 import type { HolderLimits } from "../limits/index.js";
 import type { LocalMailbox } from "../mail/local-mailbox.js";
 import type { McpHandler } from "../mcp/handler.js";
+import { BUSY_RETRY_AFTER_SECONDS } from "../mcp/results.js";
 import { type HolderOAuth, type IntentAssistants, PROTECTED_RESOURCE_PATH } from "../oauth/index.js";
 import { type AccessLogger, accessLogMiddleware } from "../observability/access-log.js";
 import type { HolderMetrics } from "../observability/metrics.js";
@@ -248,6 +250,12 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
     return c.text("Not found\n", 404);
   });
   app.onError((error, c) => {
+    if (isDatabaseBusy(error)) {
+      // Not a fault: the database is saturated for a moment; the page works when asked again.
+      deps.log.warn({ event: "http.busy" }, "the database was too busy to answer");
+      c.header("retry-after", String(BUSY_RETRY_AFTER_SECONDS));
+      return c.text("The holder is busy. Try again in a moment.\n", 503);
+    }
     deps.log.error({ event: "http.failed", error: error.name }, error.message.slice(0, 300));
     return c.text("Something went wrong on our side. Try again later.\n", 500);
   });
