@@ -29,7 +29,8 @@ export interface Started {
   child: ChildProcess;
   out: { text: string; errors: string };
   exited: Promise<number | null>;
-  waitFor(text: string, ms?: number): Promise<void>;
+  /** Resolves when stdout contains `text`; fails at once if the process ends, or after `ms`. */
+  waitFor(text: string | RegExp, ms?: number): Promise<void>;
 }
 export const started: Started[] = [];
 export const everything = () =>
@@ -70,9 +71,9 @@ export function doorbell(name: string, args: string[], env: Record<string, strin
     exited,
     async waitFor(text, ms = 60_000) {
       await until(
-        `"${text}" from ${name}`,
+        `${typeof text === "string" ? `"${text}"` : String(text)} from ${name}`,
         () => {
-          if (out.text.includes(text)) return true;
+          if (typeof text === "string" ? out.text.includes(text) : text.test(out.text)) return true;
           // A process that ended will never print it: fail now, with its output.
           if (child.exitCode !== null)
             throw new Error(`${name} exited with ${child.exitCode}\n${everything()}`);

@@ -2,6 +2,7 @@
 // and a long-running command run in-process until a check is done.
 import { readFile } from "node:fs/promises";
 import net from "node:net";
+import { serveCommand } from "../src/commands/serve.js";
 import type { Io } from "../src/main.js";
 
 export function captureIo(env: Record<string, string> = {}) {
@@ -48,4 +49,20 @@ export async function runUntilChecked<T = void>(
       .finally(() => stop());
   });
   return { code, failure };
+}
+
+/** Runs `doorbell serve` in-process until `check` is done; returns the exit code and the output. */
+export async function serving(
+  args: string[],
+  check: (origin: string) => Promise<void>,
+  env: Record<string, string> = {},
+) {
+  const t = captureIo(env);
+  const { code, failure } = await runUntilChecked(
+    (until, ready) =>
+      serveCommand(args, t.io, { until, onListening: (_holder, address) => ready(address.port) }),
+    (port: number) => check(`http://127.0.0.1:${port}`),
+  );
+  if (failure !== undefined) throw failure;
+  return { code, out: t.out(), err: t.err() };
 }

@@ -11,70 +11,18 @@
  *
  * Without /usr/bin/chromium the suite is skipped with a notice, except under CI, where it fails.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromiumSuite, launchChromium, navigates } from "../../holder/test/chromium.js";
+import { freePort, doorbell as spawnDoorbell } from "./cluster-harness.js";
 
-const ENTRY = path.join(import.meta.dirname, "cli-entry.ts");
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-const started: { name: string; out: { text: string; errors: string } }[] = [];
-/** Every process's output, for a failure message. */
-const everything = () =>
-  started.map((p) => `=== ${p.name}\n${p.out.text}\n--- stderr ---\n${p.out.errors}`).join("\n");
-
-/** One `doorbell …` process from the sources, its output collected. */
-function doorbell(args: string[], env: Record<string, string> = {}) {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ["--import", "tsx", "--conditions=@doorbell/source", ENTRY, ...args],
-    {
-      env: {
-        ...process.env,
-        DOORBELL_LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "warn",
-        DOORBELL_SEAL_KEYS: "",
-        ...env,
-      },
-    },
-  );
-  const out = { text: "", errors: "" };
-  child.stdout?.on("data", (chunk: Buffer) => {
-    out.text += chunk.toString();
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    out.errors += chunk.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  started.push({ name: args.slice(0, 2).join(" "), out });
-  return {
-    child,
-    out,
-    exited,
-    /** Resolves when stdout contains `text`; fails with both streams after `ms`. */
-    async waitFor(text: string | RegExp, ms = 30_000): Promise<void> {
-      const found = () => (typeof text === "string" ? out.text.includes(text) : text.test(out.text));
-      for (let waited = 0; !found(); waited += 100) {
-        if (waited > ms) throw new Error(`no ${String(text)} in the output:\n${everything()}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    },
-  };
-}
+/** One `doorbell …` process from the sources (the shared harness), its seal keys its own. */
+const doorbell = (args: string[], env: Record<string, string> = {}) =>
+  spawnDoorbell(args.slice(0, 2).join(" "), args, { DOORBELL_SEAL_KEYS: "", ...env });
 
 /** Each holder process's mailbox address, read from its start-up summary. */
 const mailboxUrls = new Map<string, string>();
@@ -139,7 +87,7 @@ describe.runIf(withChromium)("doorbells through holder, forwarder and agent proc
     ]);
     processes.push(forwarderProcess);
     await forwarderProcess.waitFor("Ctrl+C stops");
-    client = new Client({ name: "e2e-assistant", version: "1" });
+    client = new Client({ name: "e2e-assistant", version: "1" }, { versionNegotiation: { mode: "auto" } });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${forwarder}/mcp`)));
     browser = await launchChromium();
     page = await (await browser.newContext()).newPage();

@@ -10,9 +10,8 @@ import { join } from "node:path";
 import { createRecord, signMessage } from "@doorbell/agreements";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accept, BUYER, jkuOf, quote, SELLER, T0, testKey } from "../../agreements/test/support.js";
-import { serveCommand } from "../src/commands/serve.js";
 import { run } from "../src/main.js";
-import { captureIo, freePort, runUntilChecked } from "./command-harness.js";
+import { captureIo, freePort, serving } from "./command-harness.js";
 
 const vectors = join(import.meta.dirname, "..", "..", "agreements", "vectors", "key-pages");
 const pages: Record<string, string> = {
@@ -55,21 +54,6 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => keyHost.close(() => resolve())));
 
-async function serving(
-  args: string[],
-  env: Record<string, string>,
-  check: (origin: string) => Promise<void>,
-) {
-  const t = captureIo(env);
-  const { code, failure } = await runUntilChecked(
-    (until, ready) =>
-      serveCommand(args, t.io, { until, onListening: (_holder, address) => ready(address.port) }),
-    (port: number) => check(`http://127.0.0.1:${port}`),
-  );
-  if (failure !== undefined) throw failure;
-  return { code, out: t.out(), err: t.err() };
-}
-
 const checkPage = async (origin: string): Promise<string> => {
   const form = new FormData();
   form.set("record", record);
@@ -82,7 +66,6 @@ describe("doorbell serve --check-origin", () => {
   it("checks a record against key pages fetched from the named origin", async () => {
     const result = await serving(
       ["--port", String(await freePort()), "--no-demo", "--data-dir", dataDir(), "--check-origin", keyOrigin],
-      { DOORBELL_LOG_LEVEL: "warn" },
       async (origin) => {
         const page = await (await fetch(`${origin}/check`)).text();
         expect(page).toContain(`This holder fetches key pages from ${keyOrigin}`);
@@ -90,6 +73,7 @@ describe("doorbell serve --check-origin", () => {
         expect(html).toContain("Checks out, two signatures");
         expect(fetched.sort()).toEqual(Object.keys(pages).sort());
       },
+      { DOORBELL_LOG_LEVEL: "warn" },
     );
     expect(result.out).toMatch(
       new RegExp(
@@ -102,19 +86,19 @@ describe("doorbell serve --check-origin", () => {
     fetched.length = 0;
     await serving(
       ["--port", String(await freePort()), "--no-demo", "--data-dir", dataDir()],
-      { DOORBELL_LOG_LEVEL: "warn", DOORBELL_CHECK_ORIGINS: `https://keys.example.org, ${keyOrigin}` },
       async (origin) => {
         expect(await checkPage(origin)).toContain("Checks out, two signatures");
       },
+      { DOORBELL_LOG_LEVEL: "warn", DOORBELL_CHECK_ORIGINS: `https://keys.example.org, ${keyOrigin}` },
     );
     const without = await serving(
       ["--port", String(await freePort()), "--no-demo", "--data-dir", dataDir()],
-      { DOORBELL_LOG_LEVEL: "warn" },
       async (origin) => {
         expect(await checkPage(origin)).toContain(
           "This holder trusts no key page host: give the key pages of the record&#39;s signers.",
         );
       },
+      { DOORBELL_LOG_LEVEL: "warn" },
     );
     expect(without.out).toMatch(/Record checker\s+.*no key page host trusted/);
   });

@@ -10,25 +10,8 @@ import { forEachEngine } from "@doorbell/store/testing";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serveCommand } from "../src/commands/serve.js";
 import { run } from "../src/main.js";
-import { captureIo, freePort, runUntilChecked } from "./command-harness.js";
-
-/** Runs `serve` in-process until `check` is done; returns the exit code and the output. */
-async function serving(
-  args: string[],
-  check: (origin: string) => Promise<void>,
-  env: Record<string, string> = {},
-) {
-  const t = captureIo(env);
-  const { code, failure } = await runUntilChecked(
-    (until, ready) =>
-      serveCommand(args, t.io, { until, onListening: (_holder, address) => ready(address.port) }),
-    (port: number) => check(`http://127.0.0.1:${port}`),
-  );
-  if (failure !== undefined) throw failure;
-  return { code, out: t.out(), err: t.err() };
-}
+import { captureIo, freePort, serving } from "./command-harness.js";
 
 describe("doorbell serve: refusals before anything starts", () => {
   it.each([

@@ -6,24 +6,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { serveCommand } from "../src/commands/serve.js";
 import { run } from "../src/main.js";
-import { captureIo, freePort, runUntilChecked } from "./command-harness.js";
-
-async function serving(
-  args: string[],
-  env: Record<string, string>,
-  check: (origin: string) => Promise<void>,
-) {
-  const t = captureIo(env);
-  const { code, failure } = await runUntilChecked(
-    (until, ready) =>
-      serveCommand(args, t.io, { until, onListening: (_holder, address) => ready(address.port) }),
-    (port: number) => check(`http://127.0.0.1:${port}`),
-  );
-  if (failure !== undefined) throw failure;
-  return { code, out: t.out(), err: t.err() };
-}
+import { captureIo, freePort, serving } from "./command-harness.js";
 
 const dataDir = () => mkdtempSync(join(tmpdir(), "doorbell-serve-metrics-"));
 
@@ -32,17 +16,16 @@ describe("doorbell serve and /metrics", () => {
     const port = await freePort();
     const off = await serving(
       ["--port", String(port), "--no-demo", "--data-dir", dataDir()],
-      {},
       async (origin) => {
         expect((await fetch(`${origin}/metrics`)).status).toBe(404);
       },
+      {},
     );
     expect(off.out).toMatch(/Metrics\s+off \(--metrics turns GET \/metrics on\)/);
 
     const token = "Zq3xR8vT1nW5yB7kL0pD2fH4";
     const on = await serving(
       ["--port", String(await freePort()), "--no-demo", "--metrics", "--data-dir", dataDir()],
-      {},
       async (origin) => {
         const answer = await fetch(`${origin}/metrics`);
         expect(answer.status).toBe(200);
@@ -55,6 +38,7 @@ describe("doorbell serve and /metrics", () => {
           await fetch(`${origin}/oauth/auth?client_id=nobody&state=${token}`, { redirect: "manual" })
         ).text();
       },
+      {},
     );
     expect(on.out).toMatch(/Metrics\s+http:\/\/127\.0\.0\.1:\d+\/metrics \(no token: loopback only\)/);
     const access = on.err
@@ -76,12 +60,12 @@ describe("doorbell serve and /metrics", () => {
     const token = "scrape-token-7d41";
     const result = await serving(
       ["--port", String(await freePort()), "--no-demo", "--data-dir", dataDir()],
-      { DOORBELL_METRICS_TOKEN: token, DOORBELL_LOG_LEVEL: "warn" },
       async (origin) => {
         expect((await fetch(`${origin}/metrics`)).status).toBe(401);
         const answer = await fetch(`${origin}/metrics`, { headers: { authorization: `Bearer ${token}` } });
         expect(answer.status).toBe(200);
       },
+      { DOORBELL_METRICS_TOKEN: token, DOORBELL_LOG_LEVEL: "warn" },
     );
     expect(result.out).toContain("(bearer token from DOORBELL_METRICS_TOKEN)");
     expect(result.out + result.err).not.toContain(token);
