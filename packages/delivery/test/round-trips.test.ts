@@ -4,8 +4,7 @@
  * workers pay per delivery; the counts are observed on the real `pg` client. On both engines the
  * same run checks what the fewer statements must keep: every event once, in order per subscription.
  */
-import { forEachEngine } from "@doorbell/store/testing";
-import pg from "pg";
+import { forEachEngine, pgStatementsDuring } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EnqueueItem } from "../src/index.js";
 import { activeSubscription, endpointForSuite, engineOn, fakeClock } from "./harness.js";
@@ -14,22 +13,9 @@ const SUBSCRIPTIONS = 16;
 /** Fewer than a head read's prefetch (8, worker.ts): one read finds a whole queue and its end. */
 const EVENTS_EACH = 5;
 
-/** The text of every statement any `pg` client in this process sends while `fn` runs. */
-async function statementsDuring(fn: () => Promise<unknown>): Promise<string[]> {
-  const texts: string[] = [];
-  const original = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const [config] = args as [string | { text?: string }];
-    texts.push(typeof config === "string" ? config : (config?.text ?? ""));
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original;
-  try {
-    await fn();
-  } finally {
-    pg.Client.prototype.query = original;
-  }
-  return texts;
-}
+/** The text of every statement the `pg` clients send while `fn` runs. */
+const statementsDuring = async (fn: () => Promise<unknown>): Promise<string[]> =>
+  (await pgStatementsDuring(fn)).texts;
 
 /** A worker's read of queued rows to send (its bodies), as opposed to the release's look at the head. */
 const isHeadRead = (text: string) =>

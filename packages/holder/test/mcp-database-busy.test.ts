@@ -6,7 +6,7 @@
  * held past its busy timeout; the publish tool's service writes through that handle.
  */
 import type { Kysely } from "@doorbell/store";
-import { forEachEngine } from "@doorbell/store/testing";
+import { forEachEngine, holdTransaction } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { basicPublish, ok, refused, startHolder } from "./mcp-harness.js";
 
@@ -33,29 +33,16 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     });
     try {
       const client = await h.connect();
-      let release = () => {};
-      const held = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      let holding = () => {};
-      const taken = new Promise<void>((resolve) => {
-        holding = resolve;
-      });
       // Whoever holds the database: SQLite's write lock on the main handle, or the pool's only connection.
-      const holder = engine.dialect === "sqlite" ? engine.db : saturated;
-      const hold = holder.transaction(async (trx) => {
-        await (trx as unknown as Kysely<{ holder_intents: { id: string; statement: string } }>)
+      const hold = await holdTransaction(engine.dialect === "sqlite" ? engine.db : saturated, (trx) =>
+        (trx as unknown as Kysely<{ holder_intents: { id: string; statement: string } }>)
           .updateTable("holder_intents")
           .set({ statement: "held" })
           .where("id", "=", "nobody")
-          .execute();
-        holding();
-        await held;
-      });
-      await taken;
+          .execute(),
+      );
       const busy = await refused(client, "intent_publish_intent", basicPublish());
-      release();
-      await hold;
+      await hold.release();
       expect(busy.code).toBe("ERR_HOLDER_UNAVAILABLE");
       expect(busy.retryAfterSeconds).toBe(1);
       expect(busy.text).toBe("the holder is busy; try again in 1 s (ERR_HOLDER_UNAVAILABLE)");

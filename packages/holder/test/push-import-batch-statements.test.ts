@@ -5,29 +5,12 @@
  * exactly that). On PostgreSQL the statements are counted on the real `pg` client; on both engines
  * every subscription hears of the batch once, with the right count.
  */
-import { forEachEngine } from "@doorbell/store/testing";
-import pg from "pg";
+import { forEachEngine, pgStatementsDuring } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAgentEndpoint } from "./push-endpoint.js";
 import { activeIntent, type CatalogueOfferInput, startServices } from "./services-harness.js";
 
 const SUBSCRIBED = 12;
-
-/** The text of every statement any `pg` client in this process sends while `fn` runs. */
-async function statementsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; texts: string[] }> {
-  const texts: string[] = [];
-  const original = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const [config] = args as [string | { text?: string }];
-    texts.push(typeof config === "string" ? config : (config?.text ?? ""));
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original;
-  try {
-    return { result: await fn(), texts };
-  } finally {
-    pg.Client.prototype.query = original;
-  }
-}
 
 const octavia = (ref: string): CatalogueOfferInput => ({
   source: { kind: "catalogue", ref, seller: "Auto Bratislava" },
@@ -57,7 +40,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       }
       await h.runDue();
 
-      const { result, texts } = await statementsDuring(() =>
+      const { result, texts } = await pgStatementsDuring(() =>
         h.services.offers.importCatalogue([octavia("B-1"), octavia("B-2")]),
       );
       expect(result).toEqual({ inserted: 2, updated: 0, matched: 2 * SUBSCRIBED });

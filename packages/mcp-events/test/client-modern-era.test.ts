@@ -85,6 +85,22 @@ async function withReceiver() {
   return receiver;
 }
 
+/** On a 2025-11-25 connection: one event reaches a poll, a push and a webhook subscription. */
+async function allThreeModesOnLegacy(
+  receiver: Awaited<ReturnType<typeof withReceiver>>,
+  { upstream, events, clients }: Pick<Awaited<ReturnType<typeof setup>>, "upstream" | "events" | "clients">,
+) {
+  receiver.mount(events);
+  const polled = await events.subscribe(EVENT, {}, { delivery: "poll" });
+  const pushed = await events.subscribe(EVENT, { copy: "push" }, { delivery: "push" });
+  const hooked = await events.subscribe(EVENT, { copy: "webhook" }, { delivery: "webhook" });
+  expect(clients[0]?.getNegotiatedProtocolVersion()).toBe(LEGACY);
+  upstream.append("to all three");
+  for (const sub of [polled, pushed, hooked]) {
+    expect((await take(sub, 1))[0]?.data.text).toBe("to all three");
+  }
+}
+
 describe.each(["sep-3415", "sketch"] as const)("a modern-only server, %s dialect", (dialect) => {
   it("is reached in 2026-07-28 by the v2 client; a client that only speaks 2025-11-25 is refused", async () => {
     const { events, clients, url } = await setup("modern", dialect);
@@ -203,15 +219,7 @@ describe("the same v2 client against a legacy-era (2025-11-25) server", () => {
       const { upstream, events, clients } = await setup("legacy", dialect, {
         webhook: { url: receiver.url },
       });
-      receiver.mount(events);
-      const polled = await events.subscribe(EVENT, {}, { delivery: "poll" });
-      const pushed = await events.subscribe(EVENT, { copy: "push" }, { delivery: "push" });
-      const hooked = await events.subscribe(EVENT, { copy: "webhook" }, { delivery: "webhook" });
-      expect(clients[0]?.getNegotiatedProtocolVersion()).toBe(LEGACY);
-      upstream.append("to all three");
-      for (const sub of [polled, pushed, hooked]) {
-        expect((await take(sub, 1))[0]?.data.text).toBe("to all three");
-      }
+      await allThreeModesOnLegacy(receiver, { upstream, events, clients });
     },
   );
 });
@@ -225,15 +233,7 @@ describe("a v2 server's stateless 2025-11-25 leg, reached by a v2 client pinned 
       { webhook: { url: receiver.url } },
       "legacy",
     );
-    receiver.mount(events);
-    const polled = await events.subscribe(EVENT, {}, { delivery: "poll" });
-    const pushed = await events.subscribe(EVENT, { copy: "push" }, { delivery: "push" });
-    const hooked = await events.subscribe(EVENT, { copy: "webhook" }, { delivery: "webhook" });
-    expect(clients[0]?.getNegotiatedProtocolVersion()).toBe(LEGACY);
-    upstream.append("to all three");
-    for (const sub of [polled, pushed, hooked]) {
-      expect((await take(sub, 1))[0]?.data.text).toBe("to all three");
-    }
+    await allThreeModesOnLegacy(receiver, { upstream, events, clients });
   });
 });
 

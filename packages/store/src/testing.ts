@@ -12,6 +12,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import type { Transaction } from "kysely";
 import pg from "pg";
 import { type Database, type DatabaseConfig, type DialectName, openDatabase } from "./database.js";
 import { StoreError } from "./errors.js";
@@ -206,4 +207,65 @@ export function forEachEngine(
       body(fixture);
     });
   }
+}
+
+/**
+ * The text of every statement any `pg` client in this process sends while `fn` runs: what a
+ * PostgreSQL round-trip count is read from (each statement is one round trip).
+ */
+export async function pgStatementsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; texts: string[] }> {
+  const texts: string[] = [];
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const [config] = args as [string | { text?: string }];
+    texts.push(typeof config === "string" ? config : (config?.text ?? ""));
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+  try {
+    return { result: await fn(), texts };
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+}
+
+/** A transaction kept open after its first write, until `release` (a database made busy on purpose). */
+export interface HeldTransaction {
+  /** Ends the transaction (it commits) and resolves when it has. */
+  release(): Promise<void>;
+}
+
+/**
+ * Opens a transaction on `database`, runs `write` in it and keeps it open: SQLite's write lock or,
+ * on PostgreSQL, the pooled connection stays taken until `release`. Resolves once `write` is done.
+ */
+export async function holdTransaction<DB>(
+  database: Database<DB>,
+  write: (trx: Transaction<DB>) => Promise<unknown>,
+): Promise<HeldTransaction> {
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let wrote: (error?: unknown) => void = () => {};
+  const written = new Promise<void>((resolve, reject) => {
+    wrote = (error) => (error === undefined ? resolve() : reject(error));
+  });
+  const transaction = database.transaction(async (trx) => {
+    try {
+      await write(trx);
+    } catch (error) {
+      wrote(error);
+      throw error;
+    }
+    wrote();
+    await held;
+  });
+  transaction.catch(() => {});
+  await written;
+  return {
+    async release() {
+      release();
+      await transaction;
+    },
+  };
 }

@@ -1,4 +1,5 @@
 import { isDatabaseBusy, type Kysely } from "@doorbell/store";
+import { holdTransaction } from "@doorbell/store/testing";
 import { expect, it } from "vitest";
 import { forEachEngine } from "./engines.js";
 
@@ -24,21 +25,9 @@ forEachEngine((engine) => {
     const second = await engine.connect(
       engine.dialect === "sqlite" ? { busyTimeoutMs: 50 } : { maxConnections: 1, connectTimeoutMs: 200 },
     );
-    const holder = engine.dialect === "sqlite" ? engine.db : second;
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let holding = () => {};
-    const taken = new Promise<void>((resolve) => {
-      holding = resolve;
-    });
-    const transaction = holder.transaction(async (trx) => {
-      await (trx as unknown as Kysely<Tables>).insertInto("busy_note").values({ id: 2 }).execute();
-      holding();
-      await held;
-    });
-    await taken;
+    const hold = await holdTransaction(engine.dialect === "sqlite" ? engine.db : second, (trx) =>
+      (trx as unknown as Kysely<Tables>).insertInto("busy_note").values({ id: 2 }).execute(),
+    );
     const error = await (second.db as unknown as Kysely<Tables>)
       .insertInto("busy_note")
       .values({ id: 3 })
@@ -47,8 +36,7 @@ forEachEngine((engine) => {
         () => undefined,
         (e: unknown) => e,
       );
-    release();
-    await transaction;
+    await hold.release();
     expect(error).toBeInstanceOf(Error);
     expect(isDatabaseBusy(error)).toBe(true);
     expect(isDatabaseBusy(new Error("wrapped", { cause: error }))).toBe(true);
