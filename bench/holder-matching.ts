@@ -204,11 +204,13 @@ export function newOffers(seed: number, count: number, tag = "bench"): Catalogue
  */
 function sqlPerOfferMatching(
   now: () => number,
-): Pick<MatchingService, "start" | "notify" | "matchNewOffers" | "newRound"> {
+): Pick<MatchingService, "start" | "notify" | "matchNewOffers" | "newRound" | "catchUpSince"> {
   // Returns FoundMatches, as ours does.
   return {
     start: async () => ({ activeIntents: 0 }),
     notify: async () => {},
+    // It keeps no index that could have missed an intent activated during the import.
+    catchUpSince: async () => {},
     newRound: () => 0,
     async matchNewOffers(trx: Kysely<HolderTables>, offers: readonly Offer[]) {
       const byOffer: { offerId: string; intentIds: string[] }[] = [];
