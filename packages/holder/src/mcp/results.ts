@@ -53,7 +53,7 @@ export function refusalFor(error: unknown): CallToolResult | undefined {
 /** How long a caller waits before asking a busy holder again. */
 export const BUSY_RETRY_AFTER_SECONDS = 1;
 
-/** The database was saturated for a moment: nothing was done, and the same call may be made again. */
+/** The database was saturated for a moment: the call's transaction rolled back; it may be made again. */
 export const busy = (): CallToolResult =>
   refusal(
     { code: "ERR_HOLDER_UNAVAILABLE", retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS },
