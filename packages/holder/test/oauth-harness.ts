@@ -12,7 +12,8 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
@@ -23,6 +24,7 @@ import { pino } from "pino";
 import { expect } from "vitest";
 import { createHolder, type Holder } from "../src/holder.js";
 import { isLocalMailbox } from "../src/mail/local-mailbox.js";
+import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
 import type { HolderOAuthOptions } from "../src/oauth/index.js";
 
 export const EMAIL = "jana.novakova@example.sk";
@@ -150,6 +152,18 @@ export class MemoryProvider implements OAuthClientProvider {
 }
 
 /** A tool's structured result; throws with the content when the tool refused. */
+/** A 2025-11-25 MCP client that sends this bearer token (if any) on every request. */
+export async function connectWith(origin: string, token?: string): Promise<Client> {
+  const client = new Client({ name: "assistant", version: "1.0.0" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), {
+      fetch: scopedSignalFetch(),
+      ...(token === undefined ? {} : { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+    }),
+  );
+  return client;
+}
+
 export async function tool<T>(client: Client, name: string, args: Record<string, unknown>): Promise<T> {
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
   if (result.isError) throw new Error(`${name} was refused: ${JSON.stringify(result.content)}`);

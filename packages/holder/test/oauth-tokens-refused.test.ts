@@ -19,15 +19,14 @@
 import http from "node:http";
 import type net from "node:net";
 import { forEachEngine } from "@doorbell/store/testing";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
 import {
   authorizationUrl,
   closeHolders,
+  connectWith,
   type HolderOnLoopback,
   holderOn,
   mcpInitialize,
@@ -44,18 +43,6 @@ const PUBLISH = {
   area: { country: "SK", region: "SK-BL" },
   budget: { amount: 15_000, currency: "EUR" },
 };
-
-/** An MCP client that sends this bearer token on every request. */
-async function connectWith(origin: string, token?: string): Promise<Client> {
-  const client = new Client({ name: "assistant", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), {
-      fetch: scopedSignalFetch(),
-      ...(token === undefined ? {} : { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
-    }),
-  );
-  return client;
-}
 
 /** The words of a tool's refusal (fails when the tool did not refuse). */
 async function refused(client: Client, name: string, args: Record<string, unknown>): Promise<string> {

@@ -12,14 +12,13 @@
  *    alone; a few offers per intent per hour.
  */
 import { forEachEngine } from "@doorbell/store/testing";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isLocalMailbox, type MailboxEntry } from "../src/mail/local-mailbox.js";
-import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
 import {
   closeHolders,
+  connectWith,
   EMAIL,
   FormBrowser,
   field,
@@ -43,17 +42,6 @@ interface IntentAnswer {
   status: string;
   validUntil: string;
   extensions?: { renewal?: { validUntil: string; status: string } };
-}
-
-async function connectWith(origin: string, token?: string): Promise<Client> {
-  const client = new Client({ name: "assistant", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), {
-      fetch: scopedSignalFetch(),
-      ...(token === undefined ? {} : { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
-    }),
-  );
-  return client;
 }
 
 async function refused(client: Client, args: Record<string, unknown>): Promise<string> {

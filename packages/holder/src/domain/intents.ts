@@ -14,7 +14,7 @@ import { type IntentHooks, noIntentHooks } from "./intents/hooks.js";
 import { codeResolver } from "./intents/principal-for-code.js";
 import { publish, publishSignedIn } from "./intents/publish.js";
 import { offerRenewal } from "./intents/renewal.js";
-import { intentFromRow } from "./intents/rows.js";
+import { intentFromRow, loadIntentRow } from "./intents/rows.js";
 import { update } from "./intents/update.js";
 import { validatePublish } from "./intents/validate.js";
 import { withdraw } from "./intents/withdraw.js";
@@ -65,15 +65,6 @@ export function createIntentService(
   options: IntentServiceOptions = {},
 ): IntentService {
   const intents: Intents = { ctx, hooks, options };
-  const load = async (id: string) => {
-    const row = await ctx.store.db
-      .selectFrom("holder_intents")
-      .selectAll()
-      .where("id", "=", id)
-      .executeTakeFirst();
-    if (row === undefined) throw new HolderError("ERR_HOLDER_NOT_FOUND", "there is no such intent");
-    return row;
-  };
   return {
     async publishSignedIn(principal, input) {
       if (typeof principal !== "object" || principal === null || principal.kind !== "oauth") {
@@ -87,7 +78,7 @@ export function createIntentService(
     readableIntent: (principal, id) => authorize(intents, principal, id),
     async get(principal, id) {
       const intentId = await authorize(intents, principal, id);
-      return intentFromRow(await load(intentId), ctx.clock());
+      return intentFromRow(await loadIntentRow(ctx, intentId), ctx.clock());
     },
     update: (principal, id, changes) => update(intents, principal, id, changes),
     offerRenewal: (principal, id, validUntil) => offerRenewal(intents, principal, id, validUntil),

@@ -10,7 +10,7 @@ import { listUnsubscribeHeaders } from "../../web/one-click-unsubscribe.js";
 import { HolderError, type Principal } from "../types.js";
 import { authorize } from "./access.js";
 import type { Intents } from "./context.js";
-import { effectiveStatus, type IntentRecord } from "./rows.js";
+import { effectiveStatus, type IntentRecord, loadIntentRow } from "./rows.js";
 import { manageUrl, openContact } from "./sealed.js";
 import { parseIsoInstant } from "./validate.js";
 
@@ -69,12 +69,7 @@ export async function offerRenewal(
     );
   }
   const intentId = await authorize(intents, principal, id, SCOPE_MANAGE);
-  const row = await ctx.store.db
-    .selectFrom("holder_intents")
-    .selectAll()
-    .where("id", "=", intentId)
-    .executeTakeFirst();
-  if (row === undefined) throw new HolderError("ERR_HOLDER_NOT_FOUND", "there is no such intent");
+  const row = await loadIntentRow(ctx, intentId);
   const until = renewalEnd(ctx, row, validUntil, "validUntil");
   if (row.contact_sealed === null) {
     throw new HolderError("ERR_HOLDER_GONE", "this intent has no verified address to offer the renewal to");

@@ -2,7 +2,7 @@
 import type { Selectable, Transaction } from "@doorbell/store";
 import type { HolderContext } from "../../context.js";
 import type { HolderTables, IntentRow } from "../../schema.js";
-import type { Area, Criteria, Intent, IntentStatus } from "../types.js";
+import { type Area, type Criteria, HolderError, type Intent, type IntentStatus } from "../types.js";
 import { newPseudonym } from "./codes.js";
 import { sealHiddenLimit } from "./sealed.js";
 import type { ValidPublish } from "./validate.js";
@@ -10,6 +10,17 @@ import type { ValidPublish } from "./validate.js";
 export type IntentRecord = Selectable<IntentRow>;
 
 const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** An intent's row by id; ERR_HOLDER_NOT_FOUND when there is none. */
+export async function loadIntentRow(ctx: HolderContext, id: string): Promise<IntentRecord> {
+  const row = await ctx.store.db
+    .selectFrom("holder_intents")
+    .selectAll()
+    .where("id", "=", id)
+    .executeTakeFirst();
+  if (row === undefined) throw new HolderError("ERR_HOLDER_NOT_FOUND", "there is no such intent");
+  return row;
+}
 
 /** The status as of `now`: a draft, confirmation or intent past its end reads as expired before `expireDue` runs. */
 export function effectiveStatus(row: IntentRecord, now: number): IntentStatus {
