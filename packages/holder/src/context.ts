@@ -27,6 +27,8 @@ export interface HolderConfig {
   consentTranslations?: ConsentTranslations;
   /** Demand summaries withhold cells with fewer active intents than this (k-anonymity). */
   demandThreshold: number;
+  /** At most one match digest per intent in this long (issue 14); DIGEST_WINDOW_MS, 15 min, by default. */
+  digestWindowMs?: number;
 }
 
 /** Everything the holder's parts share, built once at start-up. */

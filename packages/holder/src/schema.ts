@@ -48,6 +48,10 @@ export interface IntentRow {
   /** The e-mail digest's watermark: the position (deliveredAt, match_seq) of the last match mailed. */
   mailed_at: number | null;
   mailed_seq: number | null;
+  /** When the last digest was sent (ms): a later match waits for the end of the window (issue 14). */
+  digested_at: number | null;
+  /** When a digest that waited is due (ms); null when none waits. The holder's minute timer mails it. */
+  digest_due_at: number | null;
   /**
    * A read's note (matching/reader.ts): for the criteria of `scan_since`, no match after the
    * position (scan_newest_at, scan_newest_seq) up to the arrival (scan_to_at, scan_to_seq).
@@ -65,6 +69,8 @@ export const FRESH_MATCHING_STATE = {
   ended_seq: null,
   mailed_at: null,
   mailed_seq: null,
+  digested_at: null,
+  digest_due_at: null,
   scan_since: null,
   scan_newest_at: null,
   scan_newest_seq: null,
@@ -281,10 +287,31 @@ const recentlyMatching: Migration = {
   },
 };
 
+/**
+ * Migration 5 (issue 14, the digest window): at most one digest per intent per window. A match
+ * within the window marks the intent due; the minute timer finds the due ones through the index.
+ * Existing intents have never been mailed under the window, so their next digest goes at once.
+ */
+const digestWindow: Migration = {
+  version: 5,
+  name: "intents_digest_window",
+  async up(db, { types }) {
+    const intents = () => db.schema.alterTable("holder_intents");
+    await intents().addColumn("digested_at", types.timestamp).execute();
+    await intents().addColumn("digest_due_at", types.timestamp).execute();
+    await db.schema
+      .createIndex("holder_intents_digest_due")
+      .on("holder_intents")
+      .column("digest_due_at")
+      .execute();
+  },
+};
+
 /** Later versions are appended here; a released version never changes. */
 export const holderMigrations = defineMigrations("holder", [
   core,
   offerSearch,
   derivedMatches,
   recentlyMatching,
+  digestWindow,
 ]);

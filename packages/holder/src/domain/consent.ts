@@ -17,18 +17,24 @@ import type { ConsentService } from "./services.js";
 
 export { offerFromRow } from "../offers/rows.js";
 export { DIGEST_LIST_MAX, REPLY_COALESCE_MS } from "./consent/digest.js";
+export { DIGEST_WINDOW_MS } from "./consent/digest-window.js";
 export { type NormalisedEmail, normaliseEmail } from "./consent/email.js";
 export { MANAGE_MATCHES_MAX } from "./consent/manage.js";
 
 /** The consent service plus what the matching engine calls when it has recorded matches. */
 export interface HolderConsentService extends ConsentService {
   /**
-   * E-mails the person the intent's matches not mailed yet (`mailed_at` null), newest first, and
-   * marks them mailed. Only for an active intent with a verified channel. Returns how many matches
-   * the mail carried (0: nothing to send, or the mail failed and the matches wait for the next one).
+   * E-mails the person the intent's matches after its digest's watermark, newest first, and moves
+   * the watermark past them. Only for an active intent with a verified channel, and at most once
+   * per digest window (issue 14): within it the intent is marked due instead. Returns how many
+   * matches the mail carried (0: nothing to send, held for the window, or the mail failed and the
+   * matches wait for the next one).
    */
   sendMatchDigest(intentId: string): Promise<number>;
-  /** Mails the digests of seller replies that waited for more (issue 16 item 9); run every minute. */
+  /**
+   * Mails the digests that waited: for the end of their window (issue 14), or for more seller
+   * replies (issue 16 item 9). The holder runs it every minute.
+   */
   sendDueDigests(): Promise<number>;
 }
 

@@ -1,25 +1,39 @@
-/** The match digest to the verified channel (consent-link rule 6): each match mailed once. */
+/**
+ * The match digest to the verified channel (consent-link rule 6): each match mailed once, at most
+ * one digest per intent per window (digest-window.ts).
+ */
 import type { HolderContext } from "../../context.js";
 import { consentLanguage } from "../../i18n/consent-texts.js";
 import { matchDigestMail } from "../../mail/templates.js";
-import { type MatchPosition, readMatches, START } from "../../matching/reader.js";
+import { readMatches, START } from "../../matching/reader.js";
 import { effectiveStatus, manageUrl, openContact, sendQuietly } from "../intents.js";
+import {
+  claimDigest,
+  type DigestState,
+  postponeWithinWindow,
+  releaseDigest,
+  setDigestDue,
+  withinWindow,
+} from "./digest-window.js";
 
 /** A digest lists at most this many offers; the rest are counted and shown on the manage page. */
 export const DIGEST_LIST_MAX = 20;
 
 /**
  * Seller replies wait this long for more before they are mailed (issue 16 item 9): ten replies
- * in a quarter of an hour are one digest, not ten mails. A catalogue match mails at once and
- * carries the waiting replies with it; `sendDueDigests` mails the rest when their time is up.
+ * in a quarter of an hour are one digest, not ten mails. A catalogue match's digest carries the
+ * waiting replies with it; `sendDueDigests` mails the rest when their time is up.
  */
 export const REPLY_COALESCE_MS = 15 * 60_000;
 
 /**
  * E-mails the person the intent's matches not mailed yet, newest first, and moves the watermark.
- * Only for an active intent with a verified channel. Returns how many matches the mail carried.
+ * Only for an active intent with a verified channel. At most one digest per window (issue 14):
+ * within the window of the last one, nothing is mailed and the intent is due at the window's end
+ * (`sendDueDigests` mails it). Returns how many matches the mail carried.
  */
 export async function sendMatchDigest(ctx: HolderContext, intentId: string): Promise<number> {
+  if (await postponeWithinWindow(ctx, intentId)) return 0;
   const now = ctx.clock();
   const row = await ctx.store.db
     .selectFrom("holder_intents")
@@ -34,21 +48,37 @@ export async function sendMatchDigest(ctx: HolderContext, intentId: string): Pro
   ) {
     return 0;
   }
-  const contact = openContact(ctx, intentId, row.contact_sealed);
-  const mailed = row.mailed_at === null ? START : { at: Number(row.mailed_at), id: Number(row.mailed_seq) };
-  const pending = await readMatches(ctx.store.db, row.id, mailed);
+  const read: DigestState = {
+    mailed: row.mailed_at === null ? START : { at: Number(row.mailed_at), id: Number(row.mailed_seq) },
+    digestedAt: row.digested_at === null ? null : Number(row.digested_at),
+  };
+  const due = row.digest_due_at === null ? null : Number(row.digest_due_at);
+  // A digest that went out since the check above (another process) holds this one back too.
+  if (withinWindow(ctx, read.digestedAt, now)) {
+    await postponeWithinWindow(ctx, intentId);
+    return 0;
+  }
+  const pending = await readMatches(ctx.store.db, row.id, read.mailed);
   const head = pending.at(-1)?.position;
-  if (head === undefined) return 0;
+  if (head === undefined) {
+    await setDigestDue(ctx, intentId, due, null); // nothing waits: the timer need not look again
+    return 0;
+  }
   const oldest = pending[0] as (typeof pending)[number];
   if (
     pending.every(({ offer }) => offer.source.kind === "reply") &&
     now - oldest.deliveredAt < REPLY_COALESCE_MS
   ) {
-    return 0; // replies only, the first of them still fresh: more may come (sendDueDigests mails them)
+    // Replies only, the first of them still fresh: more may come; due when it is old enough.
+    await setDigestDue(ctx, intentId, due, oldest.deliveredAt + REPLY_COALESCE_MS);
+    return 0;
   }
-  // Claim by moving the watermark from where this digest read it: of two digests running at
-  // once only one moves it, so no match is mailed twice.
-  if (!(await moveDigestWatermark(ctx, intentId, mailed, head))) return 0;
+  if (!(await claimDigest(ctx, intentId, read, head, now))) {
+    // Another digest claimed first and carried what it read; what it did not waits for the window.
+    await postponeWithinWindow(ctx, intentId);
+    return 0;
+  }
+  const contact = openContact(ctx, intentId, row.contact_sealed);
   const listed = pending.slice(-DIGEST_LIST_MAX).reverse();
   const mail = matchDigestMail({
     holderName: ctx.config.name,
@@ -64,18 +94,27 @@ export async function sendMatchDigest(ctx: HolderContext, intentId: string): Pro
     lang: consentLanguage(ctx.config, row.consent_version),
   });
   if (await sendQuietly(ctx, { to: contact.email, ...mail }, "match_digest", intentId)) return pending.length;
-  // The matches wait for the next digest.
-  await moveDigestWatermark(ctx, intentId, head, mailed);
+  // The matches wait for the next digest, which is due at once.
+  await releaseDigest(ctx, intentId, read, head, now);
   return 0;
 }
 
 /**
- * Mails the digests that waited for more replies and whose first reply is now REPLY_COALESCE_MS
- * old (the holder runs this every minute). Returns how many matches the mails carried.
+ * Mails the digests that waited (the holder runs this every minute): those whose window ended
+ * (`digest_due_at`, one indexed range) and those of seller replies whose first reply is now
+ * REPLY_COALESCE_MS old. Returns how many matches the mails carried.
  */
 export async function sendDueDigests(ctx: HolderContext): Promise<number> {
-  const cutoff = ctx.clock() - REPLY_COALESCE_MS;
-  const due = await ctx.store.db
+  const now = ctx.clock();
+  const windowDue = await ctx.store.db
+    .selectFrom("holder_intents")
+    .select("id")
+    .where("digest_due_at", "<=", now)
+    .where("status", "=", "active")
+    .where("confirmed_at", "is not", null)
+    .execute();
+  const cutoff = now - REPLY_COALESCE_MS;
+  const repliesDue = await ctx.store.db
     .selectFrom("holder_offers as o")
     .innerJoin("holder_intents as i", "i.id", "o.in_reply_to")
     .select("i.id")
@@ -96,26 +135,8 @@ export async function sendDueDigests(ctx: HolderContext): Promise<number> {
     )
     .execute();
   let sent = 0;
-  for (const { id } of due) sent += await sendMatchDigest(ctx, id);
+  for (const id of new Set([...windowDue, ...repliesDue].map((row) => row.id))) {
+    sent += await sendMatchDigest(ctx, id);
+  }
   return sent;
-}
-
-/** Moves an intent's digest watermark from `from` to `to`; false if it was not at `from`. */
-async function moveDigestWatermark(
-  ctx: HolderContext,
-  intentId: string,
-  from: MatchPosition,
-  to: MatchPosition,
-): Promise<boolean> {
-  const result = await ctx.store.db
-    .updateTable("holder_intents")
-    .set(to === START ? { mailed_at: null, mailed_seq: null } : { mailed_at: to.at, mailed_seq: to.id })
-    .where("id", "=", intentId)
-    .where((eb) =>
-      from === START
-        ? eb("mailed_at", "is", null)
-        : eb.and([eb("mailed_at", "=", from.at), eb("mailed_seq", "=", from.id)]),
-    )
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
 }
