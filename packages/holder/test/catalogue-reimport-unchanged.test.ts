@@ -5,6 +5,7 @@
  */
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DIGEST_WINDOW_MS } from "../src/domain/consent.js";
 import { readCatalogueFile } from "../src/offers/catalogue-file.js";
 import { startAgentEndpoint } from "./push-endpoint.js";
 import { activeIntent, mailsTo, startServices } from "./services-harness.js";
@@ -91,6 +92,10 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       updated: 0,
       matched: 30,
     });
+    // Within the digest window of the first run's digest (issue 14): mailed when the window ends.
+    expect((await mailsTo(h, "rerun@example.sk")).length).toBe(mailsBefore.length);
+    h.clock.advance(DIGEST_WINDOW_MS);
+    expect(await h.services.consent.sendDueDigests()).toBe(30);
     const mails = await mailsTo(h, "rerun@example.sk");
     expect(mails.length).toBe(mailsBefore.length + 1);
     expect(mails[0]?.subject).toBe("30 new offers for your intent");
