@@ -7,6 +7,7 @@
  */
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
+import { type Database, migrate, type PackageMigrations } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,7 +15,9 @@ import { createConsentService, DIGEST_WINDOW_MS } from "../src/domain/consent.js
 import type { ReplyOfferInput } from "../src/domain/services.js";
 import type { Mailer } from "../src/mail/mailer.js";
 import { createSmtpMailer, type SmtpMailer } from "../src/mail/smtp.js";
-import { createTestHolderContext, type TestHolderContext } from "../src/testing.js";
+import { holderMigrations } from "../src/schema.js";
+import { createTestHolderContext, HOUR, MINUTE, type TestHolderContext } from "../src/testing.js";
+import { activeIntent as confirmedOn, holderOn, recordMatch } from "./intents-harness.js";
 import {
   activeIntent,
   type CatalogueOfferInput,
@@ -261,5 +264,77 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     expect(await h.services.consent.sendDueDigests()).toBe(2);
     expect(digestsTo(email)).toHaveLength(2);
     expect((await digestState(h, buyer.intentId)).dueAt).toBeNull();
+  });
+
+  it("the window is the holder's setting: with an hour, a match 20 minutes after a digest waits the hour", async () => {
+    const h = await holderOn(engine, {
+      config: { digestWindowMs: HOUR },
+      ctx: (base) => ({ ...base, mailer: overSmtp(base.mailbox) }),
+    });
+    const email = `hour.${engine.dialect}@example.sk`;
+    const flow = await confirmedOn(h, email);
+    h.clock.advance(1_000);
+    await recordMatch(h, flow.intent.id, {
+      id: "W6-a",
+      title: "Octavia one",
+      price: 12_000,
+      at: h.clock.now(),
+    });
+    h.clock.advance(1_000);
+    expect(await h.consent.sendMatchDigest(flow.intent.id)).toBe(1);
+    const sentAt = h.clock.now();
+
+    h.clock.advance(20 * MINUTE);
+    await recordMatch(h, flow.intent.id, {
+      id: "W6-b",
+      title: "Octavia two",
+      price: 12_000,
+      at: h.clock.now(),
+    });
+    h.clock.advance(1_000);
+    expect(await h.consent.sendMatchDigest(flow.intent.id)).toBe(0);
+    h.clock.set(sentAt + HOUR - MINUTE);
+    expect(await h.consent.sendDueDigests()).toBe(0);
+    expect(digestsTo(email)).toHaveLength(1);
+    h.clock.set(sentAt + HOUR);
+    expect(await h.consent.sendDueDigests()).toBe(1);
+    expect(digestsTo(email)).toHaveLength(2);
+  });
+
+  it("a database from before the window upgrades: both columns arrive empty and nothing is due", async () => {
+    const fresh = await engine.createDatabase();
+    const before: PackageMigrations = {
+      package: "holder",
+      migrations: holderMigrations.migrations.slice(0, 4),
+    };
+    await migrate(fresh.db, [before]);
+    // Version 4's shape, written untyped: an intent mailed long ago.
+    const raw = (fresh.db as unknown as Database<Record<string, Record<string, unknown>>>).db;
+    await raw
+      .insertInto("holder_intents")
+      .values({
+        id: "int_before",
+        code_hash: "h",
+        status: "active",
+        statement: "an Octavia",
+        country: "SK",
+        valid_until: 9_000_000_000_000,
+        visibility: "public",
+        created_at: 1_000,
+        updated_at: 1_000,
+        confirmed_at: 1_000,
+        matching_since: 1_000,
+        mailed_at: 2_000,
+        mailed_seq: 0,
+      })
+      .execute();
+    const ctx = await createTestHolderContext(fresh.db, () => 10_000);
+    const row = await ctx.store.db
+      .selectFrom("holder_intents")
+      .select(["digested_at", "digest_due_at"])
+      .where("id", "=", "int_before")
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ digested_at: null, digest_due_at: null });
+    expect(await createConsentService(ctx).sendDueDigests()).toBe(0);
   });
 });
