@@ -4,6 +4,7 @@
  */
 import type { HolderContext } from "../../context.js";
 import { consentLanguage } from "../../i18n/consent-texts.js";
+import { SMTP_CONNECTIONS } from "../../mail/smtp.js";
 import { matchDigestMail } from "../../mail/templates.js";
 import { readMatches, START } from "../../matching/reader.js";
 import { effectiveStatus, manageUrl, openContact, sendQuietly } from "../intents.js";
@@ -134,9 +135,13 @@ export async function sendDueDigests(ctx: HolderContext): Promise<number> {
       ]),
     )
     .execute();
-  let sent = 0;
-  for (const id of new Set([...windowDue, ...repliesDue].map((row) => row.id))) {
-    sent += await sendMatchDigest(ctx, id);
-  }
-  return sent;
+  // A few at a time, one per kept SMTP connection, as an import's digests go.
+  const queue = [...new Set([...windowDue, ...repliesDue].map((row) => row.id))];
+  const worker = async () => {
+    let sent = 0;
+    for (let id = queue.shift(); id !== undefined; id = queue.shift()) sent += await sendMatchDigest(ctx, id);
+    return sent;
+  };
+  const counts = await Promise.all(Array.from({ length: Math.min(SMTP_CONNECTIONS, queue.length) }, worker));
+  return counts.reduce((a, b) => a + b, 0);
 }
