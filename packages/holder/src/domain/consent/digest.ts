@@ -74,11 +74,6 @@ export async function sendMatchDigest(ctx: HolderContext, intentId: string): Pro
     await setDigestDue(ctx, intentId, due, oldest.deliveredAt + REPLY_COALESCE_MS);
     return 0;
   }
-  if (!(await claimDigest(ctx, intentId, read, head, now))) {
-    // Another digest claimed first and carried what it read; what it did not waits for the window.
-    await postponeWithinWindow(ctx, intentId);
-    return 0;
-  }
   const contact = openContact(ctx, intentId, row.contact_sealed);
   const listed = pending.slice(-DIGEST_LIST_MAX).reverse();
   const mail = matchDigestMail({
@@ -94,6 +89,12 @@ export async function sendMatchDigest(ctx: HolderContext, intentId: string): Pro
     more: pending.length - listed.length,
     lang: consentLanguage(ctx.config, row.consent_version),
   });
+  // Claimed only once the mail is ready: nothing between the claim and the send can throw.
+  if (!(await claimDigest(ctx, intentId, read, head, now))) {
+    // Another digest claimed first and carried what it read; what it did not waits for the window.
+    await postponeWithinWindow(ctx, intentId);
+    return 0;
+  }
   if (await sendQuietly(ctx, { to: contact.email, ...mail }, "match_digest", intentId)) return pending.length;
   // The matches wait for the next digest, which is due at once.
   await releaseDigest(ctx, intentId, read, head, now);
