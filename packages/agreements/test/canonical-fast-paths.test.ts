@@ -8,6 +8,7 @@
 import canonicalize from "canonicalize";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { sameJsonData } from "../src/canonical/same.js";
 import { canonicalJson, parseJson, readSignedMessage, signMessage } from "../src/index.js";
 import { parseCanonicalPayload, parseMessage } from "../src/message/parse.js";
 import { jkuOf, readVector, SELLER, testKey } from "./support.js";
@@ -89,6 +90,30 @@ const withDuplicate = (value: Record<string, unknown>, name: string, extra: unkn
   const text = JSON.stringify(value);
   return `${text.slice(0, -1)}${text.length > 2 ? "," : ""}${JSON.stringify(name)}:${JSON.stringify(extra)}}`;
 };
+
+describe("sameJsonData says what comparing canonical forms says", () => {
+  it("for any two JSON values, a value and itself reordered, and near misses", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => {
+        const same = (x: unknown, y: unknown) => canonicalize(x) === canonicalize(y);
+        expect(sameJsonData(a, b)).toBe(same(a, b));
+        expect(sameJsonData(a, reversed(a))).toBe(true);
+        expect(sameJsonData(a, sortedCopy(a))).toBe(true);
+        expect(sameJsonData({ v: a }, { v: a, extra: null })).toBe(false);
+        expect(sameJsonData([a], [a, a])).toBe(false);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("tells an array from an object with the same entries, and takes -0 as 0", () => {
+    expect(sameJsonData([1, 2], { 0: 1, 1: 2 })).toBe(false);
+    expect(sameJsonData({ 0: 1, 1: 2 }, [1, 2])).toBe(false);
+    expect(sameJsonData({ amount: -0 }, { amount: 0 })).toBe(true);
+    expect(sameJsonData({ a: null }, { b: null })).toBe(false);
+    expect(sameJsonData("1", 1)).toBe(false);
+  });
+});
 
 describe("parseJson finds every duplicate member, however the text is written", () => {
   const objects = fc.dictionary(fc.string(), fc.jsonValue(), { minKeys: 1, maxKeys: 6 });

@@ -85,11 +85,9 @@ const provablyNoDuplicate = (text: string, value: JsonValue): boolean => {
 };
 
 /** The text of UTF-8 bytes, or undefined when they are not valid UTF-8. */
-const utf8Text = (bytes: Uint8Array): string | undefined => {
-  // The lenient decoder is much faster; it can only have replaced something when the text
-  // contains U+FFFD, and only then is the strict one asked.
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
-  if (!text.includes("\uFFFD")) return text;
+export const utf8Text = (bytes: Uint8Array): string | undefined => {
+  // The strict decoder is as fast as Buffer#toString on ASCII and faster when a text has any
+  // other character (Node 20 decodes those slowly); it throws only for bytes that are not UTF-8.
   try {
     return decoder.decode(bytes);
   } catch {

@@ -1,7 +1,7 @@
 import { canonicalJson } from "../canonical/canonicalize.js";
 import { sha256Hex } from "../canonical/hash.js";
 import type { JsonValue } from "../canonical/json-value.js";
-import { parseJson } from "../canonical/parse-json.js";
+import { parseJson, utf8Text } from "../canonical/parse-json.js";
 import { MAX_MESSAGE_BYTES, MESSAGE_PROFILE } from "../constants.js";
 import { AgreementError } from "../errors.js";
 import { describeErrors, validatorFor } from "../schemas.js";
@@ -117,9 +117,8 @@ const finish = ({ message, dropped, canonical }: Checked, given?: Uint8Array): P
  */
 export const parseCanonicalPayload = (payload: Uint8Array): ParsedMessage | undefined => {
   if (payload.byteLength > MAX_MESSAGE_BYTES) return undefined;
-  const text = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString("utf8");
-  // U+FFFD may stand for bytes that were not UTF-8: such a payload goes the long way.
-  if (text.includes("\uFFFD")) return undefined;
+  const text = utf8Text(payload);
+  if (text === undefined) return undefined; // not UTF-8: the long way says so
   let value: JsonValue;
   try {
     value = JSON.parse(text) as JsonValue;

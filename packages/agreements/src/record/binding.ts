@@ -1,10 +1,10 @@
-import { canonicalJson } from "../canonical/canonicalize.js";
+import { sameJsonData } from "../canonical/same.js";
 import { AgreementError, type AgreementErrorCode } from "../errors.js";
 import { keyPageOf } from "../jws/header.js";
 import type { Authority, Message } from "../message/types.js";
 import type { ReadRecord, RecordMessage } from "./read.js";
 import { deriveTerms } from "./terms.js";
-import type { RecordParty } from "./types.js";
+import type { RecordParty, Terms } from "./types.js";
 
 const fail = (code: AgreementErrorCode, message: string): never => {
   throw new AgreementError(code, message);
@@ -13,8 +13,7 @@ const fail = (code: AgreementErrorCode, message: string): never => {
 const iso = (seconds: number): string => new Date(seconds * 1000).toISOString().replace(".000Z", "Z");
 const same = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
 const sameAuthority = (a: Authority | undefined, b: Authority | undefined): boolean =>
-  (a === undefined && b === undefined) ||
-  (a !== undefined && b !== undefined && canonicalJson(a) === canonicalJson(b));
+  (a === undefined && b === undefined) || (a !== undefined && b !== undefined && sameJsonData(a, b));
 
 /**
  * Workflow step 2: "Recompute the terms from the offer, and the chosen slot for times, and require
@@ -22,13 +21,14 @@ const sameAuthority = (a: Authority | undefined, b: Authority | undefined): bool
  */
 export const checkTerms = ({ record, offer, acceptance }: ReadRecord): void => {
   const slot = acceptance ? acceptance.message.slot : record.reply?.slot;
-  let derived: string;
+  let derived: Terms;
   try {
-    derived = canonicalJson(deriveTerms(offer.message, slot));
+    derived = deriveTerms(offer.message, slot);
   } catch (error) {
     throw new AgreementError("ERR_RECORD_TERMS", error instanceof Error ? error.message : String(error));
   }
-  if (derived !== canonicalJson(record.terms)) {
+  // Both are schema-valid JSON data, so equal values are equal canonical forms.
+  if (!sameJsonData(derived, record.terms)) {
     fail("ERR_RECORD_TERMS", "the terms in the record are not the terms of the offer (they were changed)");
   }
 };
