@@ -21,6 +21,7 @@ import {
 } from "kysely";
 import pg from "pg";
 import { StoreError } from "./errors.js";
+import { preparingPool } from "./prepared.js";
 
 /** The two engines Doorbell runs on. */
 export type DialectName = "sqlite" | "postgres";
@@ -51,6 +52,12 @@ export interface DatabaseConfig {
   maxConnections?: number;
   /** PostgreSQL: how long to wait for a connection, in ms (default 10000). */
   connectTimeoutMs?: number;
+  /**
+   * PostgreSQL: prepare the statements run often, once per connection (see prepared.ts). Default:
+   * on, unless the environment has DOORBELL_PG_PREPARED_STATEMENTS=off, for running behind a pooler
+   * that cannot keep named statements (PgBouncer before 1.21 in transaction mode).
+   */
+  preparedStatements?: boolean;
   /**
    * PostgreSQL: called when an idle pooled connection fails (e.g. the server restarted). Without a
    * listener such an error would crash the process; by default it is dropped and the next query
@@ -444,7 +451,9 @@ async function openPostgres<DB>(target: ParsedTarget, options: DatabaseConfig): 
     });
   }
   const guard = new TransactionGuard();
-  const dialect = new GuardedDialect(new PostgresDialect({ pool }), guard, undefined);
+  const prepare = options.preparedStatements ?? process.env.DOORBELL_PG_PREPARED_STATEMENTS !== "off";
+  const kyselyPool = prepare ? preparingPool(pool) : pool;
+  const dialect = new GuardedDialect(new PostgresDialect({ pool: kyselyPool }), guard, undefined);
   const db = new Kysely<DB>({ dialect });
   return createHandle("postgres", db, guard, target.description, (channel, onNotify) =>
     listenPostgres(target.location, channel, onNotify),
