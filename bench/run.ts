@@ -12,6 +12,7 @@ const benchmarks: Record<string, () => void | Promise<void>> = {
   agreements: async () => (await import("./agreements.js")).benchAgreements(),
   "search-stall": async () => (await import("./search-stall.js")).benchSearchStall(),
   "catalogue-memory": async () => (await import("./catalogue-memory.js")).benchCatalogueMemory(),
+  "pg-statements": async () => (await import("./pg-statements.js")).benchPgStatements(),
 };
 
 const wanted = process.argv.slice(2);
