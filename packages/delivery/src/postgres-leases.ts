@@ -116,7 +116,8 @@ export async function writeRelease(
   // Committed without waiting for the WAL flush (synchronous_commit off for this one statement's
   // transaction), so the row lock is given back at once instead of after an fsync: enqueues wait
   // for it. Losing a release in a database crash loses nothing: the lease runs out and the next
-  // claim computes the wake-up again. Claims and recorded deliveries stay synchronous.
+  // claim computes the wake-up again. Claims stay synchronous; recorded deliveries are asynchronous too
+  // (group-commit.ts, `deleteDeliveredPostgres`).
   const { rows } = await sql<{ id: string }>`
     with async as (select set_config('synchronous_commit', 'off', true) as setting)
     update delivery_subscriptions
