@@ -8,9 +8,9 @@ import type pg from "pg";
  * match reads) that was a large share of the database's CPU. A statement text seen a second time
  * gets a name, and from then on each pooled connection parses it once and only binds and executes.
  *
- * Bounded: at most MAX_NAMED texts are named per process (each is held by every connection on the
- * server), and only MAX_COUNTED texts are counted, so texts that vary (an IN list of any length)
- * cannot grow either map without end. Statements that are not plain reads or writes (transaction
+ * Bounded: at most MAX_NAMED names are ever given per process (each statement is held by every
+ * connection on the server), and only MAX_COUNTED texts are counted, so texts that vary (an IN
+ * list of any length) cannot grow any map without end. Statements that are not plain reads or writes (transaction
  * control, DDL, LISTEN, SET) always go unnamed.
  *
  * A named statement can stop fitting the tables: another process's migration may change what
@@ -39,7 +39,7 @@ interface PreparedNames {
 const nameFor = (names: PreparedNames, text: string): string | undefined => {
   const named = names.named.get(text);
   if (named !== undefined) return named;
-  if (names.named.size >= MAX_NAMED || names.refused.has(text) || !PLAIN_STATEMENT.test(text)) return;
+  if (names.given >= MAX_NAMED || names.refused.has(text) || !PLAIN_STATEMENT.test(text)) return;
   const count = names.seen.get(text);
   if (count === undefined) {
     if (names.seen.size < MAX_COUNTED) names.seen.set(text, 1);
