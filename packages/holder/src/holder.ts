@@ -38,6 +38,7 @@ import {
 } from "@doorbell/store";
 import { developmentPolicy, type EgressPolicy, productionPolicy } from "@doorbell/webhooks";
 import { type Logger, pino } from "pino";
+import { atMostAtOnce } from "./at-most-at-once.js";
 import { type Background, startBackground } from "./cluster/background.js";
 import { type IntentFeed, startIntentFeed } from "./cluster/intent-feed.js";
 import { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
@@ -92,19 +93,6 @@ export interface HolderServices {
   demand: DemandService;
   /** The push profile, when the holder offers it (a delivery engine was given). */
   push?: PushService;
-}
-
-/** Runs `work` on every item, at most `limit` at once; rejects with the first failure, after the rest. */
-async function atMostAtOnce<T>(limit: number, items: Iterable<T>, work: (item: T) => Promise<unknown>) {
-  const queue = [...items];
-  const failures: unknown[] = [];
-  const worker = async () => {
-    for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
-      await work(item).catch((error: unknown) => failures.push(error));
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, queue.length) }, worker));
-  if (failures.length > 0) throw failures[0];
 }
 
 /**

@@ -2,6 +2,8 @@
  * The match digest to the verified channel (consent-link rule 6): each match mailed once, at most
  * one digest per intent per window (digest-window.ts).
  */
+
+import { atMostAtOnce } from "../../at-most-at-once.js";
 import type { HolderContext } from "../../context.js";
 import { consentLanguage } from "../../i18n/consent-texts.js";
 import { SMTP_CONNECTIONS } from "../../mail/smtp.js";
@@ -137,12 +139,10 @@ export async function sendDueDigests(ctx: HolderContext): Promise<number> {
     )
     .execute();
   // A few at a time, one per kept SMTP connection, as an import's digests go.
-  const queue = [...new Set([...windowDue, ...repliesDue].map((row) => row.id))];
-  const worker = async () => {
-    let sent = 0;
-    for (let id = queue.shift(); id !== undefined; id = queue.shift()) sent += await sendMatchDigest(ctx, id);
-    return sent;
-  };
-  const counts = await Promise.all(Array.from({ length: Math.min(SMTP_CONNECTIONS, queue.length) }, worker));
-  return counts.reduce((a, b) => a + b, 0);
+  let sent = 0;
+  const due = new Set([...windowDue, ...repliesDue].map((row) => row.id));
+  await atMostAtOnce(SMTP_CONNECTIONS, due, async (id) => {
+    sent += await sendMatchDigest(ctx, id);
+  });
+  return sent;
 }
