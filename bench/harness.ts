@@ -5,6 +5,8 @@
 export interface Measurement {
   name: string;
   opsPerSecond: number;
+  /** Printed after the figure, e.g. the rate before the JIT warmed up. */
+  note?: string;
 }
 
 type Candidate = readonly [name: string, fn: () => unknown];
@@ -53,7 +55,7 @@ export function printComparison(title: string, [ours, ...baselines]: readonly Me
   const width = Math.max(ours.name.length, ...baselines.map((row) => row.name.length));
   const line = (row: Measurement, ratio: string) =>
     console.log(
-      `  ${row.name.padEnd(width)}  ${Math.round(row.opsPerSecond).toLocaleString("en-US").padStart(12)} ops/s${ratio}`,
+      `  ${row.name.padEnd(width)}  ${Math.round(row.opsPerSecond).toLocaleString("en-US").padStart(12)} ops/s${ratio}${row.note ? `   (${row.note})` : ""}`,
     );
   line(ours, "");
   for (const row of baselines)
