@@ -54,6 +54,9 @@ describe("doorbell serve: startup refusals", () => {
     [["--trust-proxy", "proxy.example"], /--trust-proxy: .*CIDR/],
     [["--limit", "mail.recipient=three"], /--limit: .*bucket=points\/seconds/],
     [["--limit", "mail.everything=3/60"], /--limit: unknown limit/],
+    [["--digest-window", "15m"], /--digest-window takes whole minutes from 0 to 1440/],
+    [["--digest-window=-1"], /--digest-window takes whole minutes/],
+    [["--digest-window", "1441"], /--digest-window takes whole minutes/],
   ])("%j exits 2 with a plain reason", async (args, reason) => {
     const t = captureIo({ DOORBELL_DATA_DIR: mkdtempSync(join(tmpdir(), "doorbell-cli-")) });
     expect(await run(["serve", ...args], t.io)).toBe(2);
@@ -62,10 +65,38 @@ describe("doorbell serve: startup refusals", () => {
 });
 
 describe("doorbell serve: the summary and the limits", () => {
+  it("takes --digest-window over its variable, and 0 mails every import's matches at once", async () => {
+    const port = await freePort();
+    const t = captureIo({ DOORBELL_DIGEST_WINDOW_MINUTES: "30" });
+    let holder: Holder | undefined;
+    const dataDir = mkdtempSync(join(tmpdir(), "doorbell-serve-digest-"));
+    const { code, failure } = await runUntilChecked(
+      (until, ready) =>
+        serveCommand(
+          ["--port", String(port), "--data-dir", dataDir, "--no-demo", "--digest-window", "0"],
+          t.io,
+          {
+            until,
+            onListening: (h) => {
+              holder = h;
+              ready(undefined);
+            },
+          },
+        ),
+      async () => expect(holder?.context.config.digestWindowMs).toBe(0),
+    );
+    if (failure !== undefined) throw failure;
+    expect(code).toBe(0);
+    expect(t.out()).toMatch(/Match digests +each import's matches mailed at once/);
+  }, 120_000);
+
   it("says when the development egress policy is in use, and passes --trust-proxy and DOORBELL_LIMITS on", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "doorbell-serve-limits-"));
     const port = await freePort();
-    const t = captureIo({ DOORBELL_LIMITS: "mail.recipient=1/600, oauth.register=2/60" });
+    const t = captureIo({
+      DOORBELL_LIMITS: "mail.recipient=1/600, oauth.register=2/60",
+      DOORBELL_DIGEST_WINDOW_MINUTES: "5",
+    });
     let holder: Holder | undefined;
     const { code, failure } = await runUntilChecked(
       (until, ready) =>
@@ -96,6 +127,7 @@ describe("doorbell serve: the summary and the limits", () => {
         const headers = new Headers({ "x-forwarded-for": "2001:db8:5:6::77" });
         expect(holder?.limits.clientKey("10.1.2.3", headers)).toBe("2001:db8:5:6::/64");
         expect(holder?.limits.clientKey("192.0.2.9", headers)).toBe("192.0.2.9");
+        expect(holder?.context.config.digestWindowMs).toBe(5 * 60_000);
       },
     );
     if (failure !== undefined) throw failure;
@@ -103,6 +135,7 @@ describe("doorbell serve: the summary and the limits", () => {
     expect(t.out()).toMatch(
       /Egress +DEVELOPMENT policy: doorbells and client metadata fetches may go to http and loopback/,
     );
+    expect(t.out()).toMatch(/Match digests +at most one per intent every 5 minutes/);
     expect(t.out()).toMatch(
       /Client address +from Forwarded \/ X-Forwarded-For when sent by 10\.0\.0\.0\/8, fd00::\/8/,
     );

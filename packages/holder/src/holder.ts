@@ -43,7 +43,7 @@ import { type Background, startBackground } from "./cluster/background.js";
 import { type IntentFeed, startIntentFeed } from "./cluster/intent-feed.js";
 import { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
 import { createDemandService } from "./demand.js";
-import { createConsentService, type HolderConsentService } from "./domain/consent.js";
+import { createConsentService, DIGEST_WINDOW_MS, type HolderConsentService } from "./domain/consent.js";
 import { createIntentService, type IntentHooks, type IntentServiceOptions } from "./domain/intents.js";
 import type { DemandService, IntentService, OfferService } from "./domain/services.js";
 import {
@@ -273,6 +273,8 @@ export interface HolderSummary {
   oauth: "built-in" | "external" | "off";
   /** Where /check fetches key pages from (issue #18); empty: visitors give them. */
   checkTrustedOrigins: readonly string[];
+  /** At most one match digest per intent in this long (issue #14); 0: every import's at once. */
+  digestWindowMs: number;
 }
 
 export interface Holder {
@@ -509,6 +511,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       activeIntents,
       webhookPolicy,
       checkTrustedOrigins: checkOrigins,
+      digestWindowMs: config.digestWindowMs ?? DIGEST_WINDOW_MS,
       oauth:
         options.oauth === false ? "off" : options.oauth?.external === undefined ? "built-in" : "external",
     };

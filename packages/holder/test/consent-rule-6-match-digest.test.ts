@@ -114,7 +114,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     expect((await h.mailbox.listMailbox()).length).toBe(before);
   });
 
-  it("a failed send leaves the matches for the next digest", async () => {
+  it("a failed send leaves the matches for the next digest, tried when the window of the failed one ends", async () => {
     let fail = true;
     const h = await holderOn(engine);
     const flow = await activeIntent(h);
@@ -135,6 +135,8 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       .execute();
     expect(rows).toEqual([{ mailed_at: null }]); // the watermark went back
     fail = false;
+    expect(await consent.sendMatchDigest(flow.intent.id)).toBe(0); // not again within the window
+    h.clock.advance(DIGEST_WINDOW_MS);
     expect(await consent.sendMatchDigest(flow.intent.id)).toBe(1);
   });
 

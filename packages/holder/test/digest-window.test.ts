@@ -236,7 +236,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     }
   });
 
-  it("a failed send leaves the digest due, and the next tick mails it", async () => {
+  it("a failed send counts for the window: neither the timer nor an import tries again before it ends, then it is mailed", async () => {
     const h = await startOverSmtp(engine);
     const email = `fails.${engine.dialect}@example.sk`;
     const buyer = await activeIntent(h, email, octaviaWanted());
@@ -256,12 +256,18 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     expect(digestsTo(email)).toHaveLength(1);
     const failed = await digestState(h, buyer.intentId);
     expect(failed.mailedAt).toBe(waiting.mailedAt); // the watermark went back
-    expect(failed.digestedAt).toBe(sentAt);
-    expect(failed.dueAt).not.toBeNull();
-    expect(failed.dueAt as number).toBeLessThanOrEqual(h.clock.now()); // due again at once
+    const triedAt = h.clock.now();
+    expect(failed.digestedAt).toBe(triedAt); // the try counts for the window
+    expect(failed.dueAt).toBe(triedAt + DIGEST_WINDOW_MS);
 
+    // Neither the next minute's timer nor an import tries the address again within the window.
     h.clock.advance(60_000);
-    expect(await h.services.consent.sendDueDigests()).toBe(2);
+    expect(await h.services.consent.sendDueDigests()).toBe(0);
+    await h.services.offers.importCatalogue([octavia("W5-c")]);
+    expect(digestsTo(email)).toHaveLength(1);
+
+    h.clock.set(triedAt + DIGEST_WINDOW_MS);
+    expect(await h.services.consent.sendDueDigests()).toBe(3);
     expect(digestsTo(email)).toHaveLength(2);
     expect((await digestState(h, buyer.intentId)).dueAt).toBeNull();
   });

@@ -35,6 +35,7 @@ export const ENV = {
   trustProxy: "DOORBELL_TRUST_PROXY",
   limits: "DOORBELL_LIMITS",
   checkOrigins: "DOORBELL_CHECK_ORIGINS",
+  digestWindow: "DOORBELL_DIGEST_WINDOW_MINUTES",
 } as const;
 
 export const sharedOptions = {
@@ -179,4 +180,23 @@ export function limitSettings(
     throw new UsageError(`--limit: ${(error as Error).message}`);
   }
   return { trustProxy, limits };
+}
+
+/** The longest digest window a holder takes: a day (a person who waits longer stops reading). */
+const MAX_DIGEST_WINDOW_MINUTES = 24 * 60;
+
+/**
+ * `--digest-window MINUTES` (or its variable): at most one match digest per intent in that long;
+ * 0 mails every import's matches at once. Undefined keeps the holder's default (15 minutes).
+ */
+export function digestWindowSetting(value: string | undefined, io: Io): number | undefined {
+  const given = empty(value) ?? empty(io.env[ENV.digestWindow]);
+  if (given === undefined) return undefined;
+  const minutes = /^\d{1,4}$/.test(given) ? Number(given) : Number.NaN;
+  if (!(minutes <= MAX_DIGEST_WINDOW_MINUTES)) {
+    throw new UsageError(
+      `--digest-window takes whole minutes from 0 to ${MAX_DIGEST_WINDOW_MINUTES} (${ENV.digestWindow}), not ${JSON.stringify(given)}`,
+    );
+  }
+  return minutes * 60_000;
 }

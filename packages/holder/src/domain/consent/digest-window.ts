@@ -85,9 +85,10 @@ export async function claimDigest(
 }
 
 /**
- * Undoes a claim whose mail failed: the watermark and the last send time go back, and the intent
- * is due at once, so the minute timer tries again (the matches are never stuck behind a mail that
- * was not sent).
+ * Undoes a claim whose mail failed: the watermark goes back, so the matches are never stuck behind
+ * a mail that was not sent, and the try counts as a digest for the window: the intent is due when
+ * the window ends, and neither the timer nor an import tries that address again before then. A
+ * mail server that refuses is tried once a window per person, not once a minute or per import.
  */
 export async function releaseDigest(
   ctx: HolderContext,
@@ -98,7 +99,7 @@ export async function releaseDigest(
 ): Promise<void> {
   await ctx.store.db
     .updateTable("holder_intents")
-    .set({ ...watermark(read.mailed), digested_at: read.digestedAt, digest_due_at: claimedAt })
+    .set({ ...watermark(read.mailed), digest_due_at: claimedAt + digestWindowMs(ctx) })
     .where("id", "=", intentId)
     .where(atWatermark(head))
     .where(atDigestedAt(claimedAt))

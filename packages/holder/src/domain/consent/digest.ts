@@ -98,7 +98,7 @@ export async function sendMatchDigest(ctx: HolderContext, intentId: string): Pro
     return 0;
   }
   if (await sendQuietly(ctx, { to: contact.email, ...mail }, "match_digest", intentId)) return pending.length;
-  // The matches wait for the next digest, which is due at once.
+  // The matches wait for the next digest, due when the window of this try ends.
   await releaseDigest(ctx, intentId, read, head, now);
   return 0;
 }
