@@ -98,6 +98,7 @@ export async function catalogueCommand(args: readonly string[], io: Io): Promise
     ...(settings.smtp === undefined ? {} : { smtp: settings.smtp }),
     ...(settings.mailFrom === undefined ? {} : { mailFrom: settings.mailFrom }),
     demo: false,
+    ...(settings.digestWindowMs === undefined ? {} : { config: { digestWindowMs: settings.digestWindowMs } }),
     env: io.env,
     log: holderLogger(io, "warn"),
     clock: io.now,

@@ -23,6 +23,8 @@ export interface HolderSettings {
   publicUrl: string;
   smtp: string | undefined;
   mailFrom: string | undefined;
+  /** At most one match digest per intent in this long; undefined: the holder's default. */
+  digestWindowMs: number | undefined;
 }
 
 export const ENV = {
@@ -44,13 +46,16 @@ export const sharedOptions = {
   "public-url": { type: "string" },
   smtp: { type: "string" },
   "mail-from": { type: "string" },
+  "digest-window": { type: "string" },
 } as const;
 
 export const SHARED_USAGE = `  --data-dir DIR        where the SQLite file and the generated seal keys live (default .doorbell; ${ENV.dataDir})
   --database URL        postgres://user:pass@host/db instead of SQLite (${ENV.database})
   --public-url URL      the public origin of the pages and /mcp (${ENV.publicUrl})
   --smtp URL            smtp://user:pass@host:587 or smtps://…; without it mail goes to the local mailbox page (${ENV.smtp})
-  --mail-from ADDRESS   sender of the holder's mail with SMTP (${ENV.mailFrom})`;
+  --mail-from ADDRESS   sender of the holder's mail with SMTP (${ENV.mailFrom})
+  --digest-window MIN   at most one match digest per intent in MIN minutes (default 15; 0 mails
+                        every import's matches at once; ${ENV.digestWindow})`;
 
 type SharedValues = { [K in keyof typeof sharedOptions]?: string };
 
@@ -75,7 +80,8 @@ export function holderSettings(values: SharedValues, io: Io, defaultPublicUrl: s
     throw new UsageError("--smtp takes an smtp:// or smtps:// URL");
   }
   const mailFrom = empty(values["mail-from"]) ?? empty(io.env[ENV.mailFrom]);
-  return { dataDir, database, publicUrl, smtp, mailFrom };
+  const digestWindowMs = digestWindowSetting(values["digest-window"], io);
+  return { dataDir, database, publicUrl, smtp, mailFrom, digestWindowMs };
 }
 
 function checkPublicUrl(value: string): string {
@@ -189,7 +195,7 @@ const MAX_DIGEST_WINDOW_MINUTES = 24 * 60;
  * `--digest-window MINUTES` (or its variable): at most one match digest per intent in that long;
  * 0 mails every import's matches at once. Undefined keeps the holder's default (15 minutes).
  */
-export function digestWindowSetting(value: string | undefined, io: Io): number | undefined {
+function digestWindowSetting(value: string | undefined, io: Io): number | undefined {
   const given = empty(value) ?? empty(io.env[ENV.digestWindow]);
   if (given === undefined) return undefined;
   const minutes = /^\d{1,4}$/.test(given) ? Number(given) : Number.NaN;

@@ -2,7 +2,6 @@ import { createHolder, type Holder } from "@doorbell/holder";
 import { type Io, UsageError } from "../io.js";
 import {
   checkOriginSettings,
-  digestWindowSetting,
   ENV,
   holderLogger,
   holderSettings,
@@ -40,8 +39,6 @@ a local mailbox page. With no flags: a SQLite file under .doorbell, the demo cat
   --limit B=N/SECONDS   change a shared limit, e.g. mail.recipient=3/3600 (repeatable; ${ENV.limits},
                         comma-separated). Limits: mail.recipient, mail.client, mail.interaction,
                         oauth.register, mcp.session, mcp.tool
-  --digest-window MIN   at most one match digest per intent in MIN minutes (default 15; 0 mails
-                        every import's matches at once; ${ENV.digestWindow})
   --metrics             serve GET /metrics (Prometheus text). A holder reachable beyond this
                         machine needs DOORBELL_METRICS_TOKEN (scrapers send it as a bearer token);
                         setting the token turns metrics on
@@ -59,7 +56,6 @@ const options = {
   "trust-proxy": { type: "string", multiple: true },
   "check-origin": { type: "string", multiple: true },
   limit: { type: "string", multiple: true },
-  "digest-window": { type: "string" },
   metrics: { type: "boolean" },
 } as const;
 
@@ -91,7 +87,6 @@ export async function serveCommand(
       : undefined;
   const { trustProxy, limits } = limitSettings(values, io);
   const checkOrigins = checkOriginSettings(values, io);
-  const digestWindowMs = digestWindowSetting(values["digest-window"], io);
   if (settings.smtp === undefined && !isLoopbackAddress(listen.host)) {
     // Issue #16 item 7: a refusal of the settings, in one line, before anything starts.
     io.stderr(
@@ -111,7 +106,7 @@ export async function serveCommand(
     ...(trustProxy.length === 0 ? {} : { trustProxy }),
     ...(checkOrigins.length === 0 ? {} : { checkTrustedOrigins: checkOrigins }),
     limits,
-    ...(digestWindowMs === undefined ? {} : { config: { digestWindowMs } }),
+    ...(settings.digestWindowMs === undefined ? {} : { config: { digestWindowMs: settings.digestWindowMs } }),
     env: io.env,
     log,
     ...(metrics === undefined ? {} : { metrics }),
