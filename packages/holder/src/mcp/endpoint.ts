@@ -24,6 +24,7 @@ import {
   type ServerNotifier,
 } from "@modelcontextprotocol/server";
 import { type Logger, pino } from "pino";
+import { type AdmissionLimits, createAdmission } from "./admission.js";
 import { jsonRpcError, paramsError, readJsonBody } from "./json-rpc.js";
 import { createLegacySessions, type LegacySessionLimits, type LegacySessions } from "./legacy-sessions.js";
 import { createOriginGuard } from "./origin-guard.js";
@@ -45,6 +46,11 @@ export interface EndpointPolicy extends LegacySessionLimits {
   jsonResponse?: boolean;
   /** Largest accepted POST body (default 256 KiB). */
   maxBodyBytes?: number;
+  /**
+   * MCP POSTs this process serves at once (default 32) and how many more may wait their turn
+   * (default 1,024); past that a request is answered 503 with Retry-After. See admission.ts.
+   */
+  admission?: AdmissionLimits;
   /** Epoch milliseconds (idle times, rate limits). */
   clock?: () => number;
   log?: Logger;
@@ -153,6 +159,7 @@ export interface ModernHandler {
 }
 
 const DEFAULT_TOOL_LIMIT: RateLimit = { capacity: 60, refillPerSecond: 5 };
+const DEFAULT_ADMISSION: AdmissionLimits = { concurrent: 32, waiting: 1024 };
 /** `resources/read` and the lists of the modern era: the same for every caller of the holder. */
 const PUBLIC_LISTS = { ttlMs: 300_000, cacheScope: "public" } as const;
 
@@ -161,6 +168,7 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
   const log = options.log ?? pino({ level: "silent" });
   const guard = createOriginGuard(options);
   const maxBodyBytes = options.maxBodyBytes ?? 256 * 1024;
+  const admission = createAdmission(options.admission ?? DEFAULT_ADMISSION);
   const toolLimit = options.toolRateLimit ?? DEFAULT_TOOL_LIMIT;
   const shared = options.sharedLimit;
   const limiter =
@@ -227,6 +235,26 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
     }
   }
 
+  /** A parsed POST, to the legacy sessions or the modern handler. */
+  async function serve(
+    request: Request,
+    message: unknown,
+    authInfo: AuthInfo | undefined,
+    clientKey: string | undefined,
+  ): Promise<Response> {
+    if (await isLegacyRequest(request, message, { maxRequestBodySize: maxBodyBytes })) {
+      // The modern leg checks params itself (and answers a 2025-only method with 404 first).
+      const badParams = paramsError(message);
+      if (badParams !== undefined) return badParams;
+      return await legacy.handle(request, message, { authInfo, clientKey });
+    }
+    requests.set(request, { clientKey: clientKey ?? "anonymous", focus: focusOf(message) });
+    return await served.fetch(request, {
+      parsedBody: message,
+      ...(authInfo === undefined ? {} : { authInfo }),
+    });
+  }
+
   async function handle(request: Request, info: McpRequestInfo = {}): Promise<Response> {
     if (closed) {
       return jsonRpcError(503, -32000, `the ${options.role} is shutting down`, { "retry-after": "5" });
@@ -248,17 +276,18 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
       if (!body.ok) return body.response;
       const gated = options.gate?.(body.value, authInfo);
       if (gated !== undefined) return gated;
-      if (await isLegacyRequest(request, body.value, { maxRequestBodySize: maxBodyBytes })) {
-        // The modern leg checks params itself (and answers a 2025-only method with 404 first).
-        const badParams = paramsError(body.value);
-        if (badParams !== undefined) return badParams;
-        return await legacy.handle(request, body.value, { authInfo, clientKey });
+      // Only once the body is in: a client that sends it slowly holds no place.
+      const release = await admission.enter();
+      if (release === undefined) {
+        return jsonRpcError(503, -32000, `the ${options.role} is busy; retry in a second`, {
+          "retry-after": "1",
+        });
       }
-      requests.set(request, { clientKey: clientKey ?? "anonymous", focus: focusOf(body.value) });
-      return await served.fetch(request, {
-        parsedBody: body.value,
-        ...(authInfo === undefined ? {} : { authInfo }),
-      });
+      try {
+        return await serve(request, body.value, authInfo, clientKey);
+      } finally {
+        release();
+      }
     } catch (error) {
       log.error(
         { event: failedEvent, error: error instanceof Error ? error.name : typeof error },

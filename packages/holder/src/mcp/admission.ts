@@ -1,0 +1,67 @@
+/**
+ * Admission for MCP requests in one process: at most `concurrent` are served at once, up to
+ * `waiting` more wait their turn in arrival order, and any beyond that are refused at once.
+ *
+ * Why: a process that takes every request as it comes serves them all slower together. In the
+ * soak (issue 14), 400 pulls in flight on three processes kept ~130 requests alive per process for
+ * seconds each, and their live objects pushed each process's memory from ~240 MB to ~490 MB. A
+ * request that waits here holds only its parsed body; the few being served finish quickly.
+ */
+export interface Admission {
+  /**
+   * Resolves with the request's release (call it once the answer is ready; later calls do
+   * nothing), or with undefined when `waiting` requests already wait: the caller refuses.
+   */
+  enter(): Promise<(() => void) | undefined>;
+  /** Requests being served now. */
+  readonly active: number;
+  /** Requests waiting for a turn. */
+  readonly queued: number;
+}
+
+export interface AdmissionLimits {
+  concurrent: number;
+  waiting: number;
+}
+
+export function createAdmission({ concurrent, waiting }: AdmissionLimits): Admission {
+  if (!Number.isInteger(concurrent) || concurrent < 1) {
+    throw new RangeError("concurrent requests must be a whole number of at least 1");
+  }
+  if (!Number.isInteger(waiting) || waiting < 0) {
+    throw new RangeError("waiting requests must be a whole number of at least 0");
+  }
+  let active = 0;
+  const turns: (() => void)[] = [];
+
+  // A finished request hands its place straight to the oldest waiting one, so `active` never
+  // dips below the limit while requests wait (a newcomer cannot overtake them).
+  const releaser = () => {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = turns.shift();
+      if (next === undefined) active--;
+      else next();
+    };
+  };
+
+  return {
+    async enter() {
+      if (active < concurrent) {
+        active++;
+        return releaser();
+      }
+      if (turns.length >= waiting) return undefined;
+      await new Promise<void>((resolve) => turns.push(resolve));
+      return releaser();
+    },
+    get active() {
+      return active;
+    },
+    get queued() {
+      return turns.length;
+    },
+  };
+}
