@@ -7,7 +7,7 @@
  */
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
-import { type Database, migrate, type PackageMigrations } from "@doorbell/store";
+import { type Database, migrate, type PackageMigrations, sql } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -109,6 +109,32 @@ async function digestState(h: ServicesHolder, intentId: string) {
   return { digestedAt: ms(row.digested_at), dueAt: ms(row.digest_due_at), mailedAt: ms(row.mailed_at) };
 }
 
+/**
+ * Counts the updates of one intent row from now on: PostgreSQL gives every row version a new
+ * xmin; SQLite counts through a temporary trigger (the store has one connection).
+ */
+async function countIntentWrites(h: ServicesHolder, intentId: string): Promise<() => Promise<number>> {
+  const { db } = h.ctx.store;
+  if (h.ctx.store.dialect === "postgres") {
+    const version = async () =>
+      (
+        await sql<{ v: string }>`select xmin::text as v from holder_intents where id = ${intentId}`.execute(
+          db,
+        )
+      ).rows[0]?.v;
+    const first = await version();
+    return async () => ((await version()) === first ? 0 : 1);
+  }
+  await sql`create temp table if not exists intent_writes (n integer not null)`.execute(db);
+  await sql`delete from intent_writes`.execute(db);
+  await sql`insert into intent_writes (n) values (0)`.execute(db);
+  await sql
+    .raw(`create temp trigger if not exists intent_written after update on main.holder_intents
+    when new.id = '${intentId.replace(/'/g, "''")}' begin update intent_writes set n = n + 1; end`)
+    .execute(db);
+  return async () => (await sql<{ n: number }>`select n from intent_writes`.execute(db)).rows[0]?.n ?? -1;
+}
+
 forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   it("the first digest goes at once; an import within the window mails nothing and marks the intent due", async () => {
     const h = await startOverSmtp(engine);
@@ -130,6 +156,25 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     // Not yet due: the minute timer leaves it.
     h.clock.advance(DIGEST_WINDOW_MS - 2 * 60_000);
     expect(await h.services.consent.sendDueDigests()).toBe(0);
+    expect(digestsTo(email)).toHaveLength(1);
+  });
+
+  it("an intent already marked due is not written again by later imports within the window", async () => {
+    const h = await startOverSmtp(engine);
+    const email = `rewrites.${engine.dialect}@example.sk`;
+    const buyer = await activeIntent(h, email, octaviaWanted());
+    await h.services.offers.importCatalogue([octavia("W7-A")]);
+    h.clock.advance(60_000);
+    await h.services.offers.importCatalogue([octavia("W7-B")]); // marks it due
+    const writes = await countIntentWrites(h, buyer.intentId);
+    const due = await digestState(h, buyer.intentId);
+
+    for (const ref of ["W7-C", "W7-D", "W7-E"]) {
+      h.clock.advance(60_000);
+      expect((await h.services.offers.importCatalogue([octavia(ref)])).matched).toBe(1);
+    }
+    expect(await writes()).toBe(0);
+    expect(await digestState(h, buyer.intentId)).toEqual(due);
     expect(digestsTo(email)).toHaveLength(1);
   });
 

@@ -99,17 +99,26 @@ class DatabaseRateLimiter extends StoreAbstract {
     const now = this.now();
     const expire = msDuration > 0 ? now + msDuration : null;
     // A window that ended starts again; otherwise the points add up and the end stays.
-    const query = forceExpire
-      ? sql<StoredWindow>`insert into holder_rate_limits (key, points, expire) values (${rlKey}, ${points}, ${expire})
-          on conflict (key) do update set points = excluded.points, expire = excluded.expire
-          returning points, expire`
-      : sql<StoredWindow>`insert into holder_rate_limits (key, points, expire) values (${rlKey}, ${points}, ${expire})
-          on conflict (key) do update set
-            points = case when holder_rate_limits.expire is not null and holder_rate_limits.expire <= ${now}
+    const update = forceExpire
+      ? sql`points = excluded.points, expire = excluded.expire`
+      : sql`points = case when holder_rate_limits.expire is not null and holder_rate_limits.expire <= ${now}
                           then excluded.points else holder_rate_limits.points + excluded.points end,
             expire = case when holder_rate_limits.expire is not null and holder_rate_limits.expire <= ${now}
-                          then excluded.expire else holder_rate_limits.expire end
-          returning points, expire`;
+                          then excluded.expire else holder_rate_limits.expire end`;
+    // PostgreSQL: the count commits without waiting for the WAL flush (synchronous_commit off for
+    // this one statement's transaction; the limiter never runs inside another). A database crash
+    // can only forget a few counted calls, while one flush per MCP call was what the database
+    // waited on most in the soak (issue 14).
+    const query =
+      this.store.dialect === "postgres"
+        ? sql<StoredWindow>`with async as (select set_config('synchronous_commit', 'off', true) as setting)
+            insert into holder_rate_limits (key, points, expire)
+            select ${rlKey}::text, ${points}::bigint, ${expire}::bigint where (select setting from async) = 'off'
+            on conflict (key) do update set ${update}
+            returning points, expire`
+        : sql<StoredWindow>`insert into holder_rate_limits (key, points, expire) values (${rlKey}, ${points}, ${expire})
+            on conflict (key) do update set ${update}
+            returning points, expire`;
     const result = await query.execute(this.store.db);
     const row = result.rows[0];
     if (row === undefined) throw new Error("the rate-limit upsert returned no row");

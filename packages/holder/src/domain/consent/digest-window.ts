@@ -33,13 +33,27 @@ export function withinWindow(ctx: HolderContext, digestedAt: number | null, now:
  */
 export async function postponeWithinWindow(ctx: HolderContext, intentId: string): Promise<boolean> {
   const window = digestWindowMs(ctx);
+  const cutoff = ctx.clock() - window;
+  // Written only when it changes: every import that matches an intent already marked due would
+  // otherwise rewrite the row (a new row version and a WAL flush each on PostgreSQL).
   const result = await ctx.store.db
     .updateTable("holder_intents")
     .set((eb) => ({ digest_due_at: eb("digested_at", "+", window) }))
     .where("id", "=", intentId)
-    .where("digested_at", ">", ctx.clock() - window)
+    .where("digested_at", ">", cutoff)
+    .where((eb) =>
+      eb.or([eb("digest_due_at", "is", null), eb("digest_due_at", "!=", eb("digested_at", "+", window))]),
+    )
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  if (Number(result.numUpdatedRows) === 1) return true;
+  const row = await ctx.store.db
+    .selectFrom("holder_intents")
+    .select("id")
+    .where("id", "=", intentId)
+    .where("digested_at", ">", cutoff)
+    .where((eb) => eb("digest_due_at", "=", eb("digested_at", "+", window)))
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /**
