@@ -43,6 +43,8 @@ const holder = await createHolder({
   publicUrl: values["public-url"] ?? "http://127.0.0.1:8080",
   ...(values.smtp === undefined ? {} : { smtp: values.smtp }),
   demo: false,
+  // As `doorbell catalogue import`: the serve processes deliver the doorbells (issue 14).
+  background: false,
   env: process.env,
   log: pino({ level: "warn" }),
 });

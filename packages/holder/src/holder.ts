@@ -200,6 +200,13 @@ export interface CreateHolderOptions {
   mailFrom?: string;
   /** Import the built-in demo catalogue when the database has no demo offers yet (default false). */
   demo?: boolean;
+  /**
+   * Run the delivery worker and take part in background work (expiry, push sweep, digests that
+   * waited, purges). Default true. `false` for a process that only imports (`doorbell catalogue
+   * import`): the doorbells its import queues are delivered by the serve processes, under their
+   * egress policy and with their lifetime, not by a short-lived process under another policy.
+   */
+  background?: boolean;
   /** Overrides of the defaults (consent text, TTLs, demand threshold, name). */
   config?: Partial<Omit<HolderConfig, "publicUrl">>;
   /**
@@ -478,21 +485,23 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     });
 
     // Issue #14: expiry, the push sweep, digests and purges run in one process across all of them.
-    background = startBackground({
-      store: store as unknown as Database,
-      intervalMs: options.expiryIntervalMs ?? 60_000,
-      async work() {
-        const count = await services.intents.expireDue();
-        if (count > 0) log.info({ event: "intents.expired", count }, "intents expired");
-        await push.sweep();
-        await services.consent.sendDueDigests();
-        await oauth?.purgeExpired();
-      },
-      onError: (error) => log.error({ event: "intents.expire_failed", error: error.name }, error.message),
-    });
-    await background.tick();
-    worker = delivery.worker();
-    worker.start();
+    if (options.background !== false) {
+      background = startBackground({
+        store: store as unknown as Database,
+        intervalMs: options.expiryIntervalMs ?? 60_000,
+        async work() {
+          const count = await services.intents.expireDue();
+          if (count > 0) log.info({ event: "intents.expired", count }, "intents expired");
+          await push.sweep();
+          await services.consent.sendDueDigests();
+          await oauth?.purgeExpired();
+        },
+        onError: (error) => log.error({ event: "intents.expire_failed", error: error.name }, error.message),
+      });
+      await background.tick();
+      worker = delivery.worker();
+      worker.start();
+    }
 
     const servers = holderNodeServers(app.fetch, oauth, options.accessLog === false ? undefined : accessLog);
     const handler = mcp;

@@ -98,6 +98,8 @@ export async function catalogueCommand(args: readonly string[], io: Io): Promise
     ...(settings.smtp === undefined ? {} : { smtp: settings.smtp }),
     ...(settings.mailFrom === undefined ? {} : { mailFrom: settings.mailFrom }),
     demo: false,
+    // The serve processes deliver the doorbells this import queues, under their egress policy.
+    background: false,
     ...(settings.digestWindowMs === undefined ? {} : { config: { digestWindowMs: settings.digestWindowMs } }),
     env: io.env,
     log: holderLogger(io, "warn"),
