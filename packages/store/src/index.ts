@@ -4,6 +4,7 @@ export {
   type Generated,
   type Insertable,
   type Kysely,
+  PostgresAdapter,
   type Selectable,
   sql,
   type Transaction,

@@ -1,4 +1,4 @@
-import { type Database, type DialectName, type Kysely, sql } from "@doorbell/store";
+import { type Database, type DialectName, type Kysely, PostgresAdapter, sql } from "@doorbell/store";
 import type { Offer } from "../domain/types.js";
 import { offerFromRow } from "../offers/rows.js";
 import type { HolderTables, IntentRow, OfferRow } from "../schema.js";
@@ -86,6 +86,7 @@ const NOTE_AFTER_CANDIDATES = 64;
 export function readStatement(db: Kysely<HolderTables>): CompiledQuery {
   let query = compiled.get(db);
   if (query === undefined) {
+    const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
     // Sentinel parameters, swapped for each call's values (see PARAMETER): the id, `from`, and the
     // position read after (its deliveredAt and seq).
     const id = sql`${PARAMETER.id}`;
@@ -95,10 +96,10 @@ export function readStatement(db: Kysely<HolderTables>): CompiledQuery {
     // The intent's note applies to this read (see NOTE_AFTER_CANDIDATES): never null.
     const noted = sql`(case when i.scan_since = i.matching_since and (${afterAt} > i.scan_newest_at
       or (${afterAt} = i.scan_newest_at and ${afterSeq} >= i.scan_newest_seq)) then 1 else 0 end) = 1`;
-    const catalogue = (region: ReturnType<typeof sql>) => sql`select o.*, 0 as from_replies, ${INTENT_COLUMNS}
-      from holder_intents as i
-      join holder_offers as o on o.category = i.category and o.country = i.country ${region}
-      where i.id = ${id} and i.matching_since is not null and o.source_kind = 'catalogue'
+    const fits = (
+      region: ReturnType<typeof sql>,
+    ) => sql`o.category = i.category and o.country = i.country ${region}
+        and o.source_kind = 'catalogue'
         and o.matched_at >= (case
           when ${noted} and i.scan_to_at > ${from} then i.scan_to_at
           when ${from} <= i.matching_since then 0
@@ -106,6 +107,22 @@ export function readStatement(db: Kysely<HolderTables>): CompiledQuery {
         and not (${noted} and o.match_seq <= i.scan_to_seq)
         and (i.budget_currency is null
           or (o.price_currency = i.budget_currency and o.price_amount <= i.budget_amount))`;
+    // PostgreSQL plans a join of the one intent with the offers as a hash join over every offer of
+    // its category and country (the lower bound on matched_at depends on the intent's columns, so
+    // it cannot bound an index scan there): a pull then cost as much as the catalogue was long.
+    // LATERAL makes the intent's columns parameters of the offers' scan, which the (category,
+    // country[, region], matched_at) index then bounds; `offset 0` keeps the planner from pulling
+    // the subquery back up into that same join. SQLite's nested loop does this already.
+    const catalogue = (region: ReturnType<typeof sql>) =>
+      postgres
+        ? sql`select o.*, 0 as from_replies, ${INTENT_COLUMNS}
+      from holder_intents as i
+      cross join lateral (select * from holder_offers as o where ${fits(region)} offset 0) as o
+      where i.id = ${id} and i.matching_since is not null`
+        : sql`select o.*, 0 as from_replies, ${INTENT_COLUMNS}
+      from holder_intents as i
+      join holder_offers as o on ${fits(region)}
+      where i.id = ${id} and i.matching_since is not null`;
     // Two branches, so that an intent naming a region reads only that region's arrivals.
     query = sql`${catalogue(sql`and i.region is not null and o.region = i.region`)}
       union all
@@ -121,6 +138,21 @@ export function readStatement(db: Kysely<HolderTables>): CompiledQuery {
   return query;
 }
 
+/** The read statement with one call's values: intent `intentId`, matches strictly after `after`. */
+export function boundRead(db: Kysely<HolderTables>, intentId: string, after: MatchPosition): CompiledQuery {
+  const statement = readStatement(db);
+  // The earliest deliveredAt a match after `after` can have (ms are whole: strictly after a
+  // `since` is from the next one).
+  const from = after.id === Number.POSITIVE_INFINITY ? after.at + 1 : after.at;
+  const values = new Map<unknown, unknown>([
+    [PARAMETER.id, intentId],
+    [PARAMETER.from, from],
+    [PARAMETER.afterAt, after.at],
+    [PARAMETER.afterSeq, Math.min(after.id, Number.MAX_SAFE_INTEGER)],
+  ]);
+  return { ...statement, parameters: statement.parameters.map((value) => values.get(value)) };
+}
+
 /** The matches of intent `intentId` strictly after `after`, oldest first. */
 export async function readMatches(
   db: Kysely<HolderTables>,
@@ -128,19 +160,8 @@ export async function readMatches(
   after: MatchPosition,
   read: ReadCompiled = async (query) => (await db.executeQuery(query)).rows,
 ): Promise<ReadMatch[]> {
-  const statement = readStatement(db);
-  // The earliest deliveredAt a match after `after` can have (ms are whole: strictly after a
-  // `since` is from the next one).
-  const from = after.id === Number.POSITIVE_INFINITY ? after.at + 1 : after.at;
   const afterSeq = Math.min(after.id, Number.MAX_SAFE_INTEGER);
-  const values = new Map<unknown, unknown>([
-    [PARAMETER.id, intentId],
-    [PARAMETER.from, from],
-    [PARAMETER.afterAt, after.at],
-    [PARAMETER.afterSeq, afterSeq],
-  ]);
-  const parameters = statement.parameters.map((value) => values.get(value));
-  const rows = (await read({ ...statement, parameters })) as Row[];
+  const rows = (await read(boundRead(db, intentId, after))) as Row[];
   const first = rows[0];
   if (first === undefined) return [];
   const intent = {
