@@ -15,8 +15,13 @@ describe("admission", () => {
     const first = await admission.enter();
     const second = await admission.enter();
     const order: string[] = [];
-    const third = admission.enter().then((release) => (order.push("third"), release));
-    const fourth = admission.enter().then((release) => (order.push("fourth"), release));
+    const inTurn = (name: string) =>
+      admission.enter().then((release) => {
+        order.push(name);
+        return release;
+      });
+    const third = inTurn("third");
+    const fourth = inTurn("fourth");
     expect(await admission.enter()).toBeUndefined(); // the room is full
     expect([admission.active, admission.queued]).toEqual([2, 2]);
 
@@ -111,7 +116,9 @@ describe("an MCP endpoint with room for 2 requests and 1 waiting", () => {
     const refused = await call(ep, "d");
     expect(refused.status).toBe(503);
     expect(refused.headers.get("retry-after")).toBe("1");
-    expect(await refused.json()).toMatchObject({ error: { message: "the holder is busy; retry in a second" } });
+    expect(await refused.json()).toMatchObject({
+      error: { message: "the holder is busy; retry in a second" },
+    });
     expect(started).toEqual(["a", "b"]); // c waits for a place, d never ran
 
     open("a");
@@ -128,7 +135,12 @@ describe("an MCP endpoint with room for 2 requests and 1 waiting", () => {
     const { endpoint: ep, open, gates } = gatedEndpoint();
     const streams: Response[] = [];
     for (const id of ["l1", "l2", "l3"]) {
-      const response = await post(ep, "subscriptions/listen", { notifications: { toolsListChanged: true } }, id);
+      const response = await post(
+        ep,
+        "subscriptions/listen",
+        { notifications: { toolsListChanged: true } },
+        id,
+      );
       expect(response.status).toBe(200);
       streams.push(response);
     }
