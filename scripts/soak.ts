@@ -98,6 +98,16 @@ function rss(pid: number | undefined): number | undefined {
     return undefined;
   }
 }
+/** The JavaScript heap in use of the serve process on `port`, from its /metrics (loopback). */
+async function heapUsed(port: number): Promise<number | undefined> {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const value = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1];
+    return value === undefined ? undefined : Number(value);
+  } catch {
+    return undefined;
+  }
+}
 const mb = (bytes: number | undefined) =>
   bytes === undefined ? "gone" : `${(bytes / 2 ** 20).toFixed(1)} MB`;
 
@@ -246,6 +256,8 @@ try {
           ...common,
           "--webhook-policy",
           "development",
+          // GET /metrics on loopback: the soak reads each process's heap there.
+          "--metrics",
           "--trust-proxy",
           "127.0.0.1/32",
           // The soak measures the holder, not its limits: each client may pull at its full rate.
@@ -349,6 +361,9 @@ try {
   // a hundred MB and more, so one reading at each end says little; the medians of the first and
   // the last quarter of the samples move only when the memory kept grows.
   const rssSamples: number[][] = measured.map(() => []);
+  // And the heap in use of each serve process: memory the program keeps, apart from the
+  // allocator's and V8's reserves that RSS also counts.
+  const heapSamples: number[][] = serves.map(() => []);
   let lastSample = 0;
   let nextPerson = 0;
 
@@ -389,6 +404,11 @@ try {
       for (const [i, p] of measured.entries()) {
         const bytes = rss(p.child.pid);
         if (bytes !== undefined) rssSamples[i]?.push(bytes);
+      }
+      for (const [i, port] of ports.entries()) {
+        void heapUsed(port).then((bytes) => {
+          if (bytes !== undefined) heapSamples[i]?.push(bytes);
+        });
       }
     }
     const due = Math.floor(((now - loadStarted) / 1000) * PULLS_PER_SECOND);
@@ -514,6 +534,13 @@ try {
       [...values].sort((a, b) => a - b),
       50,
     );
+  /** The medians of the first and the last quarter of a series, and how far the second is from the first. */
+  const quarters = (samples: readonly number[]) => {
+    const quarter = Math.max(1, Math.floor(samples.length / 4));
+    const first = median(samples.slice(0, quarter));
+    const last = median(samples.slice(-quarter));
+    return { first, last, drift: ((last - first) / first) * 100 };
+  };
   const signed = (drift: number) =>
     Number.isFinite(drift) ? `${drift >= 0 ? "+" : ""}${drift.toFixed(1)} %` : "n/a";
   let worstDrift = 0;
@@ -525,13 +552,19 @@ try {
       before !== undefined && after !== undefined ? ((after - before) / before) * 100 : Number.NaN;
     if (Number.isFinite(drift)) worstDrift = Math.max(worstDrift, drift);
     const samples = rssSamples[i] ?? [];
-    const quarter = Math.max(1, Math.floor(samples.length / 4));
-    const first = median(samples.slice(0, quarter));
-    const last = median(samples.slice(-quarter));
-    const medianDrift = ((last - first) / first) * 100;
+    const { first, last, drift: medianDrift } = quarters(samples);
     if (Number.isFinite(medianDrift)) worstMedianDrift = Math.max(worstMedianDrift, medianDrift);
     say(
       `  ${p.name}: ${mb(before)} → ${mb(after)} (${signed(drift)}); ${mb(first)} → ${mb(last)} (${signed(medianDrift)}), ` +
+        `range ${mb(Math.min(...samples))}–${mb(Math.max(...samples))} over ${samples.length} samples`,
+    );
+  }
+  say("JavaScript heap in use, median of the first → last quarter of the 5 s samples (drift):");
+  for (const [i, p] of serves.entries()) {
+    const samples = heapSamples[i] ?? [];
+    const { first, last, drift } = quarters(samples);
+    say(
+      `  ${p.name}: ${mb(first)} → ${mb(last)} (${signed(drift)}), ` +
         `range ${mb(Math.min(...samples))}–${mb(Math.max(...samples))} over ${samples.length} samples`,
     );
   }

@@ -57,6 +57,9 @@ describe("doorbell serve: startup refusals", () => {
     [["--digest-window", "15m"], /--digest-window takes whole minutes from 0 to 1440/],
     [["--digest-window=-1"], /--digest-window takes whole minutes/],
     [["--digest-window", "1441"], /--digest-window takes whole minutes/],
+    [["--mcp-concurrency", "0"], /--mcp-concurrency takes a whole number from 1 to 100000/],
+    [["--mcp-concurrency", "ten"], /--mcp-concurrency takes a whole number/],
+    [["--mcp-queue=-1"], /--mcp-queue takes a whole number from 0 to 100000/],
   ])("%j exits 2 with a plain reason", async (args, reason) => {
     const t = captureIo({ DOORBELL_DATA_DIR: mkdtempSync(join(tmpdir(), "doorbell-cli-")) });
     expect(await run(["serve", ...args], t.io)).toBe(2);
@@ -96,6 +99,7 @@ describe("doorbell serve: the summary and the limits", () => {
     const t = captureIo({
       DOORBELL_LIMITS: "mail.recipient=1/600, oauth.register=2/60",
       DOORBELL_DIGEST_WINDOW_MINUTES: "5",
+      DOORBELL_MCP_QUEUE: "0",
     });
     let holder: Holder | undefined;
     const { code, failure } = await runUntilChecked(
@@ -109,6 +113,8 @@ describe("doorbell serve: the summary and the limits", () => {
             "--no-demo",
             "--trust-proxy",
             "10.0.0.0/8,fd00::/8",
+            "--mcp-concurrency",
+            "4",
           ],
           t.io,
           {
@@ -128,6 +134,7 @@ describe("doorbell serve: the summary and the limits", () => {
         expect(holder?.limits.clientKey("10.1.2.3", headers)).toBe("2001:db8:5:6::/64");
         expect(holder?.limits.clientKey("192.0.2.9", headers)).toBe("192.0.2.9");
         expect(holder?.context.config.digestWindowMs).toBe(5 * 60_000);
+        expect(holder?.mcp.admission.limits).toEqual({ concurrent: 4, waiting: 0 });
       },
     );
     if (failure !== undefined) throw failure;
@@ -136,6 +143,7 @@ describe("doorbell serve: the summary and the limits", () => {
       /Egress +DEVELOPMENT policy: doorbells and client metadata fetches may go to http and loopback/,
     );
     expect(t.out()).toMatch(/Match digests +at most one per intent every 5 minutes/);
+    expect(t.out()).toMatch(/MCP admission +4 requests at once per process, 0 waiting; then 503/);
     expect(t.out()).toMatch(
       /Client address +from Forwarded \/ X-Forwarded-For when sent by 10\.0\.0\.0\/8, fd00::\/8/,
     );

@@ -64,7 +64,7 @@ import {
 } from "./limits/index.js";
 import { SMTP_CONNECTIONS, type SmtpMailer } from "./mail/smtp.js";
 import { createMatchingService, type MatchingService } from "./matching/service.js";
-import type { McpHandler, McpHandlerOptions } from "./mcp/handler.js";
+import type { HolderMcpEndpoint, McpHandlerOptions } from "./mcp/handler.js";
 import {
   assistantsOfIntent,
   createHolderOAuth,
@@ -297,7 +297,7 @@ export interface Holder {
   readonly delivery: DeliveryEngine;
   /** The MCP Events server of the MCP endpoint, unless `events: false`. */
   readonly events: HolderEvents | undefined;
-  readonly mcp: McpHandler;
+  readonly mcp: HolderMcpEndpoint;
   readonly summary: HolderSummary;
   /**
    * Issue #14 item 1: the client address of a request (trust-proxy aware, IPv6 by /64) and the
@@ -335,7 +335,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
   });
   const store = (await openDatabase({ url: databaseUrl })) as unknown as Database<HolderTables>;
   let smtp: SmtpMailer | undefined;
-  let mcp: McpHandler | undefined;
+  let mcp: HolderMcpEndpoint | undefined;
   let worker: Worker | undefined;
   let background: Background | undefined;
   let feed: IntentFeed | undefined;
@@ -438,7 +438,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       changes.listen(events);
     }
 
-    mcp = createHolderMcp(services, {
+    const endpoint = createHolderMcp(services, {
       ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
       publicUrl,
       clock,
@@ -448,6 +448,8 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       ...(events === undefined ? {} : { events }),
       ...(oauth === undefined ? {} : { oauth }),
     });
+    mcp = endpoint;
+    metrics.watchAdmission(endpoint.admission);
     const accessLog = createAccessLogger(log, metrics);
     const app = createHolderApp({
       config,

@@ -120,6 +120,7 @@ describe("an MCP endpoint with room for 2 requests and 1 waiting", () => {
       error: { message: "the holder is busy; retry in a second" },
     });
     expect(started).toEqual(["a", "b"]); // c waits for a place, d never ran
+    expect([ep.admission.active, ep.admission.queued, ep.admission.refused]).toEqual([2, 1, 1]);
 
     open("a");
     expect(await (await a).text()).toContain("done a");

@@ -187,6 +187,15 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       sample(text, "doorbell_http_requests_total", { route: "/notifications/:token", status: "2xx" }),
     ).toBe(1);
     expect(sample(text, "doorbell_http_requests_total", { route: "/metrics", status: "4xx" })).toBe(2);
+    // Admission and memory, read at the scrape: nothing is being served or waits now.
+    expect(sample(text, "doorbell_mcp_requests_active")).toBe(0);
+    expect(sample(text, "doorbell_mcp_requests_waiting")).toBe(0);
+    expect(sample(text, "doorbell_mcp_requests_refused_total")).toBe(0);
+    expect(sample(text, "process_resident_memory_bytes")).toBeGreaterThan(10 * 2 ** 20);
+    expect(sample(text, "nodejs_heap_size_used_bytes")).toBeGreaterThan(0);
+    expect(sample(text, "nodejs_heap_size_total_bytes")).toBeGreaterThanOrEqual(
+      sample(text, "nodejs_heap_size_used_bytes") as number,
+    );
 
     const endpointPort = new URL(endpoint.url).port;
     const canaries = [

@@ -1,7 +1,9 @@
 import path from "node:path";
 import {
+  type AdmissionLimits,
   chooseLogFormat,
   createHolderLogger,
+  DEFAULT_ADMISSION,
   type LimitBucket,
   type LimitRule,
   type LogFormat,
@@ -38,6 +40,8 @@ export const ENV = {
   limits: "DOORBELL_LIMITS",
   checkOrigins: "DOORBELL_CHECK_ORIGINS",
   digestWindow: "DOORBELL_DIGEST_WINDOW_MINUTES",
+  mcpConcurrency: "DOORBELL_MCP_CONCURRENCY",
+  mcpQueue: "DOORBELL_MCP_QUEUE",
 } as const;
 
 export const sharedOptions = {
@@ -205,4 +209,35 @@ function digestWindowSetting(value: string | undefined, io: Io): number | undefi
     );
   }
   return minutes * 60_000;
+}
+
+/**
+ * Issue #14: `--mcp-concurrency N` (MCP requests served at once per process) and `--mcp-queue N`
+ * (requests that may wait for a turn before the rest get 503), else their variables.
+ */
+export function admissionSettings(
+  values: { "mcp-concurrency"?: string | undefined; "mcp-queue"?: string | undefined },
+  io: Io,
+): AdmissionLimits {
+  const read = (flag: string, variable: string, given: string | undefined, min: number, fallback: number) => {
+    const text = empty(given) ?? empty(io.env[variable]);
+    if (text === undefined) return fallback;
+    const n = /^\d{1,6}$/.test(text) ? Number(text) : Number.NaN;
+    if (!(n >= min && n <= 100_000)) {
+      throw new UsageError(
+        `${flag} takes a whole number from ${min} to 100000 (${variable}), not ${JSON.stringify(text)}`,
+      );
+    }
+    return n;
+  };
+  return {
+    concurrent: read(
+      "--mcp-concurrency",
+      ENV.mcpConcurrency,
+      values["mcp-concurrency"],
+      1,
+      DEFAULT_ADMISSION.concurrent,
+    ),
+    waiting: read("--mcp-queue", ENV.mcpQueue, values["mcp-queue"], 0, DEFAULT_ADMISSION.waiting),
+  };
 }

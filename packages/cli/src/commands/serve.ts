@@ -1,6 +1,7 @@
 import { createHolder, type Holder } from "@doorbell/holder";
 import { type Io, UsageError } from "../io.js";
 import {
+  admissionSettings,
   checkOriginSettings,
   ENV,
   holderLogger,
@@ -39,6 +40,9 @@ a local mailbox page. With no flags: a SQLite file under .doorbell, the demo cat
   --limit B=N/SECONDS   change a shared limit, e.g. mail.recipient=3/3600 (repeatable; ${ENV.limits},
                         comma-separated). Limits: mail.recipient, mail.client, mail.interaction,
                         oauth.register, mcp.session, mcp.tool
+  --mcp-concurrency N   MCP requests one process serves at once (default 32; ${ENV.mcpConcurrency})
+  --mcp-queue N         MCP requests that may wait for a turn; past them a request gets 503 with
+                        Retry-After: 1 (default 1024; ${ENV.mcpQueue})
   --metrics             serve GET /metrics (Prometheus text). A holder reachable beyond this
                         machine needs DOORBELL_METRICS_TOKEN (scrapers send it as a bearer token);
                         setting the token turns metrics on
@@ -56,6 +60,8 @@ const options = {
   "trust-proxy": { type: "string", multiple: true },
   "check-origin": { type: "string", multiple: true },
   limit: { type: "string", multiple: true },
+  "mcp-concurrency": { type: "string" },
+  "mcp-queue": { type: "string" },
   metrics: { type: "boolean" },
 } as const;
 
@@ -87,6 +93,7 @@ export async function serveCommand(
       : undefined;
   const { trustProxy, limits } = limitSettings(values, io);
   const checkOrigins = checkOriginSettings(values, io);
+  const admission = admissionSettings(values, io);
   if (settings.smtp === undefined && !isLoopbackAddress(listen.host)) {
     // Issue #16 item 7: a refusal of the settings, in one line, before anything starts.
     io.stderr(
@@ -106,6 +113,7 @@ export async function serveCommand(
     ...(trustProxy.length === 0 ? {} : { trustProxy }),
     ...(checkOrigins.length === 0 ? {} : { checkTrustedOrigins: checkOrigins }),
     limits,
+    mcp: { admission },
     ...(settings.digestWindowMs === undefined ? {} : { config: { digestWindowMs: settings.digestWindowMs } }),
     env: io.env,
     log,
@@ -150,6 +158,10 @@ export async function serveCommand(
       s.digestWindowMs === 0
         ? "each import's matches mailed at once (--digest-window 0)"
         : `at most one per intent every ${s.digestWindowMs / 60_000} minutes (--digest-window)`,
+    ],
+    [
+      "MCP admission",
+      `${admission.concurrent.toLocaleString("en-US")} requests at once per process, ${admission.waiting.toLocaleString("en-US")} waiting; then 503 (--mcp-concurrency, --mcp-queue)`,
     ],
     [
       "Egress",

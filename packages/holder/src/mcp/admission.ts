@@ -17,12 +17,18 @@ export interface Admission {
   readonly active: number;
   /** Requests waiting for a turn. */
   readonly queued: number;
+  /** Requests refused since the start because the queue was full. */
+  readonly refused: number;
+  readonly limits: Readonly<AdmissionLimits>;
 }
 
 export interface AdmissionLimits {
   concurrent: number;
   waiting: number;
 }
+
+/** A process's default: enough to keep two cores busy, and a queue that absorbs a burst. */
+export const DEFAULT_ADMISSION: Readonly<AdmissionLimits> = Object.freeze({ concurrent: 32, waiting: 1024 });
 
 export function createAdmission({ concurrent, waiting }: AdmissionLimits): Admission {
   if (!Number.isInteger(concurrent) || concurrent < 1) {
@@ -32,6 +38,7 @@ export function createAdmission({ concurrent, waiting }: AdmissionLimits): Admis
     throw new RangeError("waiting requests must be a whole number of at least 0");
   }
   let active = 0;
+  let refused = 0;
   const turns: (() => void)[] = [];
 
   // A finished request hands its place straight to the oldest waiting one, so `active` never
@@ -53,7 +60,10 @@ export function createAdmission({ concurrent, waiting }: AdmissionLimits): Admis
         active++;
         return releaser();
       }
-      if (turns.length >= waiting) return undefined;
+      if (turns.length >= waiting) {
+        refused++;
+        return undefined;
+      }
       await new Promise<void>((resolve) => turns.push(resolve));
       return releaser();
     },
@@ -63,5 +73,9 @@ export function createAdmission({ concurrent, waiting }: AdmissionLimits): Admis
     get queued() {
       return turns.length;
     },
+    get refused() {
+      return refused;
+    },
+    limits: Object.freeze({ concurrent, waiting }),
   };
 }

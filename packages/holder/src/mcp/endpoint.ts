@@ -24,7 +24,7 @@ import {
   type ServerNotifier,
 } from "@modelcontextprotocol/server";
 import { type Logger, pino } from "pino";
-import { type AdmissionLimits, createAdmission } from "./admission.js";
+import { type Admission, type AdmissionLimits, createAdmission, DEFAULT_ADMISSION } from "./admission.js";
 import { jsonRpcError, paramsError, readJsonBody } from "./json-rpc.js";
 import { createLegacySessions, type LegacySessionLimits, type LegacySessions } from "./legacy-sessions.js";
 import { createOriginGuard } from "./origin-guard.js";
@@ -150,6 +150,8 @@ export interface McpEndpoint<S> extends McpHandler {
   sessions: LegacySessions<S>["sessions"];
   /** Change notifications for modern `subscriptions/listen` streams. */
   readonly notify: ServerNotifier;
+  /** The requests served, waiting and refused now (for /metrics). */
+  readonly admission: Admission;
 }
 
 /** The part of the SDK's handler the endpoint calls for a modern request. */
@@ -159,7 +161,6 @@ export interface ModernHandler {
 }
 
 const DEFAULT_TOOL_LIMIT: RateLimit = { capacity: 60, refillPerSecond: 5 };
-const DEFAULT_ADMISSION: AdmissionLimits = { concurrent: 32, waiting: 1024 };
 /** `resources/read` and the lists of the modern era: the same for every caller of the holder. */
 const PUBLIC_LISTS = { ttlMs: 300_000, cacheScope: "public" } as const;
 
@@ -312,6 +313,7 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
     sessionCount: { get: () => legacy.size },
     sessions: { value: legacy.sessions },
     notify: { value: modern.notify },
+    admission: { value: admission },
   });
   return endpoint;
 }

@@ -1,3 +1,4 @@
+export { type Admission, type AdmissionLimits, DEFAULT_ADMISSION } from "./admission.js";
 export { type FetchLike, scopedSignalFetch } from "./client-fetch.js";
 export {
   createMcpEndpoint,

@@ -10,6 +10,7 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { OfferService } from "../domain/services.js";
 import type { Mailer } from "../mail/mailer.js";
+import type { Admission } from "../mcp/admission.js";
 
 export interface HolderMetrics {
   readonly registry: Registry;
@@ -26,6 +27,8 @@ export interface HolderMetrics {
   countImports(offers: OfferService): OfferService;
   /** Samples the age of the oldest doorbell still waiting (ms) at each scrape. */
   watchPendingAge(sample: () => Promise<number>): void;
+  /** Samples the MCP requests served, waiting and refused at each scrape (admission.ts). */
+  watchAdmission(admission: Admission): void;
   /** Adds another registry's metrics (the delivery engine's) to every scrape. */
   include(other: Registry): void;
   /** The text exposition of these metrics and of the included registries. */
@@ -51,6 +54,29 @@ function boundedLabel(shape = LABEL_SHAPE): (value: string) => string {
 }
 
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
+/**
+ * The process's memory at each scrape, under the names Prometheus' Node.js clients use, so the
+ * usual dashboards read them. Sampled only when scraped: nothing runs between scrapes.
+ */
+function processMemoryGauges(registers: Registry[]): void {
+  const memory: [name: string, help: string, read: (m: NodeJS.MemoryUsage) => number][] = [
+    ["process_resident_memory_bytes", "Resident memory size in bytes.", (m) => m.rss],
+    ["nodejs_heap_size_total_bytes", "Process heap size from Node.js in bytes.", (m) => m.heapTotal],
+    ["nodejs_heap_size_used_bytes", "Process heap size used from Node.js in bytes.", (m) => m.heapUsed],
+    ["nodejs_external_memory_bytes", "Node.js external memory size in bytes.", (m) => m.external],
+  ];
+  for (const [name, help, read] of memory) {
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.set(read(process.memoryUsage()));
+      },
+    });
+  }
+}
 
 export function createHolderMetrics(): HolderMetrics {
   const registry = new Registry();
@@ -113,6 +139,35 @@ export function createHolderMetrics(): HolderMetrics {
       if (pendingAge !== undefined) this.set((await pendingAge()) / 1000);
     },
   });
+  let admission: Admission | undefined;
+  new Gauge({
+    name: "doorbell_mcp_requests_active",
+    help: "MCP requests this process is serving now.",
+    registers,
+    collect() {
+      this.set(admission?.active ?? 0);
+    },
+  });
+  new Gauge({
+    name: "doorbell_mcp_requests_waiting",
+    help: "MCP requests waiting for a turn in this process.",
+    registers,
+    collect() {
+      this.set(admission?.queued ?? 0);
+    },
+  });
+  let refusedSeen = 0;
+  new Counter({
+    name: "doorbell_mcp_requests_refused_total",
+    help: "MCP requests answered 503 because this process's queue was full.",
+    registers,
+    collect() {
+      const refused = admission?.refused ?? 0;
+      this.inc(refused - refusedSeen);
+      refusedSeen = refused;
+    },
+  });
+  processMemoryGauges(registers);
   const tool = boundedLabel();
   const outcome = boundedLabel();
   const route = boundedLabel(ROUTE_SHAPE);
@@ -174,6 +229,9 @@ export function createHolderMetrics(): HolderMetrics {
     },
     watchPendingAge(sample) {
       pendingAge = sample;
+    },
+    watchAdmission(watched) {
+      admission = watched;
     },
     include(other) {
       others.push(other);
