@@ -5,9 +5,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createAdmission } from "../src/mcp/admission.js";
 import { createMcpEndpoint, type McpEndpoint } from "../src/mcp/endpoint.js";
+import { modernPost } from "./mcp-harness.js";
 
 const PUBLIC_URL = "http://127.0.0.1:9";
-const MODERN = "2026-07-28";
 
 describe("admission", () => {
   it("serves the limit at once, then lets waiting requests in in arrival order, and refuses past the room", async () => {
@@ -75,31 +75,7 @@ describe("an MCP endpoint with room for 2 requests and 1 waiting", () => {
   }
 
   const post = (ep: McpEndpoint<undefined>, method: string, params: Record<string, unknown>, id: string) =>
-    ep(
-      new Request(`${PUBLIC_URL}/mcp`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": MODERN,
-          "mcp-method": method,
-          ...(method === "tools/call" ? { "mcp-name": params.name as string } : {}),
-        },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id,
-          method,
-          params: {
-            ...params,
-            _meta: {
-              "io.modelcontextprotocol/protocolVersion": MODERN,
-              "io.modelcontextprotocol/clientCapabilities": {},
-            },
-          },
-        }),
-      }),
-      { clientAddress: "127.0.0.1" },
-    );
+    ep(new Request(`${PUBLIC_URL}/mcp`, modernPost(method, params, { id })), { clientAddress: "127.0.0.1" });
   const call = (ep: McpEndpoint<undefined>, name: string) =>
     post(ep, "tools/call", { name: "wait", arguments: { name } }, name);
   const until = async (check: () => boolean) => {

@@ -311,6 +311,39 @@ export const MCP_HEADERS = {
   accept: "application/json, text/event-stream",
 };
 
+export const MODERN_VERSION = "2026-07-28";
+
+/**
+ * The method and headers of one raw MCP 2026-07-28 POST: the standard headers (Mcp-Name from
+ * params.name or params.uri) and the per-request `_meta`. `headers` override the well-formed
+ * ones, undefined removing one; `version` is the one `_meta` claims.
+ */
+export function modernPost(
+  method: string,
+  params: Record<string, unknown> = {},
+  options: { id?: string | number; headers?: Record<string, string | undefined>; version?: string } = {},
+): { method: "POST"; headers: Record<string, string>; body: string } {
+  const name = (params.name ?? params.uri) as string | undefined;
+  const all: Record<string, string | undefined> = {
+    ...MCP_HEADERS,
+    "mcp-protocol-version": MODERN_VERSION,
+    "mcp-method": method,
+    ...(name === undefined ? {} : { "mcp-name": name }),
+    ...options.headers,
+  };
+  const meta = {
+    "io.modelcontextprotocol/protocolVersion": options.version ?? MODERN_VERSION,
+    "io.modelcontextprotocol/clientCapabilities": {},
+  };
+  return {
+    method: "POST",
+    headers: Object.fromEntries(
+      Object.entries(all).filter((entry): entry is [string, string] => entry[1] !== undefined),
+    ),
+    body: JSON.stringify({ jsonrpc: "2.0", id: options.id ?? 1, method, params: { _meta: meta, ...params } }),
+  };
+}
+
 /** One request with node:http, so Host and every other header are exactly as given. */
 export function rawRequest(
   url: URL,

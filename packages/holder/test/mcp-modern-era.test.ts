@@ -6,7 +6,7 @@ import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMcpHandler } from "../src/mcp/handler.js";
 import { TOOL_NAMES } from "../src/mcp/tools.js";
-import { basicPublish, ok, refused, startHolder, type TestHolder } from "./mcp-harness.js";
+import { basicPublish, modernPost, ok, refused, startHolder, type TestHolder } from "./mcp-harness.js";
 
 const MODERN = "2026-07-28";
 const META = {
@@ -28,27 +28,7 @@ async function modern(
   headers: Record<string, string | undefined> = {},
   version = MODERN,
 ): Promise<RpcAnswer> {
-  const name = (params.name ?? params.uri) as string | undefined;
-  const all: Record<string, string | undefined> = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-    "mcp-protocol-version": MODERN,
-    "mcp-method": method,
-    ...(name === undefined ? {} : { "mcp-name": name }),
-    ...headers,
-  };
-  const response = await fetch(url, {
-    method: "POST",
-    headers: Object.fromEntries(
-      Object.entries(all).filter((entry): entry is [string, string] => entry[1] !== undefined),
-    ),
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 7,
-      method,
-      params: { _meta: { ...META, "io.modelcontextprotocol/protocolVersion": version }, ...params },
-    }),
-  });
+  const response = await fetch(url, modernPost(method, params, { id: 7, headers, version }));
   const text = await response.text();
   // A response may be one JSON body or an SSE stream with one message.
   const json = text.startsWith("{") ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? "{}");

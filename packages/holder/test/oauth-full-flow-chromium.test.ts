@@ -25,6 +25,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
 import { chromiumSuite, launchChromium, navigates } from "./chromium.js";
+import { modernPost } from "./mcp-harness.js";
 import {
   closeHolders,
   EMAIL,
@@ -214,29 +215,13 @@ describe.runIf(withChromium)("the OAuth flow with the SDK's client and headless 
           expect(refusal, name).toMatch(/^refused: .*sign in with OAuth/);
           expect(refusal).not.toContain("Octavia");
         }
-        const raw = await fetch(mcpUrl, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            accept: "application/json, text/event-stream",
-            "mcp-protocol-version": "2026-07-28",
-            "mcp-method": "tools/call",
-            "mcp-name": "intent_update_intent",
-          },
-          body: JSON.stringify({
-            jsonrpc: "2.0",
-            id: 1,
-            method: "tools/call",
-            params: {
-              _meta: {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-              },
-              name: "intent_update_intent",
-              arguments: { id: published.intent.id, statement: "changed" },
-            },
+        const raw = await fetch(
+          mcpUrl,
+          modernPost("tools/call", {
+            name: "intent_update_intent",
+            arguments: { id: published.intent.id, statement: "changed" },
           }),
-        });
+        );
         expect(raw.status).toBe(401);
         expect(raw.headers.get("www-authenticate")).toMatch(
           /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp", scope="intents:manage"/,

@@ -15,6 +15,7 @@ import {
   basicPublish,
   call,
   MINUTE,
+  modernPost,
   octavia,
   ok,
   type Published,
@@ -245,26 +246,12 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       const uri = `isto-intents://subscription/${live.subscriptionId}`;
       const controller = new AbortController();
       const response = await fetch(h.mcpUrl, {
-        method: "POST",
+        ...modernPost(
+          "subscriptions/listen",
+          { notifications: { resourceSubscriptions: [uri] } },
+          { id: "listen-1" },
+        ),
         signal: controller.signal,
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2026-07-28",
-          "mcp-method": "subscriptions/listen",
-        },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: "listen-1",
-          method: "subscriptions/listen",
-          params: {
-            _meta: {
-              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-              "io.modelcontextprotocol/clientCapabilities": {},
-            },
-            notifications: { resourceSubscriptions: [uri] },
-          },
-        }),
       });
       expect(response.status).toBe(200);
       const reader = (response.body as ReadableStream<Uint8Array>).getReader();

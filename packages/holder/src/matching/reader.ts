@@ -138,6 +138,9 @@ export function readStatement(db: Kysely<HolderTables>): CompiledQuery {
   return query;
 }
 
+/** A position's seq as the database compares it (the end of a page is Infinity). */
+const seqOf = (after: MatchPosition): number => Math.min(after.id, Number.MAX_SAFE_INTEGER);
+
 /** The read statement with one call's values: intent `intentId`, matches strictly after `after`. */
 export function boundRead(db: Kysely<HolderTables>, intentId: string, after: MatchPosition): CompiledQuery {
   const statement = readStatement(db);
@@ -148,7 +151,7 @@ export function boundRead(db: Kysely<HolderTables>, intentId: string, after: Mat
     [PARAMETER.id, intentId],
     [PARAMETER.from, from],
     [PARAMETER.afterAt, after.at],
-    [PARAMETER.afterSeq, Math.min(after.id, Number.MAX_SAFE_INTEGER)],
+    [PARAMETER.afterSeq, seqOf(after)],
   ]);
   return { ...statement, parameters: statement.parameters.map((value) => values.get(value)) };
 }
@@ -160,7 +163,6 @@ export async function readMatches(
   after: MatchPosition,
   read: ReadCompiled = async (query) => (await db.executeQuery(query)).rows,
 ): Promise<ReadMatch[]> {
-  const afterSeq = Math.min(after.id, Number.MAX_SAFE_INTEGER);
   const rows = (await read(boundRead(db, intentId, after))) as Row[];
   const first = rows[0];
   if (first === undefined) return [];
@@ -195,7 +197,7 @@ export async function readMatches(
   }
   matches.sort((a, b) => a.position.at - b.position.at || a.position.id - b.position.id);
   if (rows.length > NOTE_AFTER_CANDIDATES) {
-    const newest = matches.at(-1)?.position ?? { at: after.at, id: afterSeq };
+    const newest = matches.at(-1)?.position ?? { at: after.at, id: seqOf(after) };
     await leaveNote(db, first, since, newest);
   }
   return matches;

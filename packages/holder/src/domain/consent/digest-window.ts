@@ -28,32 +28,30 @@ export function withinWindow(ctx: HolderContext, digestedAt: number | null, now:
 
 /**
  * When the intent's last digest went out less than a window ago, marks it due at the window's
- * end and answers true: nothing is mailed now. One statement, so an import that matched many
- * intents mailed lately costs one write each, not a read of their matches.
+ * end and answers true: nothing is mailed now. An import that matched many intents mailed lately
+ * costs one read each, and a write only for an intent not yet marked: rewriting a row already
+ * marked would cost a new row version and a WAL flush on PostgreSQL for every import.
  */
 export async function postponeWithinWindow(ctx: HolderContext, intentId: string): Promise<boolean> {
   const window = digestWindowMs(ctx);
   const cutoff = ctx.clock() - window;
-  // Written only when it changes: every import that matches an intent already marked due would
-  // otherwise rewrite the row (a new row version and a WAL flush each on PostgreSQL).
-  const result = await ctx.store.db
+  const row = await ctx.store.db
+    .selectFrom("holder_intents")
+    .select(["digested_at", "digest_due_at"])
+    .where("id", "=", intentId)
+    .executeTakeFirst();
+  if (row?.digested_at == null || Number(row.digested_at) <= cutoff) return false;
+  const due = Number(row.digested_at) + window;
+  if (row.digest_due_at !== null && Number(row.digest_due_at) === due) return true;
+  // From the row as it is then: a digest sent meanwhile moved digested_at, and this match, which
+  // it may not have read, is then due at the end of that digest's window.
+  const marked = await ctx.store.db
     .updateTable("holder_intents")
     .set((eb) => ({ digest_due_at: eb("digested_at", "+", window) }))
     .where("id", "=", intentId)
     .where("digested_at", ">", cutoff)
-    .where((eb) =>
-      eb.or([eb("digest_due_at", "is", null), eb("digest_due_at", "!=", eb("digested_at", "+", window))]),
-    )
     .executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 1) return true;
-  const row = await ctx.store.db
-    .selectFrom("holder_intents")
-    .select("id")
-    .where("id", "=", intentId)
-    .where("digested_at", ">", cutoff)
-    .where((eb) => eb("digest_due_at", "=", eb("digested_at", "+", window)))
-    .executeTakeFirst();
-  return row !== undefined;
+  return Number(marked.numUpdatedRows) === 1;
 }
 
 /**
