@@ -98,12 +98,19 @@ function rss(pid: number | undefined): number | undefined {
     return undefined;
   }
 }
-/** The JavaScript heap in use of the serve process on `port`, from its /metrics (loopback). */
-async function heapUsed(port: number): Promise<number | undefined> {
+/**
+ * The JavaScript heap of the serve process on `port`, from its /metrics (loopback): in use now,
+ * and kept after its last full collection (undefined before the first one).
+ */
+async function heapOf(port: number): Promise<{ used: number; kept: number | undefined } | undefined> {
   try {
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    const value = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1];
-    return value === undefined ? undefined : Number(value);
+    const read = (name: string) => {
+      const value = new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1];
+      return value === undefined ? undefined : Number(value);
+    };
+    const used = read("nodejs_heap_size_used_bytes");
+    return used === undefined ? undefined : { used, kept: read("doorbell_heap_used_after_major_gc_bytes") };
   } catch {
     return undefined;
   }
@@ -364,6 +371,7 @@ try {
   // And the heap in use of each serve process: memory the program keeps, apart from the
   // allocator's and V8's reserves that RSS also counts.
   const heapSamples: number[][] = serves.map(() => []);
+  const keptSamples: number[][] = serves.map(() => []);
   let lastSample = 0;
   let nextPerson = 0;
 
@@ -406,8 +414,9 @@ try {
         if (bytes !== undefined) rssSamples[i]?.push(bytes);
       }
       for (const [i, port] of ports.entries()) {
-        void heapUsed(port).then((bytes) => {
-          if (bytes !== undefined) heapSamples[i]?.push(bytes);
+        void heapOf(port).then((heap) => {
+          if (heap !== undefined) heapSamples[i]?.push(heap.used);
+          if (heap?.kept !== undefined) keptSamples[i]?.push(heap.kept);
         });
       }
     }
@@ -559,15 +568,14 @@ try {
         `range ${mb(Math.min(...samples))}–${mb(Math.max(...samples))} over ${samples.length} samples`,
     );
   }
-  say("JavaScript heap in use, median of the first → last quarter of the 5 s samples (drift):");
-  for (const [i, p] of serves.entries()) {
-    const samples = heapSamples[i] ?? [];
+  const heapLine = (name: string, samples: readonly number[]) => {
     const { first, last, drift } = quarters(samples);
-    say(
-      `  ${p.name}: ${mb(first)} → ${mb(last)} (${signed(drift)}), ` +
-        `range ${mb(Math.min(...samples))}–${mb(Math.max(...samples))} over ${samples.length} samples`,
-    );
-  }
+    return `  ${name}: ${mb(first)} → ${mb(last)} (${signed(drift)}), range ${mb(Math.min(...samples))}–${mb(Math.max(...samples))} over ${samples.length} samples`;
+  };
+  say("JavaScript heap in use, median of the first → last quarter of the 5 s samples (drift):");
+  for (const [i, p] of serves.entries()) say(heapLine(p.name, heapSamples[i] ?? []));
+  say("JavaScript heap kept after the last full collection, the same way (the leak signal):");
+  for (const [i, p] of serves.entries()) say(heapLine(p.name, keptSamples[i] ?? []));
   say(
     `doorbells: ${delivered} delivered of ${queued} queued (${drainedBy}); they counted ${matchesRung} matches, ` +
       `${waitingMatches} more wait in the 15-minute coalescing windows; ${smtp.counted.all} mails sent`,

@@ -9,6 +9,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { forEachEngine, type TestDatabase } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHolder, type Holder } from "../src/holder.js";
@@ -149,6 +151,11 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     holder.metrics.observeToolCall(CONTACT, "ok", 0.5);
     holder.metrics.observeToolCall("intent_get", code, 0.5);
 
+    // A full collection, for the heap kept after one (the gc function without --expose-gc).
+    setFlagsFromString("--expose-gc");
+    (runInNewContext("gc") as () => void)();
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the GC observer hears of it
+
     expect((await fetch(`${base}/metrics`)).status).toBe(401);
     expect((await fetch(`${base}/metrics`, { headers: { authorization: "Bearer wrong" } })).status).toBe(401);
     const scraped = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
@@ -196,6 +203,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     expect(sample(text, "nodejs_heap_size_total_bytes")).toBeGreaterThanOrEqual(
       sample(text, "nodejs_heap_size_used_bytes") as number,
     );
+    expect(sample(text, "doorbell_heap_used_after_major_gc_bytes")).toBeGreaterThan(0);
 
     const endpointPort = new URL(endpoint.url).port;
     const canaries = [

@@ -7,6 +7,8 @@
  * code: tool names and outcomes are checked against a small shape and a cap on distinct values,
  * so a caller cannot grow the label set without bound.
  */
+import { constants, PerformanceObserver } from "node:perf_hooks";
+import { getHeapStatistics } from "node:v8";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { OfferService } from "../domain/services.js";
 import type { Mailer } from "../mail/mailer.js";
@@ -55,9 +57,32 @@ function boundedLabel(shape = LABEL_SHAPE): (value: string) => string {
 
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
+let heapAfterMajorGc: number | undefined;
+let gcObserver: PerformanceObserver | undefined;
+
+/**
+ * Starts noting, once per process, the heap in use right after each full (mark-compact) garbage
+ * collection: what the program keeps alive, without the garbage that the heap in use also counts
+ * between collections, so it grows only with what is kept: more work in flight, or a leak. Called
+ * when /metrics is turned on.
+ */
+export function watchHeapAfterGc(): void {
+  if (gcObserver !== undefined) return;
+  gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const { detail } = entry as PerformanceEntry & { detail?: { kind?: number } };
+      if (detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) {
+        heapAfterMajorGc = getHeapStatistics().used_heap_size;
+      }
+    }
+  });
+  gcObserver.observe({ entryTypes: ["gc"] });
+}
+
 /**
  * The process's memory at each scrape, under the names Prometheus' Node.js clients use, so the
- * usual dashboards read them. Sampled only when scraped: nothing runs between scrapes.
+ * usual dashboards read them; and the heap kept after the last full collection. Sampled only
+ * when scraped: nothing else runs between scrapes.
  */
 function processMemoryGauges(registers: Registry[]): void {
   const memory: [name: string, help: string, read: (m: NodeJS.MemoryUsage) => number][] = [
@@ -76,6 +101,14 @@ function processMemoryGauges(registers: Registry[]): void {
       },
     });
   }
+  new Gauge({
+    name: "doorbell_heap_used_after_major_gc_bytes",
+    help: "JavaScript heap in use right after the last full garbage collection (what is kept alive).",
+    registers,
+    collect() {
+      if (heapAfterMajorGc !== undefined) this.set(heapAfterMajorGc);
+    },
+  });
 }
 
 export function createHolderMetrics(): HolderMetrics {
