@@ -13,7 +13,8 @@
  *
  * Printed: errors (goal 0), each process's RSS after the warm-up and at the end, and the median of
  * its 5 s samples in the first and last quarter after the warm-up, with the drifts (goal ≤ 10 % on
- * the medians), pull latency p50/p99, and doorbells delivered against those queued (those not yet
+ * the medians), the same for each serve process's heap in use and heap kept after a full
+ * collection (from its /metrics: the second is the leak signal), pull latency p50/p99, and doorbells delivered against those queued (those not yet
  * delivered split into waiting for a retry and behind one).
  *
  * PostgreSQL: DOORBELL_SOAK_PG_URL, else DOORBELL_TEST_PG_URL (a role allowed to CREATE DATABASE;

@@ -19,6 +19,7 @@ export interface Admission {
   readonly queued: number;
   /** Requests refused since the start because the queue was full. */
   readonly refused: number;
+  /** What it was made with. */
   readonly limits: Readonly<AdmissionLimits>;
 }
 
