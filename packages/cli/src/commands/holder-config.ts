@@ -196,20 +196,42 @@ export function limitSettings(
 const MAX_DIGEST_WINDOW_MINUTES = 24 * 60;
 
 /**
+ * A whole-number setting from its flag, else its variable; undefined when neither is given.
+ * Anything else than digits within [min, max] is refused with the flag, the range and the value.
+ */
+function wholeNumberSetting(
+  flag: string,
+  variable: string,
+  given: string | undefined,
+  io: Io,
+  range: { min: number; max: number; unit: string },
+): number | undefined {
+  const text = empty(given) ?? empty(io.env[variable]);
+  if (text === undefined) return undefined;
+  const n = /^\d{1,9}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(n >= range.min && n <= range.max)) {
+    throw new UsageError(
+      `${flag} takes ${range.unit} from ${range.min} to ${range.max} (${variable}), not ${JSON.stringify(text)}`,
+    );
+  }
+  return n;
+}
+
+/**
  * `--digest-window MINUTES` (or its variable): at most one match digest per intent in that long;
  * 0 mails every import's matches at once. Undefined keeps the holder's default (15 minutes).
  */
 function digestWindowSetting(value: string | undefined, io: Io): number | undefined {
-  const given = empty(value) ?? empty(io.env[ENV.digestWindow]);
-  if (given === undefined) return undefined;
-  const minutes = /^\d{1,4}$/.test(given) ? Number(given) : Number.NaN;
-  if (!(minutes <= MAX_DIGEST_WINDOW_MINUTES)) {
-    throw new UsageError(
-      `--digest-window takes whole minutes from 0 to ${MAX_DIGEST_WINDOW_MINUTES} (${ENV.digestWindow}), not ${JSON.stringify(given)}`,
-    );
-  }
-  return minutes * 60_000;
+  const minutes = wholeNumberSetting("--digest-window", ENV.digestWindow, value, io, {
+    min: 0,
+    max: MAX_DIGEST_WINDOW_MINUTES,
+    unit: "whole minutes",
+  });
+  return minutes === undefined ? undefined : minutes * 60_000;
 }
+
+/** The most MCP requests one process may serve at once, or let wait. */
+const MAX_ADMISSION = 100_000;
 
 /**
  * Issue #14: `--mcp-concurrency N` (MCP requests served at once per process) and `--mcp-queue N`
@@ -219,25 +241,24 @@ export function admissionSettings(
   values: { "mcp-concurrency"?: string | undefined; "mcp-queue"?: string | undefined },
   io: Io,
 ): AdmissionLimits {
-  const read = (flag: string, variable: string, given: string | undefined, min: number, fallback: number) => {
-    const text = empty(given) ?? empty(io.env[variable]);
-    if (text === undefined) return fallback;
-    const n = /^\d{1,6}$/.test(text) ? Number(text) : Number.NaN;
-    if (!(n >= min && n <= 100_000)) {
-      throw new UsageError(
-        `${flag} takes a whole number from ${min} to 100000 (${variable}), not ${JSON.stringify(text)}`,
-      );
-    }
-    return n;
-  };
+  const concurrent = wholeNumberSetting(
+    "--mcp-concurrency",
+    ENV.mcpConcurrency,
+    values["mcp-concurrency"],
+    io,
+    {
+      min: 1,
+      max: MAX_ADMISSION,
+      unit: "a whole number",
+    },
+  );
+  const waiting = wholeNumberSetting("--mcp-queue", ENV.mcpQueue, values["mcp-queue"], io, {
+    min: 0,
+    max: MAX_ADMISSION,
+    unit: "a whole number",
+  });
   return {
-    concurrent: read(
-      "--mcp-concurrency",
-      ENV.mcpConcurrency,
-      values["mcp-concurrency"],
-      1,
-      DEFAULT_ADMISSION.concurrent,
-    ),
-    waiting: read("--mcp-queue", ENV.mcpQueue, values["mcp-queue"], 0, DEFAULT_ADMISSION.waiting),
+    concurrent: concurrent ?? DEFAULT_ADMISSION.concurrent,
+    waiting: waiting ?? DEFAULT_ADMISSION.waiting,
   };
 }
