@@ -1,3 +1,5 @@
+import { sql } from "@doorbell/store";
+
 /**
  * Push profile §6 rule 6: at most one `intent.matches.delivered` per subscription per 15 minutes,
  * adding up `newMatches`, and at most 24 a day. A holder may lower the numbers, never raise them.
@@ -10,6 +12,11 @@ export interface CoalescingLimits {
 }
 
 export const MATCHES_EVENT = "intent.matches.delivered";
+/**
+ * MATCHES_EVENT as an SQL literal, for queries on the outbox's queued matches doorbells: its
+ * partial index (schema.ts) is used only by queries that name the type literally, not as a parameter.
+ */
+export const QUEUED_MATCHES_TYPE = sql.lit(MATCHES_EVENT);
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const PROFILE_LIMITS: CoalescingLimits = { windowMs: 15 * 60 * 1000, dailyCap: 24 };
 

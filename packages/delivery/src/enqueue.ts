@@ -13,6 +13,7 @@ import { randomId } from "./ids.js";
 import { appendRowsPostgres } from "./postgres-enqueue.js";
 import type { Channel } from "./schema.js";
 import { notifyWorkers } from "./subscriptions.js";
+import { enqueueTargets, forgetTargets, MAX_SUBSCRIPTIONS_PER_STATEMENT, type Target } from "./targets.js";
 
 export interface DeliveryEvent {
   type: string;
@@ -44,8 +45,6 @@ export type EnqueueResult = "queued" | "coalesced" | "dropped";
 const MAX_BODY_BYTES = 256 * 1024;
 /** Rows per insert statement: 10 values a row stays far below SQLite's 32 766 variables. */
 const MAX_ROWS_PER_INSERT = 1_000;
-/** Subscriptions per statement (their ids are bound as variables). */
-const MAX_SUBSCRIPTIONS_PER_STATEMENT = 500;
 
 /**
  * Queues one event for one subscription inside the caller's transaction, so the domain change and
@@ -59,14 +58,6 @@ export async function enqueue(
 ): Promise<EnqueueResult> {
   const [result] = await enqueueMany(ctx, db, [{ subscriptionId, event }]);
   return result as EnqueueResult;
-}
-
-interface Target {
-  channel: Channel;
-  status: string;
-  subscriber_id: string;
-  agg_new_matches: number;
-  agg_latest_delivered_at: string | null;
 }
 
 interface PendingRow {
@@ -91,18 +82,7 @@ export async function enqueueMany(
   if (items.length === 0) return [];
   const now = ctx.clock();
   const ids = [...new Set(items.map((item) => item.subscriptionId))];
-  const targets = new Map<string, Target>();
-  for (const chunk of chunks(ids, MAX_SUBSCRIPTIONS_PER_STATEMENT)) {
-    const found = await db
-      .selectFrom("delivery_subscriptions")
-      .select(["id", "channel", "status", "subscriber_id", "agg_new_matches", "agg_latest_delivered_at"])
-      .where("id", "in", chunk)
-      .execute();
-    for (const row of found) targets.set(row.id, row);
-  }
-  if (targets.size !== ids.length) {
-    throw new DeliveryError("ERR_DELIVERY_UNKNOWN_SUBSCRIPTION", "no such subscription");
-  }
+  const targets = await enqueueTargets(ctx, db, ids, items);
 
   // Check and build everything first: nothing is written when one event is refused.
   const results: EnqueueResult[] = new Array(items.length);
@@ -181,7 +161,12 @@ export async function enqueueMany(
   }
   if (rows.length > 0) {
     if (ctx.store.dialect === "postgres") {
-      const ended = await appendRowsPostgres(ctx, db, rows, now);
+      const { ended, unknown } = await appendRowsPostgres(ctx, db, rows, now);
+      if (unknown.length > 0) {
+        // Remembered, but gone since (purged): the statement wrote nothing.
+        forgetTargets(ctx, unknown);
+        throw new DeliveryError("ERR_DELIVERY_UNKNOWN_SUBSCRIPTION", "no such subscription");
+      }
       for (const row of rows) if (ended.has(row.subscriptionId)) results[row.item] = "dropped";
     } else {
       await insertRows(ctx, db, rows, results, now);

@@ -1,6 +1,7 @@
 import { sql } from "@doorbell/store";
 import type { Db, EngineContext } from "./context.js";
 import { claimNotification } from "./subscriptions.js";
+import { MAX_SUBSCRIPTIONS_PER_STATEMENT } from "./targets.js";
 
 /** A row to append, with its place among the same subscription's rows of this call. */
 export interface AppendRow {
@@ -11,23 +12,20 @@ export interface AppendRow {
   body: string;
 }
 
-/** Subscriptions per statement, as on SQLite (enqueue.ts). */
-const MAX_SUBSCRIPTIONS_PER_STATEMENT = 500;
-
 /**
  * PostgreSQL: appends rows at the tails of their subscriptions' queues in ONE statement: the update
  * that takes a block of sequence numbers per subscription under its row lock (and makes it due),
  * the insert of the rows at those numbers, and in a transaction the workers' notification (sent at
  * commit). The enqueue path was two round trips more; every one of them is waited for while the
- * subscription rows are locked. Returns the ids of subscriptions that had ended (their rows are
- * not written: "dropped").
+ * subscription rows are locked. Returns the subscriptions that had ended (their rows are not
+ * written: "dropped") and those that do not exist; when one does not, its statement writes nothing.
  */
 export async function appendRowsPostgres(
   ctx: EngineContext,
   db: Db,
   rows: readonly AppendRow[],
   now: number,
-): Promise<Set<string>> {
+): Promise<{ ended: Set<string>; unknown: string[] }> {
   const bySubscription = new Map<string, AppendRow[]>();
   for (const row of rows) {
     const list = bySubscription.get(row.subscriptionId);
@@ -38,6 +36,7 @@ export async function appendRowsPostgres(
   // read touches a page or two instead of one page per row.
   const ids = [...bySubscription.keys()].sort();
   const ended = new Set<string>();
+  const unknown: string[] = [];
   for (let first = 0; first < ids.length; first += MAX_SUBSCRIPTIONS_PER_STATEMENT) {
     const chunk = ids.slice(first, first + MAX_SUBSCRIPTIONS_PER_STATEMENT);
     const counts: number[] = [];
@@ -58,16 +57,18 @@ export async function appendRowsPostgres(
       });
     }
     const notify = claimNotification(ctx, db) ? sql`, (select pg_notify('doorbell_delivery', '')) n` : sql``;
-    // `taken` returns the first number of each block; an ended subscription queues nothing more.
+    // `taken` returns the first number of each block; an ended subscription queues nothing more,
+    // and nothing is written unless every subscription exists.
     const { rows: taken } = await sql<{ id: string; status: string }>`
       with c as (select * from unnest(${chunk}::text[], ${counts}::bigint[]) as c(id, n)),
+      known as (select count(*) as n from delivery_subscriptions where id = any(${chunk}::text[])),
       taken as (
         update delivery_subscriptions s
         set next_seq = s.next_seq + c.n,
           wake_at = case when s.wake_at is null or s.wake_at > ${now}::bigint then ${now}::bigint else s.wake_at end,
           updated_at = ${now}::bigint
         from c ${notify}
-        where s.id = c.id
+        where s.id = c.id and (select n from known) = ${chunk.length}
         returning s.id, s.next_seq - c.n as first_seq, s.status),
       appended as (
         insert into delivery_outbox (subscription_id, seq, webhook_id, type, body, attempts,
@@ -80,7 +81,11 @@ export async function appendRowsPostgres(
         where t.status <> 'ended'
         order by r.k)
       select id, status from taken`.execute(db);
+    if (taken.length < chunk.length) {
+      const found = new Set(taken.map((row) => row.id));
+      unknown.push(...chunk.filter((id) => !found.has(id)));
+    }
     for (const row of taken) if (row.status === "ended") ended.add(row.id);
   }
-  return ended;
+  return { ended, unknown };
 }

@@ -1,5 +1,5 @@
 import { sql } from "@doorbell/store";
-import { MATCHES_EVENT } from "./coalesce.js";
+import { QUEUED_MATCHES_TYPE } from "./coalesce.js";
 import type { EngineContext } from "./context.js";
 import type { SubscriptionRow } from "./schema.js";
 
@@ -60,7 +60,7 @@ export async function readForRelease(
   >`
     select s.*, s.xmin::text as row_version,
       h.next_attempt_at as head_next_attempt_at, h.final as head_final,
-      exists (select 1 from delivery_outbox m where m.subscription_id = s.id and m.type = ${MATCHES_EVENT})
+      exists (select 1 from delivery_outbox m where m.subscription_id = s.id and m.type = ${QUEUED_MATCHES_TYPE})
         as matches_queued
     from delivery_subscriptions s
     left join lateral (

@@ -1,4 +1,5 @@
-import { defineMigrations, type Generated } from "@doorbell/store";
+import { defineMigrations, type Generated, sql } from "@doorbell/store";
+import { QUEUED_MATCHES_TYPE } from "./coalesce.js";
 
 /** Where a subscription stands. `ended` is final; its secret and endpoint are purged later. */
 export type SubscriptionStatus = "pending_verification" | "awaiting_approval" | "active" | "ended";
@@ -254,6 +255,20 @@ export const deliveryMigrations = defineMigrations("delivery", [
         .createIndex("delivery_dead_letters_subscription")
         .on("delivery_dead_letters")
         .columns(["subscription_id", "created_at"])
+        .execute();
+    },
+  },
+  {
+    version: 4,
+    name: "outbox_matches_index",
+    async up(db) {
+      // Every release asks whether a matches doorbell is queued. Without this index that question
+      // walked the subscription's whole backlog (issue 14: 1.9 ms a release at 300 queued rows).
+      await db.schema
+        .createIndex("delivery_outbox_matches")
+        .on("delivery_outbox")
+        .column("subscription_id")
+        .where(sql.ref("type"), "=", QUEUED_MATCHES_TYPE)
         .execute();
     },
   },

@@ -1,7 +1,7 @@
 import { sql } from "@doorbell/store";
 import { attemptRow, type HeadRow, type OpenedKeys, openKeys } from "./attempt.js";
 import { pushEnvelope } from "./channels.js";
-import { countMatchesDoorbell, MATCHES_EVENT, matchesOpenAt } from "./coalesce.js";
+import { countMatchesDoorbell, MATCHES_EVENT, matchesOpenAt, QUEUED_MATCHES_TYPE } from "./coalesce.js";
 import type { Db, EngineContext } from "./context.js";
 import { DeliveryError } from "./errors.js";
 import { grouped } from "./group-commit.js";
@@ -428,7 +428,7 @@ async function hasQueuedMatches(db: Db, id: string): Promise<boolean> {
     .select("id")
     .where("subscription_id", "=", id)
     .where("seq", ">", deliveredSeq(id))
-    .where("type", "=", MATCHES_EVENT)
+    .where("type", "=", QUEUED_MATCHES_TYPE)
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;

@@ -108,4 +108,48 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
     expect(events[0]?.json.data).toEqual({ n: 1 });
     expect(events[1]?.json.data?.newMatches).toBe(5);
   });
+
+  it("a subscription enqueued to before, then ended or purged: dropped, or refused with nothing of the call written", async () => {
+    const clock = fakeClock();
+    const { engine, db, store } = await engineOn(fixture.db, clock.now);
+    const [kept, ended, purged] = [
+      await subscribed(engine, db, clock.now()),
+      await subscribed(engine, db, clock.now()),
+      await subscribed(engine, db, clock.now()),
+    ] as const;
+    await engine.runDue();
+    const item = (subscriptionId: string, n: number) => ({
+      subscriptionId,
+      event: { type: "intent.status.changed", data: { n } },
+    });
+    // Enqueued to once: from now on PostgreSQL enqueues do not read these subscriptions first.
+    await store.transaction((trx) =>
+      engine.enqueueMany(trx, [item(kept.id, 0), item(ended.id, 1), item(purged.id, 2)]),
+    );
+    await engine.runDue();
+    await engine.end(db, ended.id, "unsubscribed", { notify: false });
+    expect(
+      await store.transaction((trx) => engine.enqueueMany(trx, [item(kept.id, 10), item(ended.id, 11)])),
+    ).toEqual(["queued", "dropped"]);
+    // What the purge does (push profile §6 rule 7).
+    await db.deleteFrom("delivery_subscriptions").where("id", "=", purged.id).execute();
+    // Refused even when the caller goes on and commits: nothing of the call was written.
+    await store.transaction(async (trx) => {
+      await expect(engine.enqueueMany(trx, [item(kept.id, 20), item(purged.id, 21)])).rejects.toMatchObject({
+        code: "ERR_DELIVERY_UNKNOWN_SUBSCRIPTION",
+      });
+    });
+    // And known again at once.
+    await store.transaction(async (trx) => {
+      await expect(engine.enqueueMany(trx, [item(purged.id, 30)])).rejects.toMatchObject({
+        code: "ERR_DELIVERY_UNKNOWN_SUBSCRIPTION",
+      });
+    });
+    expect(await store.transaction((trx) => engine.enqueueMany(trx, [item(kept.id, 40)]))).toEqual([
+      "queued",
+    ]);
+    await engine.runDue();
+    const delivered = endpoint.events().map((e) => e.json.data?.n as number);
+    expect(delivered.sort((a, b) => a - b)).toEqual([0, 1, 2, 10, 40]);
+  });
 });

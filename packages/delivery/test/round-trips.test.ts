@@ -24,7 +24,7 @@ const isHeadRead = (text: string) =>
 forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
   const endpoint = endpointForSuite();
 
-  it("16 subscriptions enqueued in one transaction and drained together: each in order, once; on PostgreSQL the enqueue is 4 statements and the drain reads all heads with one", async () => {
+  it("16 subscriptions enqueued in one transaction and drained together: each in order, once; on PostgreSQL the enqueue is 4 statements (3 once the subscriptions are known) and the drain reads all heads with one", async () => {
     const clock = fakeClock();
     const { engine, db, store } = await engineOn(fixture.db, clock.now);
     const subs: string[] = [];
@@ -63,6 +63,24 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
         expect(text).toMatch(/set_config\('synchronous_commit', 'off', true\)/);
         expect(text).toMatch(/id = any\(\$1::bigint\[\]\)/);
       }
+    }
+
+    // Enqueued to before, the same subscriptions are not read again: begin; append; commit.
+    const again = items.map((item) => ({
+      ...item,
+      event: { ...item.event, data: { ...item.event.data, n: (item.event.data.n as number) + EVENTS_EACH } },
+    }));
+    const enqueuedAgain = await statementsDuring(() =>
+      store.transaction((trx) => engine.enqueueMany(trx, again)),
+    );
+    await engine.runDue();
+    if (fixture.dialect === "postgres") expect(enqueuedAgain).toHaveLength(3);
+    for (let s = 0; s < SUBSCRIPTIONS; s++) {
+      const ns = endpoint
+        .events()
+        .filter((e) => e.json.data?.s === s)
+        .map((e) => e.json.data?.n);
+      expect(ns).toEqual(Array.from({ length: 2 * EVENTS_EACH }, (_, n) => n));
     }
   });
 });
