@@ -44,9 +44,19 @@ export async function enqueueTargets(
     (ctx.coalesce && items.some((item) => item.event.type === MATCHES_EVENT)) ||
     ids.some((id) => !remembered.has(id));
   if (!reads) {
-    // The status is the append statement's to judge; the aggregate is read by matches reports only.
-    const unread = { status: "active", agg_new_matches: 0, agg_latest_delivered_at: null };
-    return new Map(ids.map((id) => [id, { ...(remembered.get(id) as Known), ...unread }]));
+    const targets = new Map<string, Target>();
+    for (const id of ids) {
+      const { channel, subscriber_id } = remembered.get(id) as Known;
+      // The status is the append statement's to judge; the aggregate is read by matches reports only.
+      targets.set(id, {
+        channel,
+        subscriber_id,
+        status: "active",
+        agg_new_matches: 0,
+        agg_latest_delivered_at: null,
+      });
+    }
+    return targets;
   }
   const targets = await readTargets(db, ids);
   for (const [id, { channel, subscriber_id }] of targets) {
