@@ -109,11 +109,21 @@ async function settle(
   }
 }
 
+/**
+ * Deletes the subscription, then its queue: the outbox has no foreign key on PostgreSQL (schema.ts,
+ * version 5). The row first: its delete waits out any transaction still appending to the queue, so
+ * the second statement sees every row, and no append writes to a subscription that is gone.
+ */
 async function purge(ctx: EngineContext, request: ReleaseRequest): Promise<ReleaseResult> {
-  await ctx.store.db
-    .deleteFrom("delivery_subscriptions")
-    .where("id", "=", request.id)
-    .where("lease_owner", "=", request.workerId)
-    .execute();
+  await ctx.store.transaction(async (trx) => {
+    const deleted = await trx
+      .deleteFrom("delivery_subscriptions")
+      .where("id", "=", request.id)
+      .where("lease_owner", "=", request.workerId)
+      .executeTakeFirst();
+    if (Number(deleted.numDeletedRows) > 0) {
+      await trx.deleteFrom("delivery_outbox").where("subscription_id", "=", request.id).execute();
+    }
+  });
   return "released";
 }

@@ -272,4 +272,19 @@ export const deliveryMigrations = defineMigrations("delivery", [
         .execute();
     },
   },
+  {
+    version: 5,
+    name: "outbox_without_subscription_key",
+    async up(db, { dialect }) {
+      // PostgreSQL checked the outbox's foreign key with a locking query per appended row: a sixth
+      // of an enqueue's time (issue 14). Every append already updates its subscription's row in the
+      // same transaction and writes nothing when the row is gone, and the purge deletes that row
+      // before its queue (postgres-releases.ts), so no row is ever left without its subscription.
+      // SQLite checks the key in process, for next to nothing, and keeps it.
+      if (dialect !== "postgres") return;
+      await sql`alter table delivery_outbox drop constraint if exists delivery_outbox_subscription_id_fkey`.execute(
+        db,
+      );
+    },
+  },
 ]);
