@@ -1,7 +1,12 @@
 // Publishable packages: every workspace package is built and packed as `npm publish` would, the
 // tarballs are installed into a temporary project outside the workspace (dependencies from the
-// registry, better-sqlite3 built for this Node), each package is imported there, SQLite opens
-// through @doorbell/store, and `npx doorbell --version` answers.
+// registry, install scripts run), each package is imported there, SQLite opens through
+// @doorbell/store, and `npx doorbell --version` answers.
+//
+// better-sqlite3's install script (prebuild-install) is offered, as a local prebuild, the addon the
+// workspace's own `npm ci` compiled for this Node: compiling the same sqlite3.c again took a minute
+// of CPU and proved nothing about Doorbell. prebuild-install loads the addon before it accepts it;
+// a different better-sqlite3 version, ABI or platform finds no prebuild and compiles as before.
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,8 +32,27 @@ function cleanEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-const run = (command: string, args: string[], cwd: string) =>
-  exec(command, args, { cwd, env: cleanEnv(), maxBuffer: 64 * 1024 * 1024, timeout: 20 * 60_000 });
+const run = (command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) =>
+  exec(command, args, {
+    cwd,
+    env: { ...cleanEnv(), ...env },
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 20 * 60_000,
+  });
+
+/**
+ * A folder holding the workspace's compiled better-sqlite3 addon as the tarball prebuild-install
+ * looks for ({name}-v{version}-{runtime}-v{abi}-{platform}{libc}-{arch}.tar.gz, glibc's libc empty).
+ */
+async function localPrebuilds(dir: string): Promise<string> {
+  const addon = join(ROOT, "node_modules", "better-sqlite3");
+  const { version } = JSON.parse(readFileSync(join(addon, "package.json"), "utf8")) as { version: string };
+  const { platform, arch } = process;
+  mkdirSync(dir);
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${platform}-${arch}.tar.gz`;
+  await exec("tar", ["-czf", join(dir, name), "-C", addon, "build/Release/better_sqlite3.node"]);
+  return dir;
+}
 
 const work = mkdtempSync(join(tmpdir(), "doorbell-pack-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -63,6 +87,7 @@ describe("the packages as published", () => {
         ).toBe(false);
       }
 
+      const prebuilds = await localPrebuilds(join(work, "prebuilds"));
       const app = join(work, "app");
       mkdirSync(app);
       writeFileSync(
@@ -84,6 +109,7 @@ describe("the packages as published", () => {
           ...packed.map((p) => join(tarballs, p.filename)),
         ],
         app,
+        { npm_config_better_sqlite3_local_prebuilds: prebuilds },
       );
 
       for (const dir of PACKAGES) {
@@ -100,7 +126,7 @@ describe("the packages as published", () => {
         expect(Number(exports.trim()), name).toBeGreaterThan(0);
       }
 
-      // better-sqlite3 installed and built for this Node: a real database through the published store.
+      // better-sqlite3 installed for this Node and loaded: a real database through the published store.
       const { stdout: sqlite } = await run(
         process.execPath,
         [
