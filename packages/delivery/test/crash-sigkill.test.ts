@@ -8,6 +8,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomInt } from "node:crypto";
 import { once } from "node:events";
+import fs from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
@@ -29,6 +30,7 @@ import {
 } from "@doorbell/webhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createDeliveryEngine, type DeliveryTables, deliveryMigrations } from "../src/index.js";
+import { bundleScript } from "./fixtures/bundle-script.js";
 
 const SUBSCRIPTIONS = 100;
 const EVENTS_PER_SUBSCRIPTION = 100;
@@ -63,7 +65,9 @@ const TEST_TIMEOUT_MS = 480_000;
 const EVENT_TYPE = "intent.status.changed";
 
 const repoRoot = fileURLToPath(new URL("../../..", import.meta.url));
-const workerScript = fileURLToPath(new URL("./fixtures/crash-worker.ts", import.meta.url));
+const workerSource = fileURLToPath(new URL("./fixtures/crash-worker.ts", import.meta.url));
+/** The worker's bundle (fixtures/bundle-script.ts): the same sources, started without a loader. */
+let workerScript: string;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -173,7 +177,7 @@ interface WorkerProcess {
 const live = new Set<ChildProcess>();
 
 function startWorker(dbUrl: string, sealKeys: string, workerId: string): WorkerProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@doorbell/source", workerScript], {
+  const child = spawn(process.execPath, [workerScript], {
     cwd: repoRoot,
     env: {
       ...process.env,
@@ -474,6 +478,11 @@ async function crashRun(fixture: EngineFixture, variant: Variant): Promise<void>
     await receiver.close();
   }
 }
+
+beforeAll(async () => {
+  workerScript = await bundleScript(workerSource);
+});
+afterAll(() => fs.rmSync(workerScript, { force: true }));
 
 afterEach(() => {
   for (const child of live) child.kill("SIGKILL");
