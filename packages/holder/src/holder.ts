@@ -77,6 +77,7 @@ import { createHolderMetrics, type HolderMetrics } from "./observability/metrics
 import { type MetricsOptions, metricsExposureProblem } from "./observability/metrics-route.js";
 import { oldestPendingAgeMs } from "./observability/outbox-age.js";
 import { demoCatalogue } from "./offers/demo-catalogue.js";
+import { closeSearch } from "./offers/search.js";
 import { createOfferService } from "./offers/service.js";
 import { pushMigrations } from "./push/schema.js";
 import { createPushService, type PushOptions, type PushService } from "./push/service.js";
@@ -557,6 +558,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
           await feed?.stop();
           smtp?.close();
           sharedLimits.close();
+          await closeSearch(store);
           await store.close();
         })();
         return closing;

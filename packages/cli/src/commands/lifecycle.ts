@@ -121,14 +121,32 @@ export function printSummary(io: Io, title: string, rows: readonly [string, stri
 /** Waits until `until` resolves (default: SIGINT or SIGTERM), then says it stops. */
 export async function untilStopped(io: Io, until: Promise<unknown> | undefined): Promise<void> {
   await (until ?? stopSignal());
-  io.stdout("stopping…\n");
+  io.stdout("stopping… (a second Ctrl+C stops at once)\n");
 }
 
+/**
+ * How long a signalled process may take to stop: the drain (requests in flight, then the
+ * deliveries in hand, each bounded by its own timeout) fits well inside it.
+ */
+export const STOP_DEADLINE_MS = 30_000;
+
+/**
+ * Resolves on the first SIGINT or SIGTERM; a second one gets Node's default and ends the process.
+ * From the first one on, a process that has not ended within STOP_DEADLINE_MS (something still
+ * holds the event loop) says what holds it and exits with 1, instead of hanging.
+ */
 export function stopSignal(): Promise<void> {
   return new Promise((resolve) => {
     const stop = () => {
       process.off("SIGINT", stop);
       process.off("SIGTERM", stop);
+      setTimeout(() => {
+        const holding = [...new Set(process.getActiveResourcesInfo())].join(", ") || "nothing known";
+        process.stderr.write(
+          `doorbell: still not stopped ${STOP_DEADLINE_MS / 1000} s after the signal (holding on: ${holding}); exiting\n`,
+        );
+        process.exit(1);
+      }, STOP_DEADLINE_MS).unref();
       resolve();
     };
     process.once("SIGINT", stop);

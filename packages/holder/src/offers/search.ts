@@ -217,6 +217,16 @@ function threadOf(store: Database<HolderTables>): SearchThread | undefined {
 }
 
 /**
+ * Ends the store's search thread, if a search started one. The thread's message port keeps the
+ * process alive, so a holder calls this on close, before it closes the store.
+ */
+export async function closeSearch(store: Database<HolderTables>): Promise<void> {
+  const thread = threads.get(store);
+  threads.delete(store);
+  await thread?.close();
+}
+
+/**
  * In place (an in-memory database, which a thread cannot open): one search at a time per database, each after the event loop has had a turn: a client that
  * floods searches waits behind its own searches, and every other request runs between two of them.
  */
