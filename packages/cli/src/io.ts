@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { forTerminal } from "./terminal-text.js";
 
 /** Where a command reads and writes; injected so commands are tested in-process. */
 export interface Io {
@@ -17,8 +18,10 @@ export const processIo: Io = {
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks);
   },
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
+  // Every command's output: none prints control characters of its own (no colours), so any there
+  // came from outside, and is shown escaped.
+  stdout: (text) => process.stdout.write(forTerminal(text)),
+  stderr: (text) => process.stderr.write(forTerminal(text)),
   env: process.env,
   readFile: (path) => readFile(path),
   now: () => Date.now(),

@@ -168,8 +168,9 @@ describe("doorbell listen", () => {
         });
         const answer = await fetch(`${base}/x`, { method: "POST", headers, body });
         expect(answer.status).toBe(502);
+        // Issue 30 item 7: the cause's words (fetch refuses port 9), not fetch's "TypeError".
         expect(out.out()).toMatch(
-          /forwarded to http:\/\/127\.0\.0\.1:9\/nothing: failed \(\w+\); answered 502/,
+          /forwarded to http:\/\/127\.0\.0\.1:9\/nothing: failed \(bad port\); answered 502/,
         );
         // The same id again: noted as a retry or replay.
         await fetch(`${base}/x`, { method: "POST", headers, body });
@@ -235,6 +236,46 @@ describe("doorbell listen", () => {
         expect(out.out()).toContain("challenge: answered (mcp-events)");
         expect(out.out()).toContain("ok: X-MCP-Signature verified for subscription sub-mcp-1");
         expect(out.out()).toContain('"eventId": "evt_1"');
+      },
+    );
+    expect(failure).toBeUndefined();
+  });
+
+  it("a refusal names the other scheme's headers it saw; what the sender wrote is printed, never obeyed", async () => {
+    const secret = generateSecret();
+    const out = captureIo();
+    const { failure } = await runUntilChecked<string>(
+      (until, ready) =>
+        listenCommand(["--listen", "127.0.0.1:0", "--secret", secret], out.io, { until, onListening: ready }),
+      async (base) => {
+        const timestamp = Math.floor(Date.now() / 1000);
+        const body = '{"type":"intent.matches.delivered","data":{"newMatches":1}}';
+        // Issue 30 item 7: Svix's header names, and an MCP Events request, under the default scheme.
+        const svix = Object.fromEntries(
+          Object.entries(
+            createStandardSigner({ secrets: [secret] }).headers({ id: "msg_svix", timestamp, body }),
+          ).map(([name, value]) => [name.replace(/^webhook-/, "svix-"), value]),
+        );
+        expect((await fetch(`${base}/svix`, { method: "POST", headers: svix, body })).status).toBe(401);
+        expect(out.out()).toContain("hint: it carries svix-id / svix-timestamp / svix-signature");
+        const mcp = createMcpSigner(secret).headers({ subscriptionId: "sub-1", timestamp, body });
+        expect((await fetch(`${base}/mcp`, { method: "POST", headers: mcp, body })).status).toBe(401);
+        expect(out.out()).toContain("start doorbell listen with --scheme mcp");
+
+        // Issue 29 item 6: an unsigned text body with escape sequences (retitle, clear the
+        // screen, write the clipboard), a C1 control and a bidirectional override, plus a forged verdict.
+        const hostile =
+          "\u001b]0;pwned\u0007\u001b[2J\u001b]52;c;ZXZpbA==\u0007\u009b31m\u202eok: v1 signature verified";
+        const refused = await fetch(`${base}/x`, {
+          method: "POST",
+          headers: { "content-type": "text/plain" },
+          body: hostile,
+        });
+        expect(refused.status).toBe(401);
+        const printed = out.out();
+        for (const obeyed of ["\u001b", "\u0007", "\u009b", "\u202e"]) expect(printed).not.toContain(obeyed);
+        expect(printed).toContain("\\u001b]0;pwned\\u0007\\u001b[2J");
+        expect(printed).toContain("\\u202eok: v1 signature verified");
       },
     );
     expect(failure).toBeUndefined();

@@ -17,6 +17,7 @@ import {
   readChallenge,
 } from "@doorbell/webhooks";
 import { type Io, UsageError } from "../io.js";
+import { forTerminal } from "../terminal-text.js";
 import { parseFlags, untilStopped } from "./lifecycle.js";
 
 export const LISTEN_USAGE = `doorbell listen [--listen HOST:PORT] [--secret whsec_…]… [--public-key whpk_…]…
@@ -112,7 +113,9 @@ export async function listenCommand(
         res.writeHead(status, { "content-type": "application/json", ...headers }).end(body);
       })
       .catch((error: unknown) => {
-        io.stderr(`doorbell listen: request #${number} failed: ${(error as Error).message}\n`);
+        io.stderr(
+          forTerminal(`doorbell listen: request #${number} failed: ${(error as Error).message}`) + "\n",
+        );
         if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
         res.end('{"error":"ERR_LISTEN_FAILED"}');
       });
@@ -132,7 +135,8 @@ export async function listenCommand(
       `── #${number} ${new Date(io.now()).toISOString()} ${req.method ?? "?"} ${req.url ?? "/"} (${body.length}${tooLarge ? "+" : ""} bytes)`,
       ...headerLines(headers),
     ];
-    const print = (more: string[]) => io.stdout(`${[...lines, ...more].join("\n")}\n\n`);
+    // Everything printed carries the sender's bytes (path, headers, body): shown, never obeyed.
+    const print = (more: string[]) => io.stdout(`${forTerminal([...lines, ...more].join("\n"))}\n\n`);
     if (req.method !== "POST") {
       print(["refused: doorbells come with POST (405)"]);
       return {
@@ -153,6 +157,7 @@ export async function listenCommand(
       print([
         `refused: ${error.message} (${error.code})`,
         ...error.details.map((d) => `  - ${d}`),
+        ...schemeHints(scheme, headers),
         "",
         shownBody(body),
       ]);
@@ -236,11 +241,10 @@ async function forward(
       line: `${answer.status} in ${ms} ms${text === "" ? "" : ` — ${oneLine(text)}`}`,
     };
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
     return {
       status: 502,
       body: refusal("ERR_LISTEN_FORWARD_FAILED", "the forward target did not answer"),
-      line: `failed (${cause}); answered 502 so the sender retries`,
+      line: `failed (${whyFetchFailed(error)}); answered 502 so the sender retries`,
     };
   }
 }
@@ -305,6 +309,34 @@ function headerLines(headers: Headers): string[] {
     lines.push(`${name}: ${value}`);
   });
   return lines;
+}
+
+/**
+ * What a failed fetch says: its cause's code (ECONNREFUSED, UND_ERR_SOCKET…) and message, not
+ * fetch's own "TypeError: fetch failed"; a timeout by name.
+ */
+function whyFetchFailed(error: unknown): string {
+  const { name, message, cause } = error as Error & { cause?: { code?: string; message?: string } };
+  if (name === "TimeoutError") return `no answer within ${FORWARD_TIMEOUT_MS / 1000} s`;
+  const detail = cause?.message ?? message;
+  return cause?.code === undefined ? detail : `${cause.code}: ${detail}`;
+}
+
+/** Why a refused request may have been signed right, under another scheme's header names. */
+function schemeHints(scheme: string, headers: Headers): string[] {
+  const has = (name: string) => headers.has(name);
+  if (scheme === "standard" && has("x-mcp-signature"))
+    return ["hint: it carries X-MCP-Signature (MCP Events): start doorbell listen with --scheme mcp"];
+  if (scheme === "standard" && (has("svix-id") || has("svix-timestamp") || has("svix-signature")))
+    return [
+      "hint: it carries svix-id / svix-timestamp / svix-signature, Svix's names for these headers;",
+      "      Standard Webhooks senders use webhook-id / webhook-timestamp / webhook-signature",
+    ];
+  if (scheme === "mcp" && has("webhook-signature"))
+    return [
+      "hint: it carries webhook-signature (Standard Webhooks): start doorbell listen without --scheme mcp",
+    ];
+  return [];
 }
 
 const oneLine = (text: string) => text.replace(/\s+/g, " ").slice(0, 200);
