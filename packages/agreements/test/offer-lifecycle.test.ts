@@ -169,6 +169,24 @@ describe("offer lifecycle", () => {
     expect(bySender.stateOf(IDS.quote, T0 + 7000)).toBe("cancelled");
   });
 
+  it("a cancel that answers no message (in_reply_to is optional) ends the offer; prev alone does not parse", () => {
+    const thread = started();
+    const cancel = (extra: Record<string, unknown>) =>
+      fromBuyer("cancel", {
+        id: "8d7c6b5a-4938-4276-a05f-4e3d2c1b0a9f",
+        in_reply_to: undefined,
+        prev: undefined,
+        from: { address: SELLER.address },
+        to: { address: BUYER.address },
+        ...extra,
+      });
+    expect(() => cancel({ prev: offer.hash })).toThrow(
+      expect.objectContaining({ code: "ERR_MESSAGE_INVALID" }),
+    );
+    expect(thread.apply(cancel({}), T0 + 7000)).toMatchObject({ kind: "cancelled", agreement: false });
+    expect(thread.stateOf(IDS.quote, T0 + 7000)).toBe("cancelled");
+  });
+
   it("either side cancels an agreement", () => {
     const thread = started();
     const agreed = acceptOf(offer.hash);

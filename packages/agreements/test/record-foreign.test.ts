@@ -98,6 +98,26 @@ describe("a record written by another implementation", () => {
     ]);
   });
 
+  it("a kid in the party entry of a side that did not sign is not a reason to refuse (issue 30 item 8)", async () => {
+    // agent-agreement/1 lists a kid for each party. In the buyer's our_signature record the
+    // seller's offer is kept unsigned (its canonical JSON); the seller's kid there is the key that
+    // side publishes, which nothing binds to a signature, and the result says one signature.
+    const { seal: _seal, ...base } = handWritten();
+    const offerJson = jcs(quote());
+    const unsealedRecord = {
+      ...base,
+      kind: "our_signature",
+      offer: { json: offerJson, hash: sha256(offerJson) },
+    };
+    const record = {
+      ...unsealedRecord,
+      seal: jws(jcs(unsealedRecord), "buyer", BUYER.party, "agent-agreement+jws"),
+    };
+    const checked = await checkRecord(JSON.stringify(record), await options());
+    expect(checked.ok ? "" : checked.reason).toBe("");
+    expect(checked).toMatchObject({ ok: true, result: "one_signature" });
+  });
+
   it("still refuses it when the unknown member is changed after sealing", async () => {
     const record = { ...handWritten(), x_vendor_reference: "PO-2026-0043" };
     const checked = await checkRecord(JSON.stringify(record), await options());

@@ -99,15 +99,10 @@ export class AgreementThread {
   }
 
   #checkAnswer(message: Message, hash: string): void {
-    if (message.in_reply_to === undefined) {
-      if (this.#messages.size > 0) {
-        refuse(
-          "ERR_PREV_MISMATCH",
-          "a message inside a thread must answer an earlier one (in_reply_to and prev)",
-        );
-      }
-      return;
-    }
+    // agent-intents/1: in_reply_to is "the id this message answers, if any" — a cancel, say, names
+    // what it ends in ref and may answer nothing. (A message with prev but no in_reply_to does not
+    // parse.)
+    if (message.in_reply_to === undefined) return;
     const answered = this.#messages.get(message.in_reply_to);
     if (!answered)
       refuse("ERR_PREV_MISMATCH", `the message answers ${message.in_reply_to}, which is not in this thread`);
