@@ -114,7 +114,7 @@ export async function listenCommand(
       })
       .catch((error: unknown) => {
         io.stderr(
-          forTerminal(`doorbell listen: request #${number} failed: ${(error as Error).message}`) + "\n",
+          `${forTerminal(`doorbell listen: request #${number} failed: ${(error as Error).message}`)}\n`,
         );
         if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
         res.end('{"error":"ERR_LISTEN_FAILED"}');
