@@ -21,6 +21,7 @@ import {
 } from "kysely";
 import pg from "pg";
 import { StoreError } from "./errors.js";
+import { checkChannel, notifyPostgres, notifySqlite, SqliteNotifications } from "./notifications.js";
 import { preparingPool } from "./prepared.js";
 
 /** The two engines Doorbell runs on. */
@@ -97,6 +98,13 @@ export interface Database<DB = NoTables> {
    * (the connection was lost, and again once it listens anew): reload what they would have said.
    */
   listen(channel: string, onNotify: (payload?: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Tells every listener of `channel` in every process on this database, this one included, once
+   * the transaction `db` belongs to commits (or at once, on the handle's `db`). PostgreSQL:
+   * `pg_notify`. SQLite: a row of `store_notifications` (run `notificationMigrations`), which
+   * listeners read within tens of milliseconds. `payload` is at most 7999 bytes.
+   */
+  notify(channel: string, payload: string, db?: Kysely<unknown>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -256,10 +264,31 @@ function openSqlite<DB>(target: ParsedTarget, options: DatabaseConfig): Database
     const durable = position === undefined ? undefined : wal?.until(position);
     return durable === undefined ? rows : durable.then(() => rows);
   };
-  return createHandle("sqlite", db, guard, target.description, undefined, readNow, async () => {
-    reader?.close();
-    await wal?.close();
-  });
+  // Followed on the second connection, which sees this process's commits as well as others';
+  // in memory there is only the one, read between transactions.
+  const notifications = new SqliteNotifications(
+    reader ?? native,
+    () => reader === undefined && (gate.busy || native.inTransaction),
+    reader !== undefined,
+  );
+  const handle = createHandle(
+    "sqlite",
+    db,
+    guard,
+    target.description,
+    async (channel, onNotify) => notifications.listen(channel, onNotify),
+    readNow,
+    async () => {
+      notifications.stop();
+      reader?.close();
+      await wal?.close();
+    },
+  );
+  return {
+    ...handle,
+    notify: (channel, payload, on) =>
+      notifySqlite(on ?? (db as Kysely<unknown>), channel, payload, Date.now()),
+  };
 }
 
 /** fsyncs of one WAL at a time: a second lets a commit skip waiting for one that started before it. */
@@ -455,21 +484,21 @@ async function openPostgres<DB>(target: ParsedTarget, options: DatabaseConfig): 
   const kyselyPool = prepare ? preparingPool(pool) : pool;
   const dialect = new GuardedDialect(new PostgresDialect({ pool: kyselyPool }), guard, undefined);
   const db = new Kysely<DB>({ dialect });
-  return createHandle("postgres", db, guard, target.description, (channel, onNotify) =>
+  const handle = createHandle("postgres", db, guard, target.description, (channel, onNotify) =>
     listenPostgres(target.location, channel, onNotify),
   );
+  return {
+    ...handle,
+    notify: (channel, payload, on) => notifyPostgres(on ?? (db as Kysely<unknown>), channel, payload),
+  };
 }
-
-const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 async function listenPostgres(
   url: string,
   channel: string,
   onNotify: (payload?: string) => void,
 ): Promise<() => Promise<void>> {
-  if (!CHANNEL_NAME.test(channel)) {
-    throw new StoreError("ERR_STORE_CONFIG", "a notification channel is a lower-case SQL identifier");
-  }
+  checkChannel(channel);
   let stopped = false;
   let lost = false;
   let client: pg.Client | undefined;
@@ -518,7 +547,7 @@ function createHandle<DB>(
   listen: Database<DB>["listen"] = async () => async () => {},
   readNow: (query: CompiledQuery) => UnknownRow[] | Promise<UnknownRow[]> | undefined = () => undefined,
   afterClose: () => Promise<void> | void = () => {},
-): Database<DB> {
+): Omit<Database<DB>, "notify"> {
   let closed: Promise<void> | undefined;
   return {
     dialect,

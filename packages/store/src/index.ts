@@ -53,6 +53,7 @@ export {
   migrationsCurrent,
   type PackageMigrations,
 } from "./migrations.js";
+export { MAX_PAYLOAD_BYTES, notificationMigrations, SQLITE_POLL_MS } from "./notifications.js";
 export { type ResealColumnOptions, resealColumn } from "./reseal.js";
 export { autoIdColumn, type ColumnTypes, columnTypes } from "./schema.js";
 export { checkSealKeys, keyFingerprint, SEAL_KEYS_FIX, sealKeyCheckMigrations } from "./seal-key-check.js";
