@@ -1,21 +1,26 @@
 /**
  * An MCP Events server whose upstream is a real folder: `fs.watch` on a directory, emitting
- * `file.created` and `file.changed` with the file's name and size. Served over Streamable HTTP on
- * loopback (one SDK server and transport per MCP session) with poll, push and webhook delivery.
+ * `file.created` and `file.changed` with the file's name and size, offered by poll, push and
+ * webhook. Served on loopback with the MCP TypeScript SDK v2's `createMcpHandler`: a fresh
+ * McpServer per request, protocol 2026-07-28, plus the stateless 2025-11-25 fallback.
  *
  *   node --import tsx --conditions=@doorbell/source examples/events-folder-watcher/server.ts <dir> [--port 8765]
  */
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { createEventsServer, type EventDefinition, handleEventsHttpRequest } from "@doorbell/mcp-events";
+import { createEventsServer, type EventDefinition, withEventsListen } from "@doorbell/mcp-events";
 import { developmentPolicy } from "@doorbell/webhooks";
 import { getRequestListener } from "@hono/node-server";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import {
+  createMcpHandler,
+  hostHeaderValidationResponse,
+  localhostAllowedHostnames,
+  McpServer,
+} from "@modelcontextprotocol/server";
 import { z } from "zod";
 
 const { values, positionals } = parseArgs({
@@ -32,7 +37,7 @@ const folder = path.resolve(dir);
 const events = await createEventsServer({
   nextPollMs: 2_000,
   pushIntervalMs: 1_000,
-  // Webhooks to loopback receivers: this example runs on one machine.
+  // Webhooks to loopback receivers, no token needed: this example runs on one machine.
   webhook: { policy: developmentPolicy(), allowAnonymous: true, ttlMs: 10 * 60_000 },
 });
 
@@ -82,29 +87,23 @@ const watcher = fs.watch(folder, (_kind, name) => {
   if (name) look(name.toString());
 });
 
-const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+// The events server holds every subscription, so each request gets a fresh McpServer with the
+// events attached; withEventsListen adds events/list changes to `subscriptions/listen`.
+const handler = createMcpHandler(() => {
+  const server = new McpServer({ name: "folder-watcher", version: "0.1.0" });
+  events.attach(server);
+  return server;
+});
+const mcp = withEventsListen(handler, events);
+
+const allowedHosts = [...localhostAllowedHostnames(), values.host];
 const http = createServer(
-  getRequestListener(async (request) => {
+  getRequestListener((request) => {
+    // DNS rebinding protection: only requests addressed to this host by name.
+    const rejected = hostHeaderValidationResponse(request, allowedHosts);
+    if (rejected) return rejected;
     if (new URL(request.url).pathname !== "/mcp") return new Response("not found", { status: 404 });
-    const id = request.headers.get("mcp-session-id");
-    let transport = id ? sessions.get(id) : undefined;
-    if (!transport) {
-      if (id) return new Response("unknown session", { status: 404 });
-      const fresh = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: randomUUID,
-        onsessioninitialized: (sid) => {
-          sessions.set(sid, fresh);
-        },
-      });
-      fresh.onclose = () => {
-        if (fresh.sessionId) sessions.delete(fresh.sessionId);
-      };
-      const server = new McpServer({ name: "folder-watcher", version: "0.1.0" });
-      events.attach(server);
-      await server.connect(fresh);
-      transport = fresh;
-    }
-    return handleEventsHttpRequest(events, transport, request);
+    return mcp.fetch(request);
   }),
 );
 http.listen(Number(values.port), values.host, () => {
@@ -115,7 +114,8 @@ http.listen(Number(values.port), values.host, () => {
 
 async function stop(): Promise<void> {
   watcher.close();
-  for (const transport of sessions.values()) await transport.close().catch(() => undefined);
+  mcp.close();
+  await handler.close();
   http.closeAllConnections();
   http.close();
   await events.close();
