@@ -18,6 +18,7 @@ import {
 import { demandInput } from "./schemas.js";
 import { signInGate } from "./signin-gate.js";
 import {
+  guardSubscriptionListen,
   newSessionSubscriptions,
   registerSubscriptionResource,
   rememberSubscription,
@@ -89,9 +90,16 @@ export function createMcpHandler(
     version: options.version ?? "0.1.0",
     instructions: options.instructions ?? DEFAULT_INSTRUCTIONS,
     role: "holder",
-    ...(options.events?.listen === undefined
+    ...(options.events?.listen === undefined && push === undefined
       ? {}
-      : { wrapModern: (handler: ModernHandler) => options.events?.listen?.(handler) ?? handler }),
+      : {
+          // §8.3: a listen naming a subscription resource that does not exist is refused, as
+          // resources/read refuses it; the events wrapper goes outside, so it sees that refusal.
+          wrapModern: (handler: ModernHandler) => {
+            const guarded = push === undefined ? handler : guardSubscriptionListen(handler, push);
+            return options.events?.listen?.(guarded) ?? guarded;
+          },
+        }),
     ...(options.resourceMetadataUrl === undefined ? {} : { gate: signInGate(options.resourceMetadataUrl) }),
     register(server, scope) {
       // A legacy session keeps the subscriptions it made (what its resource shows); modern has none.

@@ -12,7 +12,8 @@
  * - Legacy (2025-11-25): a session sees only the subscriptions it created or renewed itself, and
  *   `resources/subscribe` marks one for updates on the session's GET stream.
  *
- * An unknown, malformed or foreign URI is the client's mistake: -32602 with `data.uri` (SEP-2164).
+ * An unknown, malformed or foreign URI is the client's mistake: -32602 with `data.uri` (SEP-2164),
+ * on `resources/read`, `resources/subscribe` and `subscriptions/listen` alike.
  */
 import {
   type McpServer,
@@ -22,6 +23,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { HolderError, type Principal } from "../domain/types.js";
 import type { PushService } from "../push/service.js";
+import type { ModernHandler } from "./endpoint.js";
 import { principalFromAuth } from "./principal.js";
 
 export const SUBSCRIPTION_URI_PREFIX = "isto-intents://subscription/";
@@ -126,4 +128,65 @@ export function registerSubscriptionResource(
     if (id !== undefined) session.watched.delete(id);
     return {};
   });
+}
+
+const LISTEN = "subscriptions/listen";
+
+const notListenable = (uri: string): ResourceNotFoundError =>
+  new ResourceNotFoundError(
+    uri,
+    `no subscription resource ${uri.slice(0, 200)}: subscriptions/listen names a subscription of this holder as ${SUBSCRIPTION_URI_PREFIX}<subscriptionId>, the subscriptionId intent_subscribe_events answered`,
+  );
+
+/**
+ * What the listen guard asks the push service: whether a subscription with this id exists. A
+ * service without `exists` leaves a well-formed id on trust (the SDK then acknowledges it).
+ */
+export type SubscriptionLookup = PushService & { exists?(subscriptionId: string): Promise<boolean> };
+
+/**
+ * §8.3 on `subscriptions/listen`. The SDK's listen router acknowledges every
+ * `resourceSubscriptions` URI once the server declares `resources.subscribe`, so a listen naming
+ * a resource that does not exist was acknowledged and then heard nothing, while `resources/read`
+ * and `resources/subscribe` refuse it. This guard, in front of the modern handler, refuses such a
+ * listen the same way (-32602 with `data.uri`, in-band like the SDK's own listen errors) before
+ * the SDK sees it: a URI that is no subscription of this holder (another scheme or resource, a
+ * malformed id), or an id no subscription has. There is no session in this era: the unguessable
+ * id is what a listener holds, as with a doorbell, so a known id is not checked against a caller.
+ */
+export function guardSubscriptionListen(handler: ModernHandler, lookup: SubscriptionLookup): ModernHandler {
+  return {
+    async fetch(request, options = {}) {
+      // The SDK refuses a modern request whose Mcp-Method header does not match its body.
+      if (request.method !== "POST" || request.headers.get("mcp-method") !== LISTEN)
+        return handler.fetch(request, options);
+      const body = (options.parsedBody ??
+        (await request
+          .clone()
+          .json()
+          .catch(() => undefined))) as
+        | { id?: unknown; method?: unknown; params?: { notifications?: { resourceSubscriptions?: unknown } } }
+        | undefined;
+      const uris = body?.method === LISTEN ? body.params?.notifications?.resourceSubscriptions : undefined;
+      // No resources named, or a filter the SDK refuses itself (-32602 for a malformed one).
+      if (!Array.isArray(uris)) return handler.fetch(request, options);
+      for (const uri of uris) {
+        if (typeof uri !== "string") continue;
+        const id = idOf(uri);
+        const known = id !== undefined && (lookup.exists === undefined || (await lookup.exists(id)));
+        if (!known) return refusal(body?.id, notListenable(uri));
+      }
+      return handler.fetch(request, options);
+    },
+    // It holds nothing open: the handler it wraps is closed by its owner.
+    close() {},
+  };
+}
+
+/** A JSON-RPC error answered in-band (HTTP 200), as the SDK answers a refused listen. */
+function refusal(id: unknown, error: ResourceNotFoundError): Response {
+  return Response.json(
+    { jsonrpc: "2.0", id: id ?? null, error: { code: error.code, message: error.message, data: error.data } },
+    { status: 200 },
+  );
 }

@@ -51,12 +51,25 @@ export const listParams = z.object({ cursor: z.string().optional() }).optional()
 export function parseOrInvalid<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((issue) => ({
-    path: issue.path.map(String).join(".") || "(root)",
-    message: issue.message,
-  }));
+  throw invalidParams(
+    what,
+    parsed.error.issues.map((issue) => ({
+      path: issue.path.map(String).join(".") || "(root)",
+      message: issue.message,
+    })),
+  );
+}
+
+/** One field that failed validation: its dotted path ("(root)" for the whole value) and why. */
+export interface FieldIssue {
+  path: string;
+  message: string;
+}
+
+/** `InvalidParams` whose message names the first failing field and whose data lists them all. */
+export function invalidParams(what: string, issues: FieldIssue[]): EventsError {
   const first = issues[0];
-  throw new EventsError(
+  return new EventsError(
     "InvalidParams",
     { issues },
     `Invalid ${what}${first ? `: ${first.path}: ${first.message}` : ""}`,

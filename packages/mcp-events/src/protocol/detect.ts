@@ -1,11 +1,12 @@
-import type { DialectName, EventsDialect } from "./dialect.js";
-import { sep3415 } from "./dialects/sep-3415.js";
+import type { DialectName, ErrorCodeProfile, EventsDialect } from "./dialect.js";
+import { sep3415, sep3415Dialect } from "./dialects/sep-3415.js";
 import { sketch } from "./dialects/sketch.js";
 
 export const DIALECTS: Readonly<Record<DialectName, EventsDialect>> = { sketch, "sep-3415": sep3415 };
 
-export function dialect(name: DialectName): EventsDialect {
-  return DIALECTS[name];
+/** A dialect by name; SEP-3415's errors numbered by `errorCodes` (the sketch keeps its own). */
+export function dialect(name: DialectName, errorCodes: ErrorCodeProfile = "deployed"): EventsDialect {
+  return name === "sep-3415" ? sep3415Dialect(errorCodes) : DIALECTS[name];
 }
 
 /**

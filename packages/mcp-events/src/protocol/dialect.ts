@@ -21,6 +21,14 @@ import type {
 export type DialectName = "sketch" | "sep-3415";
 
 /**
+ * The numbers SEP-3415's five general errors carry: `deployed` (-32011..-32015, what ChatGPT, the
+ * AI SDK and the conformance scenarios use) or `sep-3415` (the draft SEP's -32023..-32027). The
+ * sketch keeps its own codes under either.
+ */
+export type ErrorCodeProfile = "deployed" | "sep-3415";
+export const ERROR_CODE_PROFILES: readonly ErrorCodeProfile[] = ["deployed", "sep-3415"];
+
+/**
  * Both directions of one wire message: `decode` validates wire JSON into the model (throwing
  * `EventsError("InvalidParams")` with a precise reason) and `encode` writes the model as wire JSON.
  * Notification codecs encode the notification's `params`; result codecs the JSON-RPC `result`.

@@ -1,8 +1,15 @@
 export { type EventsCapability, eventsCapabilities, readEventsCapability } from "./capability.js";
-export { compact, parseOrInvalid } from "./common.js";
+export { compact, type FieldIssue, invalidParams, parseOrInvalid } from "./common.js";
 export { DIALECTS, detectRequestDialect, detectResultDialect, dialect } from "./detect.js";
-export type { Codec, DialectName, EventsDialect, SignatureScheme } from "./dialect.js";
-export { sep3415, sepSchemas, WHSEC } from "./dialects/sep-3415.js";
+export {
+  type Codec,
+  type DialectName,
+  ERROR_CODE_PROFILES,
+  type ErrorCodeProfile,
+  type EventsDialect,
+  type SignatureScheme,
+} from "./dialect.js";
+export { SEP_ERROR_CODES, sep3415, sep3415Dialect, sepSchemas, WHSEC } from "./dialects/sep-3415.js";
 export { sketch, sketchSchemas } from "./dialects/sketch.js";
 export {
   EVENTS_ERROR_CODES,

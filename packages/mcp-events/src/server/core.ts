@@ -6,13 +6,16 @@ import {
   type DialectName,
   detectRequestDialect,
   dialect,
+  type ErrorCodeProfile,
   type ErrorObject,
   type EventOccurrence,
   type EventsDialect,
   EventsError,
+  invalidParams,
   type JsonObject,
   parseOrInvalid,
 } from "../protocol/index.js";
+import { compileJsonSchema, type JsonSchemaCheck } from "../protocol/json-schema.js";
 import type { CallContext } from "./context.js";
 import type { EmitBuffer } from "./emit-buffer.js";
 import type { OwnedStreams } from "./owned-streams.js";
@@ -56,6 +59,8 @@ export interface Settings {
 /** What every mode's handler shares. */
 export interface Core {
   readonly dialect: EventsDialect;
+  /** How SEP-3415's general errors are numbered on this server (default "deployed"). */
+  readonly errorCodes?: ErrorCodeProfile;
   readonly settings: Settings;
   readonly clock: () => number;
   readonly buffer: EmitBuffer;
@@ -106,8 +111,8 @@ export function newId(prefix: string): string {
  */
 export function wireOf(core: Core, params: unknown, call?: Pick<CallContext, "modern">): EventsDialect {
   const detected: DialectName | undefined = detectRequestDialect(params);
-  if (detected) return dialect(detected);
-  return call?.modern ? dialect("sep-3415") : core.dialect;
+  if (detected) return dialect(detected, core.errorCodes);
+  return call?.modern ? dialect("sep-3415", core.errorCodes) : core.dialect;
 }
 
 /** Validates a subscription against its event type, mode and authorization. */
@@ -125,6 +130,7 @@ export async function resolve(
   const params = def.params
     ? (parseOrInvalid(def.params, query.params, `params for ${def.name}`) as JsonObject)
     : query.params;
+  if (!def.params) checkInputSchema(def, params);
   const principal = core.principalOf(call);
   const ctx: SubscriptionContext = {
     subscriptionId,
@@ -136,6 +142,36 @@ export async function resolve(
   };
   await authorize(def, ctx, params);
   return { def, params, ctx };
+}
+
+/** Each definition's plain `inputSchema`, compiled once (null: it has `params` or no schema). */
+const inputChecks = new WeakMap<AnyEventDefinition, JsonSchemaCheck | null>();
+
+/**
+ * Compiles a definition's `inputSchema` when it is plain JSON Schema (no zod `params`), so it is
+ * enforced, not only published. Called when the type is declared: a schema the validator cannot
+ * compile is refused then, naming the type, rather than failing every subscription later.
+ */
+export function compileInputSchema(def: AnyEventDefinition): void {
+  if (inputChecks.has(def)) return;
+  if (def.params !== undefined || def.inputSchema === undefined) {
+    inputChecks.set(def, null);
+    return;
+  }
+  try {
+    inputChecks.set(def, compileJsonSchema(def.inputSchema));
+  } catch (error) {
+    throw new Error(
+      `event type ${def.name}: its inputSchema cannot be compiled: ${(error as Error).message}`,
+    );
+  }
+}
+
+/** Arguments that violate the type's plain `inputSchema` are InvalidParams naming each field. */
+function checkInputSchema(def: AnyEventDefinition, args: JsonObject): void {
+  compileInputSchema(def);
+  const issues = inputChecks.get(def)?.(args);
+  if (issues !== undefined && issues.length > 0) throw invalidParams(`arguments for ${def.name}`, issues);
 }
 
 /** Runs the type's authorizer: false or a thrown EventsError refuses. */
@@ -168,6 +204,21 @@ export function occurrenceOf(name: string, input: EventInput, clock: () => numbe
     timestamp,
     data: input.data,
     ...(input.cursor === undefined ? {} : { cursor: input.cursor }),
+  };
+}
+
+/**
+ * `maxAgeMs`: whether an event is young enough to deliver, by its timestamp (no older than
+ * now − maxAgeMs). Every event is without it, and so is one whose timestamp cannot be read.
+ */
+export function youngEnough(
+  maxAgeMs: number | undefined,
+  clock: () => number,
+): ((event: Pick<EventOccurrence, "timestamp">) => boolean) | undefined {
+  if (maxAgeMs === undefined) return undefined;
+  return (event) => {
+    const at = Date.parse(event.timestamp);
+    return Number.isNaN(at) || at >= clock() - maxAgeMs;
   };
 }
 
@@ -261,13 +312,16 @@ export class LiveTable {
     return [...this.byId.values()];
   }
 
-  /** TooManySubscriptions before anything is provisioned. */
+  /** TooManySubscriptions before anything is provisioned: which limit (its name) and its number. */
   checkLimit(principal: string | undefined): void {
     if (this.limits.total !== undefined && this.byId.size >= this.limits.total)
-      throw new EventsError("TooManySubscriptions", { limit: this.limits.total });
+      throw new EventsError("TooManySubscriptions", { limit: "subscriptions", max: this.limits.total });
     const mine = this.perPrincipal.get(principal ?? "") ?? 0;
     if (this.limits.perPrincipal !== undefined && mine >= this.limits.perPrincipal)
-      throw new EventsError("TooManySubscriptions", { limit: this.limits.perPrincipal });
+      throw new EventsError("TooManySubscriptions", {
+        limit: "subscriptions per principal",
+        max: this.limits.perPrincipal,
+      });
   }
 
   /** Checks the limit, runs `onSubscribe`, then serves the subscription. */

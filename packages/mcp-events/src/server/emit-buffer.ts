@@ -8,7 +8,8 @@ export interface EmitBufferOptions {
   maxEvents?: number;
 }
 
-interface Entry {
+/** One kept event: its place, when it was kept, and (for a targeted emit) its one subscription. */
+export interface BufferEntry {
   seq: number;
   at: number;
   event: EventOccurrence;
@@ -17,7 +18,7 @@ interface Entry {
 }
 
 export type BufferRead =
-  | { ok: true; entries: Entry[]; cursor: string; hasMore: boolean }
+  | { ok: true; entries: BufferEntry[]; cursor: string; hasMore: boolean }
   | { ok: false; reason: string };
 
 /**
@@ -28,7 +29,7 @@ export type BufferRead =
 export class EmitBuffer {
   private readonly epoch = randomBytes(6).toString("base64url");
   private seq = 0;
-  private readonly byName = new Map<string, { entries: Entry[]; evictedUpTo: number }>();
+  private readonly byName = new Map<string, { entries: BufferEntry[]; evictedUpTo: number }>();
   private readonly maxAgeMs: number;
   private readonly maxEvents: number;
 
@@ -65,20 +66,20 @@ export class EmitBuffer {
    * Entries of `name` after `cursor` that `accept` keeps, at most `limit`. The returned cursor is
    * the last entry returned, or everything scanned when the batch is not full.
    */
-  read(name: string, cursor: string, limit: number, accept: (entry: Entry) => boolean): BufferRead {
+  read(name: string, cursor: string, limit: number, accept: (entry: BufferEntry) => boolean): BufferRead {
     const position = this.parse(cursor);
     if (position === undefined) return { ok: false, reason: "The cursor is not from this server process" };
     const slot = this.slot(name);
     this.evict(slot);
     if (position < slot.evictedUpTo) return { ok: false, reason: "Events after the cursor left the buffer" };
-    const entries: Entry[] = [];
+    const entries: BufferEntry[] = [];
     let last = Math.max(position, this.seq);
     let hasMore = false;
     for (const entry of slot.entries) {
       if (entry.seq <= position || !accept(entry)) continue;
       if (entries.length === limit) {
         hasMore = true;
-        last = (entries[entries.length - 1] as Entry).seq;
+        last = (entries[entries.length - 1] as BufferEntry).seq;
         break;
       }
       entries.push(entry);
@@ -90,7 +91,7 @@ export class EmitBuffer {
    * Every kept entry of `name` that `accept` keeps, from the oldest (for a subscription without a
    * cursor that asked for `maxAgeMs` of history). Never a gap: it asks for what is kept.
    */
-  readRecent(name: string, limit: number, accept: (entry: Entry) => boolean): BufferRead {
+  readRecent(name: string, limit: number, accept: (entry: BufferEntry) => boolean): BufferRead {
     const slot = this.slot(name);
     this.evict(slot);
     return this.read(name, this.cursorOf(slot.evictedUpTo), limit, accept);
@@ -113,12 +114,12 @@ export class EmitBuffer {
     return slot;
   }
 
-  private evict(slot: { entries: Entry[]; evictedUpTo: number }): void {
+  private evict(slot: { entries: BufferEntry[]; evictedUpTo: number }): void {
     const oldest = this.clock() - this.maxAgeMs;
     let drop = Math.max(0, slot.entries.length - this.maxEvents);
-    while (drop < slot.entries.length && (slot.entries[drop] as Entry).at < oldest) drop += 1;
+    while (drop < slot.entries.length && (slot.entries[drop] as BufferEntry).at < oldest) drop += 1;
     if (drop === 0) return;
-    slot.evictedUpTo = (slot.entries[drop - 1] as Entry).seq;
+    slot.evictedUpTo = (slot.entries[drop - 1] as BufferEntry).seq;
     slot.entries.splice(0, drop);
   }
 }

@@ -3,6 +3,8 @@ import { z } from "zod";
 import {
   type DialectName,
   dialect,
+  ERROR_CODE_PROFILES,
+  type ErrorCodeProfile,
   EVENTS_METHODS,
   type EventDescriptor,
   EventsError,
@@ -13,6 +15,7 @@ import { type AttachOptions, type AttachTarget, createAttacher, type EventsMetho
 import { type CallContext, defaultPrincipal } from "./context.js";
 import {
   type Core,
+  compileInputSchema,
   type Limits,
   LiveTable,
   modesOf,
@@ -31,6 +34,12 @@ import type { WebhookMode, WebhookOptions } from "./webhook.js";
 export interface EventsServerOptions {
   /** The wire the server speaks by default (requests that say otherwise are answered in kind). */
   dialect?: DialectName;
+  /**
+   * How SEP-3415's five general errors are numbered: "deployed" (default: -32011..-32015, what
+   * ChatGPT and the AI SDK use today) or "sep-3415" (the draft SEP's -32023..-32027). The sketch
+   * dialect keeps its own codes either way.
+   */
+  errorCodes?: ErrorCodeProfile;
   /** Recommended poll interval (default 30 s). */
   nextPollMs?: number;
   /** Events per poll when the client sets no `maxEvents` (default 100), and the cap (default 1000). */
@@ -103,6 +112,9 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   if (!(heartbeatMs > 0 && heartbeatMs <= HEARTBEAT_MAX_MS))
     throw new Error("heartbeatMs must be between 1 and 30 000 (the sketch: at least every 30 s)");
+  const errorCodes = options.errorCodes ?? "deployed";
+  if (!ERROR_CODE_PROFILES.includes(errorCodes))
+    throw new Error(`errorCodes must be "deployed" or "sep-3415", not ${JSON.stringify(errorCodes)}`);
   const clock = options.clock ?? Date.now;
   const log = options.logger ?? pino({ level: "warn", redact: ["url", "secret", "params"] });
   const definitions = new Map<string, AnyEventDefinition>();
@@ -118,7 +130,8 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
     limits: options.limits ?? {},
   };
   const core: Core = {
-    dialect: dialect(options.dialect ?? "sketch"),
+    dialect: dialect(options.dialect ?? "sketch", errorCodes),
+    errorCodes,
     settings,
     clock,
     buffer: new EmitBuffer(options.emitBuffer ?? {}, clock),
@@ -213,6 +226,7 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
     event(definition) {
       if (definitions.has(definition.name))
         throw new Error(`event type ${definition.name} is already declared`);
+      compileInputSchema(definition as AnyEventDefinition);
       definitions.set(definition.name, definition as AnyEventDefinition);
       listChanged();
     },

@@ -1,4 +1,10 @@
-import { type EventsDialect, EventsError, type JsonObject, type PollOutcome } from "../protocol/index.js";
+import {
+  type EventOccurrence,
+  type EventsDialect,
+  EventsError,
+  type JsonObject,
+  type PollOutcome,
+} from "../protocol/index.js";
 import { canonicalJson, digest } from "./canonical.js";
 import {
   authorize,
@@ -9,7 +15,9 @@ import {
   runCheck,
   shape,
   wireOf,
+  youngEnough,
 } from "./core.js";
+import type { BufferEntry } from "./emit-buffer.js";
 
 interface Lease {
   sub: LiveSubscription;
@@ -51,9 +59,10 @@ export class PollMode {
 
     const settings = this.core.settings;
     const maxEvents = Math.min(query.maxEvents ?? settings.defaultMaxEvents, settings.maxMaxEvents);
+    const young = youngEnough(query.maxAgeMs, this.core.clock);
     const outcome: PollOutcome = def.check
-      ? await this.fromCheck(wire, { def, params, ctx }, query.cursor, maxEvents)
-      : this.fromBuffer(wire, { def, params, ctx, id: leaseId }, query.cursor, maxEvents);
+      ? await this.fromCheck(wire, { def, params, ctx }, query.cursor, maxEvents, young)
+      : this.fromBuffer(wire, { def, params, ctx, id: leaseId }, query.cursor, maxEvents, young);
     if (query.routeId !== undefined) outcome.routeId = query.routeId;
     return wire.poll.result.encode(outcome);
   }
@@ -63,11 +72,14 @@ export class PollMode {
     sub: Pick<LiveSubscription, "def" | "params" | "ctx">,
     cursor: string | null,
     maxEvents: number,
+    young: ((event: EventOccurrence) => boolean) | undefined,
   ): Promise<PollOutcome> {
     try {
       const batch = await runCheck(this.core, sub.def, sub.ctx, sub.params, cursor, maxEvents);
+      // Too old for maxAgeMs: passed over (the cursor still moves past them), not delivered.
+      const events = young ? batch.events.filter(young) : batch.events;
       // Poll carries the cursor on the result, not on each event.
-      return { ...batch, events: batch.events.map(withoutCursor), truncated: false };
+      return { ...batch, events: events.map(withoutCursor), truncated: false };
     } catch (error) {
       if (!(error instanceof EventsError) || error.kind !== "CursorExpired" || wire.cursorExpiry === "error")
         throw error;
@@ -81,18 +93,25 @@ export class PollMode {
     sub: Pick<LiveSubscription, "def" | "params" | "ctx" | "id">,
     cursor: string | null,
     maxEvents: number,
+    young: ((event: EventOccurrence) => boolean) | undefined,
   ): PollOutcome {
     const nextPollMs = sub.def.nextPollMs ?? this.core.settings.nextPollMs;
     const buffer = this.core.buffer;
-    if (cursor === null)
+    // No cursor: from now, or, with maxAgeMs, from the oldest kept event that young.
+    if (cursor === null && !young)
       return { events: [], cursor: buffer.now(), hasMore: false, nextPollMs, truncated: false };
     const shaped = new Map<number, ReturnType<typeof shape>>();
-    const read = buffer.read(sub.def.name, cursor, maxEvents, (entry) => {
+    const accept = (entry: BufferEntry) => {
       if (entry.target !== undefined && entry.target !== sub.id) return false;
+      if (young && !young(entry.event)) return false;
       const event = shape(sub, entry.event);
       shaped.set(entry.seq, event);
       return event !== undefined;
-    });
+    };
+    const read =
+      cursor === null
+        ? buffer.readRecent(sub.def.name, maxEvents, accept)
+        : buffer.read(sub.def.name, cursor, maxEvents, accept);
     if (!read.ok) {
       if (wire.cursorExpiry === "error") throw new EventsError("CursorExpired", { reason: read.reason });
       return { events: [], cursor: buffer.now(), hasMore: false, nextPollMs, truncated: true };

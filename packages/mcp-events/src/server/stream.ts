@@ -18,7 +18,9 @@ import {
   shape,
   wireError,
   wireOf,
+  youngEnough,
 } from "./core.js";
+import type { BufferEntry } from "./emit-buffer.js";
 import { eventNotifications, notificationJson } from "./frames.js";
 
 /** Why a stream ended: the client left, the server terminated it, or the server is closing. */
@@ -65,8 +67,11 @@ export class StreamMode {
     };
     let cursor: string | null = query.cursor;
     const eventText = sink && eventNotifications(wire, requestId, query.routeId);
+    const young = youngEnough(query.maxAgeMs, core.clock);
     const sendEvent = (event: EventOccurrence) => {
       if (event.cursor !== undefined) cursor = event.cursor;
+      // Too old for maxAgeMs: passed over (the cursor still moves past it), not delivered.
+      if (young && !young(event)) return outbox;
       if (sink && eventText) {
         if (!over) sink.write(eventText(event));
         return outbox;
@@ -103,21 +108,24 @@ export class StreamMode {
       let replay: EventOccurrence[] = [];
       if (def.check) {
         if (cursor === null) cursor = (await runCheck(core, def, ctx, params, null, 1)).cursor;
-      } else if (cursor === null) {
+      } else if (cursor === null && !young) {
         cursor = core.buffer.now();
       } else {
-        const read = core.buffer.read(
-          def.name,
-          cursor,
-          Number.MAX_SAFE_INTEGER,
-          (entry) => entry.target === undefined || entry.target === subscriptionId,
-        );
+        const mine = (entry: BufferEntry) =>
+          (entry.target === undefined || entry.target === subscriptionId) && (!young || young(entry.event));
+        // No cursor but maxAgeMs: replay from the oldest kept event that young.
+        const read =
+          cursor === null
+            ? core.buffer.readRecent(def.name, Number.MAX_SAFE_INTEGER, mine)
+            : core.buffer.read(def.name, cursor, Number.MAX_SAFE_INTEGER, mine);
         if (read.ok) {
           replay = read.entries.flatMap((entry) => {
             const event = shape(sub, entry.event);
             return event ? [Object.assign({}, event, { cursor: core.buffer.cursorOf(entry.seq) })] : [];
           });
           if (replay.length === 0) cursor = read.cursor;
+          // Started without a cursor: active names the place just before the first replayed event.
+          else if (cursor === null) cursor = core.buffer.cursorOf((read.entries[0] as BufferEntry).seq - 1);
         } else {
           cursor = core.buffer.now();
           if (wire.cursorExpiry === "error")

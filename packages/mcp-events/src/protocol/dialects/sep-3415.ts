@@ -11,7 +11,7 @@ import {
   parseOrInvalid,
   requestId,
 } from "../common.js";
-import type { EventsDialect } from "../dialect.js";
+import type { ErrorCodeProfile, EventsDialect } from "../dialect.js";
 import type { EventsErrorName } from "../errors.js";
 import { SUBSCRIPTION_ID_META } from "../methods.js";
 import type { ErrorObject, JsonObject, RequestId, WebhookBody } from "../model.js";
@@ -35,60 +35,91 @@ import {
 /** Standard Webhooks secret: `whsec_` + base64 of 24..64 bytes. */
 export const WHSEC = /^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/;
 
+/** SEP-3415's five general errors, beside JSON-RPC's invalid params. */
+type GeneralError = "NotFound" | "Forbidden" | "ResourceExhausted" | "Unsupported" | "CallbackEndpointError";
+
 /**
- * The five general codes as the deployed clients use them (ChatGPT, the AI SDK, the conformance
- * scenarios): -32011..-32015. The draft SEP's provisional -32023..-32027 are still understood
- * when decoding (docs/decisions.md, issue 15).
+ * Their numbers under each profile: the deployed clients' -32011..-32015 (ChatGPT, the AI SDK,
+ * the conformance scenarios) and the draft SEP's provisional -32023..-32027. Either is understood
+ * when decoding (docs/decisions.md: the Events server's spec details).
  */
-const SEP_CODES = {
-  NotFound: -32011,
-  Forbidden: -32012,
-  ResourceExhausted: -32013,
-  Unsupported: -32014,
-  CallbackEndpointError: -32015,
-} as const;
-const DRAFT_CODES: Record<number, number> = {
-  [-32023]: SEP_CODES.NotFound,
-  [-32024]: SEP_CODES.Forbidden,
-  [-32025]: SEP_CODES.ResourceExhausted,
-  [-32026]: SEP_CODES.Unsupported,
-  [-32027]: SEP_CODES.CallbackEndpointError,
+export const SEP_ERROR_CODES: Readonly<Record<ErrorCodeProfile, Readonly<Record<GeneralError, number>>>> = {
+  deployed: {
+    NotFound: -32011,
+    Forbidden: -32012,
+    ResourceExhausted: -32013,
+    Unsupported: -32014,
+    CallbackEndpointError: -32015,
+  },
+  "sep-3415": {
+    NotFound: -32023,
+    Forbidden: -32024,
+    ResourceExhausted: -32025,
+    Unsupported: -32026,
+    CallbackEndpointError: -32027,
+  },
 };
 
-/** Where each sketch error lands among SEP-3415's general codes, with the typed `data` it adds. */
-const TO_SEP: Record<EventsErrorName, { code: number; message: string; data?: JsonObject }> = {
-  InvalidParams: { code: -32602, message: "Invalid params" },
-  EventNotFound: { code: SEP_CODES.NotFound, message: "NotFound", data: { kind: "event" } },
-  SubscriptionNotFound: { code: SEP_CODES.NotFound, message: "NotFound", data: { kind: "subscription" } },
-  Unauthorized: { code: SEP_CODES.Forbidden, message: "Forbidden" },
-  TooManySubscriptions: {
-    code: SEP_CODES.ResourceExhausted,
-    message: "ResourceExhausted",
-    data: { resource: "subscriptions" },
-  },
-  DeliveryModeUnsupported: {
-    code: SEP_CODES.Unsupported,
-    message: "Unsupported",
-    data: { reason: "delivery_mode" },
-  },
-  CursorExpired: { code: SEP_CODES.Unsupported, message: "Unsupported", data: { reason: "cursor_expired" } },
-  InvalidCallbackUrl: { code: SEP_CODES.CallbackEndpointError, message: "CallbackEndpointError" },
+const GENERAL_OF_CODE = new Map<number, GeneralError>(
+  Object.values(SEP_ERROR_CODES).flatMap((codes) =>
+    Object.entries(codes).map(([name, code]) => [code, name as GeneralError] as const),
+  ),
+);
+
+/** Where each sketch error lands among SEP-3415's general errors. */
+const TO_GENERAL: Record<Exclude<EventsErrorName, "InvalidParams">, GeneralError> = {
+  EventNotFound: "NotFound",
+  SubscriptionNotFound: "NotFound",
+  Unauthorized: "Forbidden",
+  TooManySubscriptions: "ResourceExhausted",
+  DeliveryModeUnsupported: "Unsupported",
+  CursorExpired: "Unsupported",
+  InvalidCallbackUrl: "CallbackEndpointError",
 };
+
+/**
+ * The typed `data` SEP-3415 gives each general error, made from the model's: NotFound's `kind`,
+ * ResourceExhausted's `limit` (the limit's name) and `max` (its number), Unsupported's `feature`
+ * and `value`.
+ */
+function sepData(kind: EventsErrorName, data: JsonObject = {}): JsonObject | undefined {
+  switch (kind) {
+    case "EventNotFound":
+      return { kind: "event", ...data };
+    case "SubscriptionNotFound":
+      return { kind: "subscription", ...data };
+    case "TooManySubscriptions": {
+      // A bare number (an author's `{ limit: 5 }`) is the max of a limit it did not name.
+      const { limit, ...rest } = data;
+      if (typeof limit === "number") return { ...rest, limit: "subscriptions", max: limit };
+      return { limit: limit ?? "subscriptions", ...rest };
+    }
+    case "DeliveryModeUnsupported": {
+      const { mode, ...rest } = data;
+      return { feature: "delivery.mode", ...(mode === undefined ? {} : { value: mode }), ...rest };
+    }
+    case "CursorExpired":
+      return { feature: "cursor", reason: "cursor_expired", ...data };
+    default:
+      return Object.keys(data).length === 0 ? undefined : data;
+  }
+}
 
 function sepErrorName(error: Pick<ErrorObject, "code" | "data">): EventsErrorName | undefined {
   const data = error.data ?? {};
-  switch (DRAFT_CODES[error.code] ?? error.code) {
-    case -32602:
-      return "InvalidParams";
-    case SEP_CODES.NotFound:
+  if (error.code === -32602) return "InvalidParams";
+  switch (GENERAL_OF_CODE.get(error.code)) {
+    case "NotFound":
       return data.kind === "subscription" ? "SubscriptionNotFound" : "EventNotFound";
-    case SEP_CODES.Forbidden:
+    case "Forbidden":
       return "Unauthorized";
-    case SEP_CODES.ResourceExhausted:
+    case "ResourceExhausted":
       return "TooManySubscriptions";
-    case SEP_CODES.Unsupported:
-      return data.reason === "cursor_expired" ? "CursorExpired" : "DeliveryModeUnsupported";
-    case SEP_CODES.CallbackEndpointError:
+    case "Unsupported":
+      return data.feature === "cursor" || data.reason === "cursor_expired"
+        ? "CursorExpired"
+        : "DeliveryModeUnsupported";
+    case "CallbackEndpointError":
       return "InvalidCallbackUrl";
     default:
       return undefined;
@@ -175,15 +206,28 @@ function problemCodec(what: string) {
   };
 }
 
-export const sep3415: EventsDialect = {
+/** SEP-3415 with its general errors numbered as `profile` says; everything else is the same. */
+function sep3415With(profile: ErrorCodeProfile): EventsDialect {
+  const codes = SEP_ERROR_CODES[profile];
+  return {
+    ...sep3415Wire,
+    error(kind, data, message) {
+      if (kind === "InvalidParams")
+        return compact({ code: -32602, message: message ?? "Invalid params", data }) as ErrorObject;
+      const general = TO_GENERAL[kind];
+      return compact({
+        code: codes[general],
+        message: message ?? general,
+        data: sepData(kind, data),
+      }) as ErrorObject;
+    },
+  };
+}
+
+const sep3415Wire: Omit<EventsDialect, "error"> = {
   name: "sep-3415",
   signature: "standard",
   cursorExpiry: "truncate",
-  error(kind, data, message) {
-    const mapped = TO_SEP[kind];
-    const merged = mapped.data || data ? { ...mapped.data, ...data } : undefined;
-    return compact({ code: mapped.code, message: message ?? mapped.message, data: merged }) as ErrorObject;
-  },
   errorName: sepErrorName,
   list: {
     params: listParamsCodec,
@@ -361,3 +405,18 @@ export const sep3415: EventsDialect = {
     },
   },
 };
+
+const BY_PROFILE: Readonly<Record<ErrorCodeProfile, EventsDialect>> = {
+  deployed: sep3415With("deployed"),
+  "sep-3415": sep3415With("sep-3415"),
+};
+
+/** SEP-3415 as the deployed clients number its errors (-32011..-32015). */
+export const sep3415: EventsDialect = BY_PROFILE.deployed;
+
+/** SEP-3415 with its errors numbered by `profile` (the draft's -32023..-32027 for "sep-3415"). */
+export function sep3415Dialect(profile: ErrorCodeProfile = "deployed"): EventsDialect {
+  const found = Object.hasOwn(BY_PROFILE, profile) ? BY_PROFILE[profile] : undefined;
+  if (!found) throw new Error(`unknown error-code profile ${String(profile)}: use "deployed" or "sep-3415"`);
+  return found;
+}

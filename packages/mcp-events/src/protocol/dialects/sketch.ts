@@ -34,12 +34,19 @@ const subscription = {
   params: jsonObject.optional(),
   cursor: cursorParam,
 };
+/**
+ * Not in the sketch of 2026-02-19 (its later revisions added a replay floor): accepted on poll and
+ * stream because the model has it, and refused when it is not a non-negative integer rather than
+ * dropped unseen.
+ */
+const maxAgeMs = z.number().int().nonnegative().optional();
 
 export const sketchSchemas = {
   pollParams: z.object({
     id: routeId,
     ...subscription,
     maxEvents,
+    maxAgeMs,
   }),
   pollResult: z.object({
     id: routeId,
@@ -48,7 +55,7 @@ export const sketchSchemas = {
     hasMore: z.boolean(),
     nextPollSeconds: z.number().nonnegative(),
   }),
-  streamParams: z.object({ id: routeId, ...subscription }),
+  streamParams: z.object({ id: routeId, ...subscription, maxAgeMs }),
   active: z.object({ requestId, id: routeId, cursor: z.string().nullable() }),
   event: eventOccurrence.extend({ requestId, id: routeId }),
   problem: z.object({ requestId, id: routeId, error: errorObject }),
@@ -107,6 +114,7 @@ export const sketch: EventsDialect = {
           params: paramsOf(p),
           cursor: cursorOf(p),
           maxEvents: p.maxEvents,
+          maxAgeMs: p.maxAgeMs,
         });
       },
       encode: (q) =>
@@ -138,7 +146,13 @@ export const sketch: EventsDialect = {
     params: {
       decode(wire) {
         const p = parseOrInvalid(sketchSchemas.streamParams, wire, "events/stream params");
-        return compact({ routeId: p.id, name: p.name, params: paramsOf(p), cursor: cursorOf(p) });
+        return compact({
+          routeId: p.id,
+          name: p.name,
+          params: paramsOf(p),
+          cursor: cursorOf(p),
+          maxAgeMs: p.maxAgeMs,
+        });
       },
       encode: (q) => compact({ id: q.routeId, name: q.name, params: q.params, cursor: q.cursor }),
     },
