@@ -1,3 +1,4 @@
+import type { Client } from "@modelcontextprotocol/client";
 import type { EventsDialect } from "../protocol/dialect.js";
 import type { EventOccurrence, JsonObject } from "../protocol/model.js";
 import type { Connection } from "./connection.js";
@@ -31,7 +32,8 @@ export interface WebhookSetup {
 export interface DriverContext {
   readonly name: string;
   readonly params: JsonObject;
-  readonly dialect: EventsDialect;
+  /** The dialect to speak on `client`: the app's, else the one its era implies. */
+  dialectOf(client: Client): EventsDialect;
   readonly connection: Connection;
   readonly router: StreamRouter;
   readonly timers: Timers;
@@ -44,11 +46,26 @@ export interface DriverContext {
   readonly isReady: boolean;
   /** The first successful step: the subscribe() call resolves. */
   ready(): void;
-  /** Hands new events to the app (each eventId once) and then persists the cursor after them. */
+  /*
+   * Cursors: a null (or absent) cursor from the server only says "no replay position here" (event
+   * types without replay); it never replaces the last real cursor. Only `restart` forgets it.
+   */
+  /** Hands new events to the app (each eventId once), then persists `cursorAfter` if it is a real cursor. */
   deliver(events: readonly EventOccurrence[], cursorAfter?: string | null): Promise<void>;
-  setCursor(cursor: string | null): Promise<void>;
-  /** Events may have been missed; delivery goes on from `cursor` (null = from now). */
-  gap(reason: "cursor-expired" | "truncated", cursor: string | null): Promise<void>;
+  /** Persists a real cursor; null keeps the last real one. */
+  setCursor(cursor: string | null | undefined): Promise<void>;
+  /**
+   * A gap the server announced on its own (a webhook gap envelope): events may have been lost.
+   * A real `cursor` is where delivery goes on; null keeps the last real one, from which the next
+   * refresh may still replay what was lost.
+   */
+  gap(cursor: string | null): Promise<void>;
+  /**
+   * The server could not honour the cursor this client sent (CursorExpired, or `truncated`): a
+   * gap, and delivery goes on from `cursor`; null means from now, so the void cursor is forgotten
+   * rather than sent again (which would only bring the same answer).
+   */
+  restart(reason: "cursor-expired" | "truncated", cursor: string | null): Promise<void>;
   notice(notice: SubscriptionNotice): void;
   /** Persists the record (webhook id, route, secret). */
   save(): Promise<void>;

@@ -1,6 +1,8 @@
 /**
  * Stable codes, one per way the MCP Events client refuses or fails. Messages are plain words and
- * never carry a secret, a subscription id (a bearer capability on unauthenticated servers) or a cursor.
+ * never carry a secret, a subscription id (a bearer capability on unauthenticated servers) or a
+ * cursor. When the server refused, its own words are kept: verbatim in `serverMessage` and
+ * `serverData`, and, quoted, escaped and shortened, at the end of `message`.
  */
 export type EventsClientErrorCode =
   /** A value given to this SDK is malformed (an event name, a URL, an option). */
@@ -41,6 +43,8 @@ export type EventsClientErrorCode =
 export interface EventsClientErrorDetails {
   /** The JSON-RPC error code the server sent, when there was one. */
   serverCode?: number;
+  /** The JSON-RPC error `message` the server sent, verbatim (untrusted: never shown to a model unfiltered). */
+  serverMessage?: string;
   /** The JSON-RPC error `data` the server sent (untrusted: never shown to a model unfiltered). */
   serverData?: unknown;
 }
@@ -49,6 +53,7 @@ export class EventsClientError extends Error {
   override readonly name = "EventsClientError";
   readonly code: EventsClientErrorCode;
   readonly serverCode: number | undefined;
+  readonly serverMessage: string | undefined;
   readonly serverData: unknown;
 
   constructor(
@@ -60,6 +65,7 @@ export class EventsClientError extends Error {
     super(message, cause === undefined ? undefined : { cause });
     this.code = code;
     this.serverCode = details.serverCode;
+    this.serverMessage = details.serverMessage;
     this.serverData = details.serverData;
   }
 }

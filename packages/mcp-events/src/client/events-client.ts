@@ -11,12 +11,12 @@
 
 import { decodeSecret } from "@doorbell/webhooks";
 import type { Client } from "@modelcontextprotocol/client";
-import { DIALECTS } from "../protocol/detect.js";
-import type { DialectName, EventsDialect } from "../protocol/dialect.js";
+import type { EventsDialect } from "../protocol/dialect.js";
 import { EVENTS_METHODS } from "../protocol/methods.js";
 import type { DeliveryMode, EventDescriptor, JsonObject } from "../protocol/model.js";
 import { type Connect, Connection } from "./connection.js";
 import type { Timing, WebhookSetup } from "./context.js";
+import { DialectChoice, type DialectOption } from "./dialect-choice.js";
 import { EventsClientError } from "./errors.js";
 import { subscriptionKey } from "./key.js";
 import { deliveryCandidates } from "./mode.js";
@@ -36,9 +36,9 @@ export interface WebhookConfig {
    */
   url: string;
   /**
-   * `server` (the sketch's default), `client` (a `whsec_` made here; SEP-3415 always does this),
-   * or a `whsec_…` secret provisioned elsewhere (a vault): every subscription of this client then
-   * signs with it.
+   * `server` (the sketch's default), `client` (a `whsec_` made here; SEP-3415 always does this,
+   * whatever is set here), or a `whsec_…` secret provisioned elsewhere (a vault): every
+   * subscription of this client then signs with it.
    */
   secret?: "server" | "client" | `whsec_${string}`;
   /** SEP-3415: the subscription TTL to ask for. */
@@ -54,8 +54,11 @@ export interface EventsClientOptions {
   client?: Client;
   /** Makes a new connected Client: used first, and again after a server restart or a dropped session. */
   connect?: Connect;
-  /** The server's wire dialect (default "sketch"). */
-  dialect?: DialectName | EventsDialect;
+  /**
+   * The wire dialect to speak. Left out, each connection's era decides: SEP-3415 on 2026-07-28
+   * (`server/discover`), the design sketch on 2025-11-25.
+   */
+  dialect?: DialectOption;
   /** Where cursors (and webhook ids and secrets) persist; default in memory. */
   store?: CursorStore;
   /** Separates the records of different servers sharing one store (default "default"). */
@@ -85,7 +88,8 @@ export interface SubscribeOptions {
 export class EventsClient {
   /** The webhook endpoint, when a WebhookConfig is set: mount `receiver.fetch` or `receiver.node`. */
   readonly receiver: EventsWebhookReceiver | undefined;
-  readonly dialect: EventsDialect;
+  readonly #dialects: DialectChoice;
+  #lastClient: Client | undefined;
   readonly #connection: Connection;
   readonly #router: StreamRouter;
   readonly #store: CursorStore;
@@ -100,15 +104,19 @@ export class EventsClient {
   #closed = false;
 
   constructor(options: EventsClientOptions) {
-    const dialect = options.dialect ?? "sketch";
-    this.dialect = typeof dialect === "string" ? DIALECTS[dialect] : dialect;
-    if (!this.dialect)
-      throw new EventsClientError("ERR_EVENTS_INVALID_ARGUMENT", `unknown dialect ${String(dialect)}`);
+    const dialects = new DialectChoice(options.dialect);
+    this.#dialects = dialects;
     this.#timers = options.timers ?? systemTimers;
-    this.#router = new StreamRouter(this.dialect, () => {
-      this.#catalogue = undefined;
+    this.#router = new StreamRouter(
+      (client) => dialects.for(client),
+      () => {
+        this.#catalogue = undefined;
+      },
+    );
+    this.#connection = new Connection(options, (client) => {
+      this.#lastClient = client;
+      this.#router.install(client);
     });
-    this.#connection = new Connection(options, (client) => this.#router.install(client));
     this.#store = options.store ?? createMemoryCursorStore();
     this.#scope = options.scope ?? "default";
     this.#push = options.push ?? true;
@@ -150,29 +158,32 @@ export class EventsClient {
       this.#webhook = {
         url: parsed.href,
         receiver: this.receiver,
-        secret: config.secret ?? (this.dialect.name === "sep-3415" ? "client" : "server"),
+        // On SEP-3415 the webhook driver makes the secret here whatever this says.
+        secret: config.secret ?? (dialects.fixed?.name === "sep-3415" ? "client" : "server"),
         ...(config.ttlMs === undefined ? {} : { ttlMs: config.ttlMs }),
       };
     }
   }
 
+  /**
+   * The dialect spoken: the one given in the options, else the one the era of the latest
+   * connection implies; undefined until the first connection when it follows the era.
+   */
+  get dialect(): EventsDialect | undefined {
+    return this.#dialects.fixed ?? (this.#lastClient ? this.#dialects.for(this.#lastClient) : undefined);
+  }
+
   /** Every event type the server lists (all pages); cached until `notifications/events/list_changed`. */
   async list(): Promise<EventDescriptor[]> {
     const client = await this.#connection.get();
+    const dialect = this.#dialects.for(client);
     const all: EventDescriptor[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 1_000; page++) {
-      const params = this.dialect.list.params.encode(cursor === undefined ? {} : { cursor });
-      const result = await call(
-        client,
-        this.dialect,
-        EVENTS_METHODS.list,
-        params,
-        this.dialect.list.result.decode,
-        {
-          timeout: this.#timing.requestTimeoutMs,
-        },
-      );
+      const params = dialect.list.params.encode(cursor === undefined ? {} : { cursor });
+      const result = await call(client, dialect, EVENTS_METHODS.list, params, dialect.list.result.decode, {
+        timeout: this.#timing.requestTimeoutMs,
+      });
       all.push(...result.events);
       if (result.nextCursor === undefined || result.nextCursor === cursor) break;
       cursor = result.nextCursor;
@@ -221,7 +232,7 @@ export class EventsClient {
       key,
       name,
       params: structuredClone(params),
-      dialect: this.dialect,
+      dialects: this.#dialects,
       connection: this.#connection,
       router: this.#router,
       store: this.#store,

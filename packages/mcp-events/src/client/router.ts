@@ -2,6 +2,7 @@
  * Routes `notifications/events/*` to the open `events/stream` they belong to. The SDK allows one
  * handler per method per Client, so the router installs them once per Client and dispatches by
  * the sketch's client-chosen `id` when the server echoes it, else by the JSON-RPC request id.
+ * Each Client's notifications are read in the dialect spoken on it.
  */
 import type { Client } from "@modelcontextprotocol/client";
 import { z } from "zod";
@@ -14,6 +15,7 @@ import type {
   StreamHeartbeat,
   StreamProblem,
 } from "../protocol/model.js";
+import { notificationCursors } from "./null-cursors.js";
 
 export interface StreamListener {
   active(n: StreamActive): void;
@@ -32,11 +34,11 @@ export class StreamRouter {
   readonly #byRoute = new Map<string, StreamListener>();
   readonly #byRequest = new Map<string, StreamListener>();
   readonly #installed = new WeakSet<Client>();
-  readonly #dialect: EventsDialect;
+  readonly #dialectOf: (client: Client) => EventsDialect;
   readonly #onListChanged: () => void;
 
-  constructor(dialect: EventsDialect, onListChanged: () => void) {
-    this.#dialect = dialect;
+  constructor(dialectOf: (client: Client) => EventsDialect, onListChanged: () => void) {
+    this.#dialectOf = dialectOf;
     this.#onListChanged = onListChanged;
   }
 
@@ -48,7 +50,7 @@ export class StreamRouter {
     for (const kind of KINDS) {
       const method = EVENTS_NOTIFICATIONS[kind];
       client.setNotificationHandler(method, { params: anyParams }, (params) => {
-        this.#dispatch(kind, method, params ?? {});
+        this.#dispatch(this.#dialectOf(client), kind, method, params ?? {});
       });
     }
     client.setNotificationHandler(EVENTS_NOTIFICATIONS.listChanged, { params: anyParams }, () => {
@@ -71,13 +73,13 @@ export class StreamRouter {
     };
   }
 
-  #dispatch(kind: Kind, method: string, params: Record<string, unknown>): void {
+  #dispatch(dialect: EventsDialect, kind: Kind, method: string, params: Record<string, unknown>): void {
     const listener = this.#find(params);
     if (!listener) return;
-    const codec = this.#dialect.stream[kind];
+    const codec = dialect.stream[kind];
     let decoded: unknown;
     try {
-      decoded = codec.decode(params);
+      decoded = codec.decode(notificationCursors(kind, params));
     } catch {
       listener.malformed(method);
       return;

@@ -3,11 +3,11 @@
  * already handed over, the queue behind its async iterator, and the driver of its delivery mode.
  */
 import { randomUUID } from "node:crypto";
-import type { EventsDialect } from "../protocol/dialect.js";
 import type { DeliveryMode, DeliveryStatus, EventOccurrence, JsonObject } from "../protocol/model.js";
 import type { Connection } from "./connection.js";
 import type { DriverContext, Timing, WebhookSetup } from "./context.js";
 import { EventIdWindow } from "./dedup.js";
+import type { DialectChoice } from "./dialect-choice.js";
 import { runPoll } from "./drivers/poll.js";
 import { runPush, terminatedError } from "./drivers/push.js";
 import { CANCEL, runWebhook, type WebhookState } from "./drivers/webhook.js";
@@ -27,7 +27,7 @@ export interface EventsSubscription extends AsyncIterable<EventOccurrence> {
   readonly params: JsonObject;
   /** The delivery mode in use. */
   readonly mode: DeliveryMode;
-  /** The last cursor persisted for this subscription. */
+  /** The last real cursor persisted for this subscription (null: none yet, or the last one expired). */
   readonly cursor: string | null;
   /** Webhook mode: the server's last `deliveryStatus`, if it sent one. */
   readonly deliveryStatus: DeliveryStatus | undefined;
@@ -39,7 +39,7 @@ export interface SubscriptionDeps {
   key: string;
   name: string;
   params: JsonObject;
-  dialect: EventsDialect;
+  dialects: DialectChoice;
   connection: Connection;
   router: StreamRouter;
   store: CursorStore;
@@ -202,7 +202,7 @@ export class Subscription implements EventsSubscription {
     return {
       name: deps.name,
       params: deps.params,
-      dialect: deps.dialect,
+      dialectOf: (client) => deps.dialects.for(client),
       connection: deps.connection,
       router: deps.router,
       timers: deps.timers,
@@ -225,16 +225,21 @@ export class Subscription implements EventsSubscription {
           fresh = true;
           this.#queue.push(event);
         }
-        const moved = cursorAfter !== undefined && cursorAfter !== record.cursor;
+        const moved = typeof cursorAfter === "string" && cursorAfter !== record.cursor;
         if (moved) record.cursor = cursorAfter;
         if (moved || fresh) await save();
       },
       setCursor: async (cursor) => {
-        if (cursor === record.cursor) return;
+        if (typeof cursor !== "string" || cursor === record.cursor) return;
         record.cursor = cursor;
         await save();
       },
-      gap: async (reason, cursor) => {
+      gap: async (cursor) => {
+        this.#notice({ type: "gap", reason: "truncated" });
+        if (typeof cursor === "string") record.cursor = cursor;
+        await save();
+      },
+      restart: async (reason, cursor) => {
         this.#notice({ type: "gap", reason });
         record.cursor = cursor;
         await save();

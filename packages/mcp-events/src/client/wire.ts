@@ -17,6 +17,7 @@ import type { EventsDialect } from "../protocol/dialect.js";
 import { type EventsErrorName, isEventsError } from "../protocol/errors.js";
 import type { JsonObject } from "../protocol/model.js";
 import { EventsClientError, type EventsClientErrorCode } from "./errors.js";
+import { serverWords } from "./server-words.js";
 
 /** The SDK checks only that a result is an object; the dialect's codec does the real check. */
 export const looseResult = z.looseObject({});
@@ -60,28 +61,40 @@ const BY_NAME: Record<EventsErrorName, EventsClientErrorCode> = {
 
 /** A JSON-RPC error object (from a response, a stream notification or a webhook envelope) as a typed error. */
 export function fromErrorObject(
-  dialect: EventsDialect,
-  error: { code: number; message: string; data?: JsonObject },
+  dialect: EventsDialect | undefined,
+  error: { code: number; message: string; data?: unknown },
   context: string,
 ): EventsClientError {
-  // A server of the other dialect: its code still says what happened (a revoked subscription is
-  // final either way), instead of becoming an unknown error retried forever.
-  const name =
-    dialect.errorName(error) ??
-    Object.values(DIALECTS)
-      .filter((other) => other !== dialect)
-      .map((other) => other.errorName(error))
-      .find((found) => found !== undefined);
+  // Only an object `data` can say which error it is; any other is still kept for the app.
+  const typed = {
+    code: error.code,
+    ...(typeof error.data === "object" && error.data !== null && !Array.isArray(error.data)
+      ? { data: error.data as JsonObject }
+      : {}),
+  };
+  // The dialect spoken reads the code first. A server of the other dialect: its code still says
+  // what happened (a revoked subscription is final either way), instead of becoming an unknown
+  // error retried forever.
+  const name = [dialect, ...Object.values(DIALECTS).filter((other) => other !== dialect)]
+    .map((reader) => reader?.errorName(typed))
+    .find((found) => found !== undefined);
   const code = name ? BY_NAME[name] : "ERR_EVENTS_SERVER_ERROR";
-  // The server's words are untrusted; only the code's name goes into the message.
   const label = name ?? `error ${error.code}`;
-  return new EventsClientError(code, `${context}: the server answered ${label}`, {
-    serverCode: error.code,
-    serverData: error.data,
-  });
+  // The server's reason is what the app needs to act on a refusal; it is untrusted, so it is
+  // kept verbatim in its own fields and only quoted and escaped in the message.
+  return new EventsClientError(
+    code,
+    `${context}: the server answered ${label}${serverWords(error.message, error.data)}`,
+    { serverCode: error.code, serverMessage: error.message, serverData: error.data },
+  );
 }
 
-export function fromRequestError(dialect: EventsDialect, method: string, error: unknown): EventsClientError {
+/** `dialect`: the one the request was written in, if it got that far. */
+export function fromRequestError(
+  dialect: EventsDialect | undefined,
+  method: string,
+  error: unknown,
+): EventsClientError {
   if (error instanceof EventsClientError) return error;
   // The server's JSON-RPC error (a 2026-07-28 HTTP 400 carrying one included: the transport hands it over).
   const answered = error instanceof ProtocolError ? error : errorInHttpBody(error);
@@ -89,11 +102,11 @@ export function fromRequestError(dialect: EventsDialect, method: string, error: 
     if (answered.code === ProtocolErrorCode.MethodNotFound) {
       return new EventsClientError("ERR_EVENTS_NOT_SUPPORTED", `the server does not offer ${method}`, {
         serverCode: answered.code,
+        serverMessage: answered.message,
+        ...(answered.data === undefined ? {} : { serverData: answered.data }),
       });
     }
-    const data =
-      typeof answered.data === "object" && answered.data !== null ? (answered.data as JsonObject) : undefined;
-    return fromErrorObject(dialect, { code: answered.code, message: answered.message, data }, method);
+    return fromErrorObject(dialect, answered, method);
   }
   // The SDK's own failures: no server code, only a string code for what went wrong locally.
   if (error instanceof SdkError) {

@@ -5,10 +5,12 @@
  * a gap; a dropped connection is retried with backoff from the same cursor.
  */
 import type { Client } from "@modelcontextprotocol/client";
+import type { EventsDialect } from "../../protocol/dialect.js";
 import { EVENTS_METHODS } from "../../protocol/methods.js";
 import { backoffMs } from "../backoff.js";
 import type { DriverContext } from "../context.js";
 import { EventsClientError } from "../errors.js";
+import { pollResultCursors } from "../null-cursors.js";
 import { linked } from "../signals.js";
 import { call, fromRequestError, isFinal } from "../wire.js";
 
@@ -16,11 +18,14 @@ export async function runPoll(ctx: DriverContext, routeId: string): Promise<void
   let failures = 0;
   while (!ctx.signal.aborted) {
     let client: Client | undefined;
+    let dialect: EventsDialect | undefined;
     const cursor = ctx.record.cursor;
     try {
       client = await ctx.connection.get();
       const active = client;
-      const params = ctx.dialect.poll.params.encode({
+      const spoken = ctx.dialectOf(active);
+      dialect = spoken;
+      const params = spoken.poll.params.encode({
         routeId,
         name: ctx.name,
         params: ctx.params,
@@ -28,13 +33,21 @@ export async function runPoll(ctx: DriverContext, routeId: string): Promise<void
         ...(ctx.timing.maxEvents === undefined ? {} : { maxEvents: ctx.timing.maxEvents }),
       });
       const result = await linked(ctx.signal, (signal) =>
-        call(active, ctx.dialect, EVENTS_METHODS.poll, params, ctx.dialect.poll.result.decode, {
-          signal,
-          timeout: ctx.timing.requestTimeoutMs,
-        }),
+        call(
+          active,
+          spoken,
+          EVENTS_METHODS.poll,
+          params,
+          (wire) => spoken.poll.result.decode(pollResultCursors(wire)),
+          {
+            signal,
+            timeout: ctx.timing.requestTimeoutMs,
+          },
+        ),
       );
       failures = 0;
-      if (result.truncated) await ctx.gap("truncated", result.cursor);
+      if (result.truncated) await ctx.restart("truncated", result.cursor);
+      // A null result cursor (no replay position) leaves the last real cursor in place.
       await ctx.deliver(result.events, result.cursor);
       ctx.ready();
       if (result.hasMore) continue;
@@ -42,12 +55,10 @@ export async function runPoll(ctx: DriverContext, routeId: string): Promise<void
     } catch (caught) {
       if (ctx.signal.aborted) return;
       const error =
-        caught instanceof EventsClientError
-          ? caught
-          : fromRequestError(ctx.dialect, EVENTS_METHODS.poll, caught);
+        caught instanceof EventsClientError ? caught : fromRequestError(dialect, EVENTS_METHODS.poll, caught);
       if (error.code === "ERR_EVENTS_CURSOR_EXPIRED" && cursor !== null) {
         // Sketch, "Cursor Lifecycle": start again from now; what happened meanwhile is a gap.
-        await ctx.gap("cursor-expired", null);
+        await ctx.restart("cursor-expired", null);
         continue;
       }
       if (!ctx.isReady || isFinal(error)) throw error;

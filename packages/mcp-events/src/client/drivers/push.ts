@@ -7,12 +7,14 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Client } from "@modelcontextprotocol/client";
+import type { EventsDialect } from "../../protocol/dialect.js";
 import { EVENTS_METHODS } from "../../protocol/methods.js";
 import { backoffMs } from "../backoff.js";
 import type { DriverContext } from "../context.js";
 import { EventsClientError } from "../errors.js";
 import { onRequestId, ROUTE_META } from "../request-ids.js";
 import type { StreamListener } from "../router.js";
+import { serverWords } from "../server-words.js";
 import { fromErrorObject, fromRequestError, isFinal, looseResult } from "../wire.js";
 
 /** Node's timers cap at 2^31-1 ms; the heartbeat, not this, is the stream's liveness. */
@@ -31,13 +33,13 @@ export async function runPush(ctx: DriverContext): Promise<void> {
     });
     if (ctx.signal.aborted) return;
     if (ending.kind === "cursor-expired") {
-      await ctx.gap("cursor-expired", null);
+      await ctx.restart("cursor-expired", null);
       continue;
     }
     if (ending.kind === "failed") {
       const { error } = ending;
       if (error.code === "ERR_EVENTS_CURSOR_EXPIRED" && ctx.record.cursor !== null) {
-        await ctx.gap("cursor-expired", null);
+        await ctx.restart("cursor-expired", null);
         continue;
       }
       if (!ctx.isReady || isFinal(error)) throw error;
@@ -65,6 +67,7 @@ async function openStream(ctx: DriverContext, onActive: () => void): Promise<End
   ctx.signal.addEventListener("abort", relay, { once: true });
   const unroute: (() => void)[] = [];
   let client: Client | undefined;
+  let dialect: EventsDialect | undefined;
   let lastSeen = ctx.timers.now();
   let stop: Ending | undefined;
   let chain: Promise<void> = Promise.resolve();
@@ -74,7 +77,7 @@ async function openStream(ctx: DriverContext, onActive: () => void): Promise<End
   };
   const queue = (step: () => Promise<void>) => {
     chain = chain.then(step).catch((error: unknown) => {
-      end({ kind: "failed", error: asClientError(ctx, error), client });
+      end({ kind: "failed", error: asClientError(dialect, error), client });
     });
   };
 
@@ -82,7 +85,9 @@ async function openStream(ctx: DriverContext, onActive: () => void): Promise<End
     active(n) {
       lastSeen = ctx.timers.now();
       queue(async () => {
-        if (n.truncated) await ctx.gap("truncated", n.cursor);
+        // Truncated: the cursor sent was void. Otherwise a null cursor (no replay) keeps the last
+        // real one for the next stream to start from.
+        if (n.truncated) await ctx.restart("truncated", n.cursor);
         else await ctx.setCursor(n.cursor);
         onActive();
         ctx.ready();
@@ -95,16 +100,16 @@ async function openStream(ctx: DriverContext, onActive: () => void): Promise<End
     heartbeat(n) {
       lastSeen = ctx.timers.now();
       const cursor = n.cursor;
-      if (cursor !== undefined) queue(() => ctx.setCursor(cursor));
+      if (typeof cursor === "string") queue(() => ctx.setCursor(cursor));
     },
     error(n) {
       lastSeen = ctx.timers.now();
-      const error = fromErrorObject(ctx.dialect, n.error, "events/stream");
+      const error = fromErrorObject(dialect, n.error, "events/stream");
       if (error.code === "ERR_EVENTS_CURSOR_EXPIRED") end({ kind: "cursor-expired" });
       else ctx.notice({ type: "error", error });
     },
     terminated(n) {
-      const reason = fromErrorObject(ctx.dialect, n.error, "events/stream");
+      const reason = fromErrorObject(dialect, n.error, "events/stream");
       end({ kind: "failed", error: terminatedError(ctx.name, reason), client });
     },
     malformed(method) {
@@ -121,9 +126,10 @@ async function openStream(ctx: DriverContext, onActive: () => void): Promise<End
 
   try {
     client = await ctx.connection.get();
+    dialect = ctx.dialectOf(client);
     const routeId = randomUUID();
     const params = {
-      ...ctx.dialect.stream.params.encode({
+      ...dialect.stream.params.encode({
         routeId,
         name: ctx.name,
         params: ctx.params,
@@ -158,14 +164,14 @@ async function openStream(ctx: DriverContext, onActive: () => void): Promise<End
       end({ kind: "restart", reason: "stream-ended" });
     } catch (error) {
       if (!stream.signal.aborted)
-        end({ kind: "failed", error: fromRequestError(ctx.dialect, EVENTS_METHODS.stream, error), client });
+        end({ kind: "failed", error: fromRequestError(dialect, EVENTS_METHODS.stream, error), client });
     }
     stream.abort();
     await watchdog;
     await chain;
     return stop ?? { kind: "restart", reason: "stream-ended" };
   } catch (error) {
-    return { kind: "failed", error: asClientError(ctx, error), client };
+    return { kind: "failed", error: asClientError(dialect, error), client };
   } finally {
     ctx.signal.removeEventListener("abort", relay);
     for (const remove of unroute) remove();
@@ -183,17 +189,15 @@ async function watch(ctx: DriverContext, signal: AbortSignal, lastSeen: () => nu
   }
 }
 
-function asClientError(ctx: DriverContext, error: unknown): EventsClientError {
-  return error instanceof EventsClientError
-    ? error
-    : fromRequestError(ctx.dialect, EVENTS_METHODS.stream, error);
+function asClientError(dialect: EventsDialect | undefined, error: unknown): EventsClientError {
+  return error instanceof EventsClientError ? error : fromRequestError(dialect, EVENTS_METHODS.stream, error);
 }
 
 export function terminatedError(name: string, reason: EventsClientError): EventsClientError {
   return new EventsClientError(
     "ERR_EVENTS_TERMINATED",
-    `the server ended the subscription to ${name} (${reason.code})`,
-    { serverCode: reason.serverCode, serverData: reason.serverData },
+    `the server ended the subscription to ${name} (${reason.code})${serverWords(reason.serverMessage, reason.serverData)}`,
+    { serverCode: reason.serverCode, serverMessage: reason.serverMessage, serverData: reason.serverData },
     reason,
   );
 }

@@ -5,7 +5,8 @@
  * a lapse or a restart). A `secret` in any answer is adopted at once; the previous one keeps
  * verifying for a while, for deliveries signed before the change. `deliveryStatus` is handed to
  * the app. Deliveries arrive through the client's receiver; an error envelope ends the
- * subscription, CursorExpired (or a gap envelope) restarts it from the cursor given.
+ * subscription, CursorExpired restarts it from now, a gap envelope is reported and delivery goes on.
+ * The dialect is the connection's (./dialect-choice.ts), read again at each subscribe.
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { generateSecret } from "@doorbell/webhooks";
@@ -40,24 +41,36 @@ export async function runWebhook(ctx: DriverContext, state: WebhookState): Promi
   const setup = ctx.webhook;
   if (!setup)
     throw new EventsClientError("ERR_EVENTS_DELIVERY_MODE_UNAVAILABLE", "this client has no webhook config");
+  // The dialect follows the connection: the first one's, then each (re)subscribe's.
+  let dialect = ctx.dialectOf(await ctx.connection.get());
   // A vault-provisioned whsec_ is the client's secret, whatever the dialect.
   const provisioned = setup.secret.startsWith("whsec_") ? setup.secret : undefined;
-  const clientSecret =
-    provisioned !== undefined || setup.secret === "client" || ctx.dialect.name === "sep-3415";
+  const clientSecret = () =>
+    provisioned !== undefined || setup.secret === "client" || dialect.name === "sep-3415";
   const fresh = () => provisioned ?? generateSecret();
-  if (!ctx.record.webhook) {
-    ctx.record.webhook = {
-      route: randomBytes(16).toString("base64url"),
-      // The sketch's id: ≥ 122 random bits, made once and kept (it is a bearer capability).
-      ...(ctx.dialect.name === "sketch" ? { id: randomUUID() } : {}),
-      ...(clientSecret ? { secret: fresh() } : {}),
-    };
-    await ctx.save();
-  }
+  let unsaved = !ctx.record.webhook;
+  ctx.record.webhook ??= { route: randomBytes(16).toString("base64url") };
   const hook = ctx.record.webhook;
-  if (clientSecret && hook.secret === undefined) hook.secret = fresh();
-  // The vault's secret changed since this record was made: sign with the new one from now on.
-  if (provisioned !== undefined && hook.secret !== provisioned) hook.secret = provisioned;
+  /** Gives the record what the dialect now spoken needs before a subscribe, and persists it. */
+  const prepare = async () => {
+    if (dialect.name === "sketch" && hook.id === undefined) {
+      // The sketch's id: ≥ 122 random bits, made once and kept (it is a bearer capability).
+      hook.id = randomUUID();
+      unsaved = true;
+    }
+    if (clientSecret() && hook.secret === undefined) {
+      hook.secret = fresh();
+      unsaved = true;
+    }
+    // The vault's secret changed since this record was made: sign with the new one from now on.
+    if (provisioned !== undefined && hook.secret !== provisioned) {
+      hook.secret = provisioned;
+      unsaved = true;
+    }
+    if (unsaved) await ctx.save();
+    unsaved = false;
+  };
+  await prepare();
   const url = `${setup.url.replace(/\/+$/, "")}/${hook.route}`;
 
   let previous: { secret: string; until: number } | undefined;
@@ -67,7 +80,9 @@ export async function runWebhook(ctx: DriverContext, state: WebhookState): Promi
   let restartFromNow = false;
 
   const route: WebhookRoute = {
-    dialect: ctx.dialect,
+    get dialect() {
+      return dialect;
+    },
     secrets: () => {
       const now = ctx.timers.now();
       const list = hook.secret === undefined ? [] : [hook.secret];
@@ -75,7 +90,7 @@ export async function runWebhook(ctx: DriverContext, state: WebhookState): Promi
       return list;
     },
     settled: () => inFlight?.promise ?? Promise.resolve(),
-    awaitingServerSecret: () => inFlight !== undefined && !clientSecret,
+    awaitingServerSecret: () => inFlight !== undefined && !clientSecret(),
     subscriptionId: () => hook.id,
     deliver: (body) => onBody(body),
   };
@@ -84,13 +99,14 @@ export async function runWebhook(ctx: DriverContext, state: WebhookState): Promi
     switch (body.type) {
       case "event":
         // The payload cursor is a safe watermark: persisting it is always safe, whatever the order.
+        // An event without one (no replay) is delivered all the same and leaves the cursor as it was.
         await ctx.deliver([body.event], body.event.cursor);
         return;
       case "gap":
-        await ctx.gap("truncated", body.cursor);
+        await ctx.gap(body.cursor);
         return;
       case "error": {
-        const error = fromErrorObject(ctx.dialect, body.error, "webhook delivery");
+        const error = fromErrorObject(dialect, body.error, "webhook delivery");
         if (error.code === "ERR_EVENTS_CURSOR_EXPIRED") {
           restartFromNow = true;
         } else {
@@ -111,7 +127,7 @@ export async function runWebhook(ctx: DriverContext, state: WebhookState): Promi
       if (terminal) throw terminal;
       if (restartFromNow) {
         restartFromNow = false;
-        await ctx.gap("cursor-expired", null);
+        await ctx.restart("cursor-expired", null);
       }
       let client: Client | undefined;
       let settle = () => {};
@@ -128,17 +144,20 @@ export async function runWebhook(ctx: DriverContext, state: WebhookState): Promi
       try {
         client = await ctx.connection.get();
         const active = client;
-        const params = ctx.dialect.subscribe.params.encode({
-          ...(hook.id !== undefined && ctx.dialect.name === "sketch" ? { id: hook.id } : {}),
+        const spoken = ctx.dialectOf(active);
+        dialect = spoken;
+        await prepare();
+        const params = spoken.subscribe.params.encode({
+          ...(hook.id !== undefined && spoken.name === "sketch" ? { id: hook.id } : {}),
           name: ctx.name,
           params: ctx.params,
           cursor: ctx.record.cursor,
           url,
-          ...(clientSecret && hook.secret !== undefined ? { secret: hook.secret } : {}),
+          ...(clientSecret() && hook.secret !== undefined ? { secret: hook.secret } : {}),
           ...(setup.ttlMs === undefined ? {} : { ttlMs: setup.ttlMs }),
         });
         const result = await linked(ctx.signal, (signal) =>
-          call(active, ctx.dialect, EVENTS_METHODS.subscribe, params, ctx.dialect.subscribe.result.decode, {
+          call(active, spoken, EVENTS_METHODS.subscribe, params, spoken.subscribe.result.decode, {
             signal,
             timeout: ctx.timing.requestTimeoutMs,
           }),
@@ -155,8 +174,8 @@ export async function runWebhook(ctx: DriverContext, state: WebhookState): Promi
         hook.id = result.id;
         await ctx.save();
         pending.resolve();
-        if (result.truncated) await ctx.gap("truncated", result.cursor ?? null);
-        else if (result.cursor !== undefined) await ctx.setCursor(result.cursor);
+        if (result.truncated) await ctx.restart("truncated", result.cursor ?? null);
+        else await ctx.setCursor(result.cursor);
         if (result.deliveryStatus) {
           state.deliveryStatus = result.deliveryStatus;
           ctx.notice({ type: "delivery-status", status: result.deliveryStatus });
@@ -183,7 +202,7 @@ export async function runWebhook(ctx: DriverContext, state: WebhookState): Promi
         const error =
           caught instanceof EventsClientError
             ? caught
-            : fromRequestError(ctx.dialect, EVENTS_METHODS.subscribe, caught);
+            : fromRequestError(dialect, EVENTS_METHODS.subscribe, caught);
         if (!ctx.isReady || isFinal(error)) throw error;
         failures += 1;
         if (error.code === "ERR_EVENTS_UNREACHABLE" && client) ctx.connection.failed(client);
@@ -207,22 +226,16 @@ async function unsubscribe(ctx: DriverContext, url: string): Promise<void> {
   const hook = ctx.record.webhook;
   try {
     const client = await ctx.connection.get();
-    const params = ctx.dialect.unsubscribe.params.encode({
+    const dialect = ctx.dialectOf(client);
+    const params = dialect.unsubscribe.params.encode({
       ...(hook?.id !== undefined ? { id: hook.id } : {}),
       url,
       name: ctx.name,
       params: ctx.params,
     });
-    await call(
-      client,
-      ctx.dialect,
-      EVENTS_METHODS.unsubscribe,
-      params,
-      ctx.dialect.unsubscribe.result.decode,
-      {
-        timeout: Math.min(ctx.timing.requestTimeoutMs, 10_000),
-      },
-    );
+    await call(client, dialect, EVENTS_METHODS.unsubscribe, params, dialect.unsubscribe.result.decode, {
+      timeout: Math.min(ctx.timing.requestTimeoutMs, 10_000),
+    });
   } catch {
     // Unreachable or already gone: the subscription lapses at its TTL.
   }

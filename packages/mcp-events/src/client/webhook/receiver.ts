@@ -20,6 +20,7 @@ import {
 } from "@doorbell/webhooks";
 import type { EventsDialect } from "../../protocol/dialect.js";
 import type { WebhookBody } from "../../protocol/model.js";
+import { webhookBodyCursors } from "../null-cursors.js";
 
 export interface WebhookRoute {
   readonly dialect: EventsDialect;
@@ -131,7 +132,7 @@ export class EventsWebhookReceiver {
         let body: WebhookBody;
         try {
           body = route.dialect.webhook.decode(
-            event.json,
+            webhookBodyCursors(event.json),
             event.subscriptionId ?? event.headers.get(MCP_SUBSCRIPTION_ID) ?? undefined,
           );
         } catch {
