@@ -190,9 +190,17 @@ describe.each(["sep-3415", "sketch"] as const)("a modern-only server, %s dialect
     upstream.append("hooked");
     expect((await take(sub, 1))[0]?.data.text).toBe("hooked");
     expect(sub.cursor).toBe("1");
-    await until(() => opened.server?.events.liveSubscriptions === 1, 5_000, "the subscription");
+    await until(
+      async () => (await opened.server?.events.countSubscriptions()) === 1,
+      5_000,
+      "the subscription",
+    );
     await sub.cancel();
-    await until(() => opened.server?.events.liveSubscriptions === 0, 5_000, "the unsubscribe");
+    await until(
+      async () => (await opened.server?.events.countSubscriptions()) === 0,
+      5_000,
+      "the unsubscribe",
+    );
   });
 
   it("webhook: a revocation ends the subscription with ERR_EVENTS_TERMINATED", async () => {

@@ -150,9 +150,17 @@ describe("webhook mode (sketch dialect)", () => {
     const sub = await events.subscribe(EVENT);
     const [key] = [...(await allKeys(store))];
     const route = (await store.get(key as string))?.webhook?.route as string;
-    await until(() => server?.events.liveSubscriptions === 1, 5_000, "the subscription to be live");
+    await until(
+      async () => (await server?.events.countSubscriptions()) === 1,
+      5_000,
+      "the subscription to be live",
+    );
     await sub.cancel();
-    await until(() => server?.events.liveSubscriptions === 0, 5_000, "the server to drop it");
+    await until(
+      async () => (await server?.events.countSubscriptions()) === 0,
+      5_000,
+      "the server to drop it",
+    );
     const gone = await fetch(`${receiver.url}/${route}`, { method: "POST", body: "{}" });
     expect(gone.status).toBe(410);
     const unknown = await fetch(`${receiver.url}/nobody`, { method: "POST", body: "{}" });

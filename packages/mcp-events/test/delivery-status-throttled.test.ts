@@ -14,7 +14,7 @@ import { forEachEngine } from "@doorbell/store/testing";
 import { developmentPolicy, generateSecret } from "@doorbell/webhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createExampleApp, listenExample } from "../../../examples/events-check-function/server.js";
-import { createEventsServer } from "../src/index.js";
+import { createEventsServer, type EventsTables, eventsMigrations } from "../src/index.js";
 import { emailReceived, emitEmail, newHooks } from "./fixtures.js";
 import { type Json, listen, RawSession, serveEvents } from "./harness.js";
 import { MemoryEventStore, serveFetch, until } from "./interop-harness.js";
@@ -50,9 +50,9 @@ async function statusWhen(
   return status;
 }
 
-async function outbox(db: Database): Promise<Database<DeliveryTables>> {
-  await migrate(db, [deliveryMigrations]);
-  return db as unknown as Database<DeliveryTables>;
+async function outbox(db: Database): Promise<Database<DeliveryTables & EventsTables>> {
+  await migrate(db, [deliveryMigrations, eventsMigrations]);
+  return db as unknown as Database<DeliveryTables & EventsTables>;
 }
 
 forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {

@@ -154,17 +154,27 @@ describe("events/subscribe webhook delivery replays the sketch against a real re
     expect(hooks.subscribed).toEqual([]);
   });
 
-  it("a URL the egress policy refuses is -32015 with the reason; a low-entropy id is -32602", async () => {
+  it("a URL of the wrong scheme is -32602, one the egress policy refuses -32015 with the reason; a low-entropy id is -32602", async () => {
     const session = await RawSession.open(http.url);
-    const refused = await session.request(
+    const wrongScheme = await session.request(
       2,
       "events/subscribe",
       subscribeParams({ delivery: { mode: "webhook", url: "ftp://example.com/x" } }),
     );
+    expect(wrongScheme.error).toMatchObject({
+      code: -32602,
+      data: { field: "delivery.url" },
+      message: expect.stringMatching(/delivery\.url: the URL must use https/),
+    });
+    const refused = await session.request(
+      5,
+      "events/subscribe",
+      subscribeParams({ delivery: { mode: "webhook", url: "http://169.254.169.254/latest" } }),
+    );
     expect(refused.error).toMatchObject({
       code: -32015,
       message: "InvalidCallbackUrl",
-      data: { reason: expect.any(String) },
+      data: { reason: expect.stringMatching(/IP address is not allowed/) },
     });
     const short = await session.request(3, "events/subscribe", subscribeParams({ id: "1" }));
     expect(short.error).toMatchObject({ code: -32602 });

@@ -36,6 +36,8 @@ export interface LiveSubscription {
   wake?(): void;
   /** Ends the subscription from the server side, with the mode's termination signal. */
   terminate(error: EventsError): Promise<void>;
+  /** What changes it hears of (`EventDefinition.topic`), set when it is added. */
+  topic?: string;
 }
 
 export interface Limits {
@@ -327,6 +329,7 @@ export class LiveTable {
   /** Checks the limit, runs `onSubscribe`, then serves the subscription. */
   async add(sub: LiveSubscription): Promise<void> {
     this.checkLimit(sub.ctx.principal);
+    if (sub.def.topic) sub.topic = await sub.def.topic(sub.ctx, sub.params);
     await sub.def.onSubscribe?.(sub.ctx, sub.params, sub.id);
     this.byId.set(sub.id, sub);
     const key = sub.ctx.principal ?? "";

@@ -69,6 +69,11 @@ export interface EmitOptions {
   subscriptionId?: string;
 }
 
+export interface WakeOptions extends EmitOptions {
+  /** Only the subscriptions whose `EventDefinition.topic` is this. */
+  topic?: string;
+}
+
 export interface EventsServer {
   /** Declares an event type; calls after `attach` send `notifications/events/list_changed`. */
   event<P extends JsonObject>(definition: EventDefinition<P>): void;
@@ -82,7 +87,7 @@ export interface EventsServer {
    * its next interval. The check function stays the one source of events and cursors (an emit
    * beside it could move a subscription's cursor backwards); poll needs nothing, it asks.
    */
-  wake(name: string, options?: EmitOptions): void;
+  wake(name: string, options?: WakeOptions): void;
   /**
    * Registers the `events/*` handlers and the capability (top-level `events` and
    * `extensions["io.modelcontextprotocol/events"]`) on an SDK server before it connects: a
@@ -102,7 +107,10 @@ export interface EventsServer {
   streamDisconnected(sessionId: string | undefined, requestId: RequestId): void;
   /** The webhook delivery engine, when webhook delivery is configured. */
   readonly webhook: WebhookMode | undefined;
+  /** Poll and push subscriptions this process serves (webhook ones are stored: `countSubscriptions`). */
   readonly liveSubscriptions: number;
+  /** Every subscription: this process's poll and push ones and the stored webhook ones of all processes. */
+  countSubscriptions(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -261,15 +269,19 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
               : Object.assign({}, shaped, { cursor }),
         );
       }
+      // The stored webhook subscriptions (of every process) are read and queued by the webhook mode.
+      webhook?.emitted(def, positioned, target);
     },
     wake(name, wakeOptions = {}) {
-      const target = wakeOptions.subscriptionId;
+      const { subscriptionId: target, topic } = wakeOptions;
+      void webhook?.wake(name, wakeOptions);
       if (target !== undefined) {
         const sub = core.live.get(target);
         if (sub?.def.name === name) sub.wake?.();
         return;
       }
-      for (const sub of core.live.all()) if (sub.def.name === name) sub.wake?.();
+      for (const sub of core.live.all())
+        if (sub.def.name === name && (topic === undefined || sub.topic === topic)) sub.wake?.();
     },
     attach: (target, attachOptions) => attacher.attach(target, attachOptions),
     onListChanged(listener) {
@@ -305,6 +317,9 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
     webhook,
     get liveSubscriptions() {
       return core.live.size;
+    },
+    async countSubscriptions() {
+      return core.live.size + ((await webhook?.count()) ?? 0);
     },
     async close() {
       for (const timer of timers) clearInterval(timer);

@@ -7,6 +7,7 @@ export {
   type EmitOptions,
   type EventsServer,
   type EventsServerOptions,
+  type WakeOptions,
 } from "./events-server.js";
 export { handleEventsHttpRequest, handleEventsNodeRequest } from "./http.js";
 export { type EventsListenHandler, type McpFetchHandler, withEventsListen } from "./listen.js";
@@ -19,3 +20,4 @@ export type {
   SubscriptionContext,
 } from "./types.js";
 export type { WebhookOptions } from "./webhook.js";
+export { type EventsTables, eventsMigrations, type WebhookSubscriptionRow } from "./webhook-store.js";

@@ -72,6 +72,12 @@ export interface EventDefinition<P extends JsonObject = JsonObject> {
    * `EventsError("Unauthorized", {reason})`) to refuse; a live subscription is then terminated.
    */
   authorize?(ctx: SubscriptionContext, params: P): boolean | Promise<boolean>;
+  /**
+   * What a change to this subscription's upstream is addressed to (e.g. the one record its params
+   * name): `wake(name, { topic })` then runs the checks of just those subscriptions, in every
+   * mode, webhook subscriptions made through other processes included.
+   */
+  topic?(ctx: SubscriptionContext, params: P): string | Promise<string>;
   /** Called once per subscription in every mode, after the subscription limit was checked. */
   onSubscribe?(ctx: SubscriptionContext, params: P, subscriptionId: string): void | Promise<void>;
   onUnsubscribe?(ctx: SubscriptionContext, params: P, subscriptionId: string): void | Promise<void>;
