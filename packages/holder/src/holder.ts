@@ -20,9 +20,11 @@ import { createKeyPageFetcher, createKeyResolver } from "@doorbell/agreements";
 import {
   createDeliveryEngine,
   type DeliveryEngine,
+  type DeliveryTables,
   deliveryMigrations,
   type Worker,
 } from "@doorbell/delivery";
+import { type EventsTables, eventsMigrations } from "@doorbell/mcp-events";
 import {
   checkSealKeys,
   createCodeHasher,
@@ -33,6 +35,7 @@ import {
   loadKeyring,
   migrate,
   migrationsCurrent,
+  notificationMigrations,
   openDatabase,
   sql,
 } from "@doorbell/store";
@@ -40,6 +43,7 @@ import { developmentPolicy, type EgressPolicy, productionPolicy } from "@doorbel
 import { type Logger, pino } from "pino";
 import { atMostAtOnce } from "./at-most-at-once.js";
 import { type Background, startBackground } from "./cluster/background.js";
+import { type ChangeBus, startChangeBus } from "./cluster/change-bus.js";
 import { type IntentFeed, startIntentFeed } from "./cluster/intent-feed.js";
 import { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
 import { createDemandService } from "./demand.js";
@@ -340,6 +344,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
   let worker: Worker | undefined;
   let background: Background | undefined;
   let feed: IntentFeed | undefined;
+  let bus: ChangeBus | undefined;
   let events: HolderEvents | undefined;
   let limits: HolderLimits | undefined;
   let listeningOnLoopback = false;
@@ -352,6 +357,8 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     oauthMigrations,
     limitsMigrations,
     leadershipMigrations,
+    notificationMigrations,
+    eventsMigrations,
   ];
   try {
     await migrate(store, schema);
@@ -402,7 +409,13 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     metrics.watchPendingAge(() =>
       oldestPendingAgeMs(store.db as unknown as Parameters<typeof oldestPendingAgeMs>[0], clock()),
     );
+    // What changed, told to this process's listeners (MCP Events) and to every other process.
     const changes = createIntentChangeFeed();
+    bus = await startChangeBus({
+      store: store as unknown as Database,
+      log,
+      listeners: { intents: changes, resync: () => events?.resync() },
+    });
     // Issue #8: the OAuth profile (authorization server or external issuer, protected resource).
     const oauth: HolderOAuth | undefined =
       options.oauth === false
@@ -419,11 +432,12 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
           );
     const services = createHolderServices(context, {
       push: { engine: delivery },
-      changes,
+      changes: bus.changes,
       ...(oauth === undefined ? {} : { intents: oauth.intentOptions }),
     });
     services.offers = metrics.countImports(services.offers);
     const push = services.push as PushService;
+    bus.follow(push);
     const demo = options.demo ? await importDemoCatalogueOnce(context, services.offers) : undefined;
     const { activeIntents } = await services.matching.start();
     // Issue #14: the index follows intents activated, changed and ended in other processes.
@@ -433,7 +447,13 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
         db: store.db,
         intents: services.intents,
         clock,
-        webhook: { policy: holderEgressPolicy(webhookPolicy, publicUrl) },
+        // The subscriptions and their outbox in the holder's database, delivered by its worker.
+        webhook: {
+          policy: holderEgressPolicy(webhookPolicy, publicUrl),
+          store: store as unknown as Database<DeliveryTables & EventsTables>,
+          sealer,
+          engine: delivery,
+        },
         ...(options.events?.tuning === undefined ? {} : { tuning: options.events.tuning }),
       });
       changes.listen(events);
@@ -556,6 +576,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
           await worker?.stop();
           await background?.stop();
           await feed?.stop();
+          await bus?.stop();
           smtp?.close();
           sharedLimits.close();
           await closeSearch(store);
@@ -576,6 +597,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     await worker?.stop();
     await background?.stop();
     await feed?.stop();
+    await bus?.stop();
     await mcp?.close();
     await events?.close();
     smtp?.close();

@@ -1,30 +1,18 @@
 // Push profile §8.3 on the 2026-07-28 era, over real HTTP: `subscriptions/listen` naming a
-// subscription resource that is malformed, another resource altogether, or (where the push
-// service can say) a subscription that does not exist is refused the way resources/read and
+// subscription resource that is malformed, another resource altogether, or (the push
+// service says so) a subscription that does not exist is refused the way resources/read and
 // resources/subscribe refuse it — -32602 with data.uri — instead of being acknowledged and then
 // never hearing anything. A listen for a real subscription is still acknowledged, also through
 // the MCP Events listen wrapper.
 import { createEventsServer, type EventsServer, withEventsListen } from "@doorbell/mcp-events";
-import type { Kysely } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
 import { generateSecret } from "@doorbell/webhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PushTables } from "../src/push/schema.js";
 import { activeIntent, modernPost, ok, startHolder, type TestHolder } from "./mcp-harness.js";
 import { type AgentEndpoint, startAgentEndpoint } from "./push-endpoint.js";
 
 interface PushAnswer {
   subscriptionId: string;
-}
-
-/** Whether the holder has a subscription with this id: what the guard asks the push service. */
-function existsIn(h: () => TestHolder) {
-  return async (id: string): Promise<boolean> => {
-    const db = h().ctx.store.db as unknown as Kysely<PushTables>;
-    return (
-      (await db.selectFrom("holder_push").select("id").where("id", "=", id).executeTakeFirst()) !== undefined
-    );
-  };
 }
 
 forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
@@ -37,10 +25,6 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     events = await createEventsServer();
     h = await startHolder(engine, {
       push: true,
-      toolServices: (services) => ({
-        ...services,
-        ...(services.push === undefined ? {} : { push: { ...services.push, exists: existsIn(() => h) } }),
-      }),
       mcp: {
         events: {
           attach: (server, options) => events.attach(server, options),

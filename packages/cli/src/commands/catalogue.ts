@@ -98,8 +98,10 @@ export async function catalogueCommand(args: readonly string[], io: Io): Promise
     ...(settings.smtp === undefined ? {} : { smtp: settings.smtp }),
     ...(settings.mailFrom === undefined ? {} : { mailFrom: settings.mailFrom }),
     demo: false,
-    // The serve processes deliver the doorbells this import queues, under their egress policy.
+    // The serve processes deliver the doorbells this import queues, under their egress policy,
+    // and serve the Events subscribers this import's matches wake (told through the change bus).
     background: false,
+    events: false,
     ...(settings.digestWindowMs === undefined ? {} : { config: { digestWindowMs: settings.digestWindowMs } }),
     env: io.env,
     log: holderLogger(io, "warn"),

@@ -2,8 +2,9 @@
  * The holder speaks MCP Events (push profile open question 1): `intent.matches.delivered` and
  * `intent.status.changed`, whose parameter is the intent's code, on one `@doorbell/mcp-events`
  * server attached to every MCP session. Poll reads the match log when asked; push streams and
- * webhook subscriptions are woken by the holder's own change feed (new matches, status changes)
- * for exactly the intents that changed, and check the same log at their interval otherwise.
+ * webhook subscriptions are woken by the change bus (cluster/change-bus.ts: new matches and status
+ * changes of any process) for exactly the intents that changed, and check the same log at their
+ * interval otherwise. Webhook subscriptions and their outbox live in the holder's database.
  */
 
 import {
@@ -35,6 +36,9 @@ import type { IntentChangeListener } from "./feed.js";
 export { createIntentChangeFeed, type IntentChangeFeed, type IntentChangeListener } from "./feed.js";
 export { MATCHES_DELIVERED, STATUS_CHANGED };
 
+/** The poll interval the holder recommends (the SDK's default is 30 s). */
+export const HOLDER_NEXT_POLL_MS = 5_000;
+
 export interface HolderEventsOptions {
   db: Kysely<HolderTables>;
   intents: IntentService;
@@ -59,6 +63,8 @@ export interface HolderEvents extends IntentChangeListener {
    * (the SDK's own listen router knows only the core change types). Serve /mcp with its `fetch`.
    */
   listen(handler: McpFetchHandler): EventsListenHandler;
+  /** Notifications may have been missed: every subscription checks now. */
+  resync(): void;
   close(): Promise<void>;
 }
 
@@ -77,50 +83,36 @@ export async function createHolderEvents(options: HolderEventsOptions): Promise<
   const clock = options.clock ?? Date.now;
   const server = await createEventsServer({
     principal: holderPrincipal,
+    // Push and webhooks hear of a change within milliseconds; a poller cannot be told, so it is
+    // asked back soon: one indexed read of its intent's matches per poll.
+    nextPollMs: HOLDER_NEXT_POLL_MS,
     ...options.tuning,
     clock,
     ...(options.webhook === undefined ? {} : { webhook: options.webhook }),
   });
-  // Live subscriptions per (event type, intent), so a change wakes only that intent's subscribers.
-  const byIntent = new Map<string, Set<string>>();
-  const intentOfSubscription = new Map<string, string>();
-  const keyOf = (name: string, intentId: string) => `${name}\u0000${intentId}`;
-
-  const tracked = (definition: EventDefinition<CodeParams>): EventDefinition<CodeParams> => ({
+  // A change is addressed to its intent: the code's intent is each subscription's topic, so a
+  // change wakes only that intent's subscriptions, stored webhook ones of every process included.
+  const byIntent = (definition: EventDefinition<CodeParams>): EventDefinition<CodeParams> => ({
     ...definition,
-    async onSubscribe(_ctx, params, subscriptionId) {
-      const key = keyOf(definition.name, await intentOf(options.intents, params));
-      intentOfSubscription.set(subscriptionId, key);
-      const ids = byIntent.get(key) ?? new Set<string>();
-      byIntent.set(key, ids);
-      ids.add(subscriptionId);
-    },
-    onUnsubscribe(_ctx, _params, subscriptionId) {
-      const key = intentOfSubscription.get(subscriptionId);
-      if (key === undefined) return;
-      intentOfSubscription.delete(subscriptionId);
-      const ids = byIntent.get(key);
-      ids?.delete(subscriptionId);
-      if (ids?.size === 0) byIntent.delete(key);
-    },
+    topic: (_ctx, params) => intentOf(options.intents, params),
   });
   const deps = { db: options.db, intents: options.intents, clock };
-  server.event(tracked(matchesDelivered(deps)));
-  server.event(tracked(statusChanged(deps)));
+  server.event(byIntent(matchesDelivered(deps)));
+  server.event(byIntent(statusChanged(deps)));
 
-  const wake = (name: string, intentId: string) => {
-    for (const subscriptionId of byIntent.get(keyOf(name, intentId)) ?? [])
-      server.wake(name, { subscriptionId });
-  };
   return {
     server,
     attach: (mcp, attachOptions) => server.attach(mcp, attachOptions),
     listen: (handler) => withEventsListen(handler, server),
     matchesRecorded(intentIds) {
-      for (const intentId of intentIds) wake(MATCHES_DELIVERED, intentId);
+      for (const intentId of intentIds) server.wake(MATCHES_DELIVERED, { topic: intentId });
     },
     statusChanged(intentId) {
-      wake(STATUS_CHANGED, intentId);
+      server.wake(STATUS_CHANGED, { topic: intentId });
+    },
+    resync() {
+      server.wake(MATCHES_DELIVERED);
+      server.wake(STATUS_CHANGED);
     },
     close: () => server.close(),
   };

@@ -138,11 +138,8 @@ const notListenable = (uri: string): ResourceNotFoundError =>
     `no subscription resource ${uri.slice(0, 200)}: subscriptions/listen names a subscription of this holder as ${SUBSCRIPTION_URI_PREFIX}<subscriptionId>, the subscriptionId intent_subscribe_events answered`,
   );
 
-/**
- * What the listen guard asks the push service: whether a subscription with this id exists. A
- * service without `exists` leaves a well-formed id on trust (the SDK then acknowledges it).
- */
-export type SubscriptionLookup = PushService & { exists?(subscriptionId: string): Promise<boolean> };
+/** What the listen guard asks the push service: whether a subscription with this id exists. */
+export type SubscriptionLookup = Pick<PushService, "exists">;
 
 /**
  * §8.3 on `subscriptions/listen`. The SDK's listen router acknowledges every
@@ -173,7 +170,7 @@ export function guardSubscriptionListen(handler: ModernHandler, lookup: Subscrip
       for (const uri of uris) {
         if (typeof uri !== "string") continue;
         const id = idOf(uri);
-        const known = id !== undefined && (lookup.exists === undefined || (await lookup.exists(id)));
+        const known = id !== undefined && (await lookup.exists(id));
         if (!known) return refusal(body?.id, notListenable(uri));
       }
       return handler.fetch(request, options);

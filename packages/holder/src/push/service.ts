@@ -14,7 +14,7 @@ import type { HolderContext } from "../context.js";
 import { onActivated } from "./activation.js";
 import { approvalView, approve, approveByToken } from "./approval.js";
 import { chooseOnConsent, consentChoices } from "./consent-choices.js";
-import { createPush } from "./context.js";
+import { createPush, emit } from "./context.js";
 import { changed, onIntentEnded, sweep } from "./ending.js";
 import { catchUpMatches, enqueueMatches } from "./enqueue-matches.js";
 import { receipts, revoke } from "./receipts.js";
@@ -53,6 +53,10 @@ export function createPushService(ctx: HolderContext, options: PushOptions): Pus
       push.listeners.add(listener);
       return () => push.listeners.delete(listener);
     },
+    relay: (ids) => emit(push, ids),
+    exists: async (id) =>
+      (await push.store.db.selectFrom("holder_push").select("id").where("id", "=", id).executeTakeFirst()) !==
+      undefined,
     changed: (intentIds) => changed(push, intentIds),
   };
 }

@@ -91,6 +91,10 @@ export interface PushService {
   sweep(): Promise<number>;
   /** Called with subscription ids when something changed for them (MCP resource updates). */
   onChange(listener: (subscriptionIds: readonly string[]) => void): () => void;
+  /** Whether a subscription with this id exists (the listen guard refuses unknown resources). */
+  exists(subscriptionId: string): Promise<boolean>;
+  /** Tells this process's listeners of subscriptions another process changed. */
+  relay(subscriptionIds: readonly string[]): void;
   /** The ids of live subscriptions of these intents (after a commit, for onChange). */
   changed(intentIds: readonly string[]): Promise<void>;
 }

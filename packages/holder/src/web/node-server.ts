@@ -64,10 +64,14 @@ export function nodeServers(fetch: FetchCallback, routes: readonly NodeRoute[] =
           (server) =>
             new Promise<void>((resolve) => {
               const http = server as { closeAllConnections?: () => void; closeIdleConnections?: () => void };
-              // Issue #14, graceful drain: idle keep-alive connections go now, requests in flight finish.
+              // Graceful drain: idle keep-alive connections go now, requests in flight finish, and
+              // a connection whose last response ends later (a stream the endpoint closes) goes as
+              // it falls idle, not after its keep-alive timeout.
               const force = setTimeout(() => http.closeAllConnections?.(), graceMs);
+              const idle = setInterval(() => http.closeIdleConnections?.(), 50);
               server.close(() => {
                 clearTimeout(force);
+                clearInterval(idle);
                 resolve();
               });
               http.closeIdleConnections?.();
