@@ -1,11 +1,11 @@
 import { postWebhook } from "@doorbell/webhooks";
 import { type DeadLetterReason, deadLetter, logFailedAttempt } from "./attempt-log.js";
-import { type AttemptSigner, attemptSigner, followsMcpRules, signAttempt } from "./channels.js";
+import { type AttemptSigner, attemptSigner, signAttempt, withoutCursor } from "./channels.js";
 import { MATCHES_EVENT } from "./coalesce.js";
 import { type EngineContext, endpointOf, secretAd } from "./context.js";
+import { type Decision, decideFailure } from "./decide.js";
 import { recordDelivered } from "./delivered.js";
 import { sending } from "./group-commit.js";
-import { nextAttemptAt } from "./retry.js";
 import type { OutboxRow, SubscriptionRow } from "./schema.js";
 import { end } from "./subscriptions.js";
 
@@ -13,11 +13,19 @@ import { end } from "./subscriptions.js";
 export type HeadRow = Pick<
   OutboxRow,
   "seq" | "webhook_id" | "type" | "body" | "attempts" | "first_attempt_at" | "next_attempt_at" | "final"
-> & { id: number };
+> & {
+  id: number;
+  /**
+   * Channels that retry each event on its own: the seq of an older row of the queue waiting for
+   * its retry when the row was read, or null (its cursor is then held back, `withoutCursor`).
+   */
+  older_waiting?: number | null;
+};
 
 /**
  * What one attempt did to the queue: go on with the next row, or stop for now. `gone`: delivered,
- * but the queue was removed meanwhile (the subscription ended), so stop.
+ * but the queue was removed meanwhile (the subscription ended), so stop. `retry_later`: a queue
+ * ("queue" order) waits for this row; a channel of "each" order goes on with the next.
  */
 export type AttemptOutcome = "delivered" | "gone" | "dropped" | "retry_later" | "stopped";
 
@@ -93,21 +101,42 @@ function attemptMetrics(ctx: EngineContext, channel: string, kind: string, outco
   return found;
 }
 
+/** deliveryStatus as an attempt left it, for the claim's own copy of the subscription. */
+export type AttemptStatus = Pick<
+  SubscriptionRow,
+  "last_error" | "failed_since" | "consecutive_failures" | "delivery_active"
+>;
+
+/** What one attempt did; after a failure, the deliveryStatus it wrote. */
+export interface Attempted {
+  outcome: AttemptOutcome;
+  status?: AttemptStatus;
+}
+
+const DELIVERED: Attempted = { outcome: "delivered" };
+const GONE: Attempted = { outcome: "gone" };
+
+export interface AttemptOptions {
+  /** Send the body without its cursor: an older event of the subscription is still pending. */
+  withoutCursor?: boolean;
+}
+
 /**
- * Sends the head row of a subscription's queue once and records the result. Success removes the
- * row (the worker writes deliveryStatus when it releases the subscription); 413 drops it; 410
- * ends a push subscription (drops the event on both MCP channels); anything else is retried on the
- * schedule, and exhausted retries end a push subscription with delivery-failed or suspend an MCP
- * one until its next refresh. `keys`: the claim's opened endpoint and secrets (opened here when absent).
+ * Sends one row of a subscription's queue once and records the result. Success removes the row
+ * (the worker writes deliveryStatus when it releases the subscription); a failure does what the
+ * channel's policy decides (decide.ts): retry at a time, drop or give up the event (dead-lettered),
+ * end the subscription, and on the MCP channels suspend delivery after sustained failures.
+ * `keys`: the claim's opened endpoint and secrets (opened here when absent).
  */
 export async function attemptRow(
   ctx: EngineContext,
   sub: SubscriptionRow,
   row: HeadRow,
   keys?: OpenedKeys,
-): Promise<AttemptOutcome> {
+  options?: AttemptOptions,
+): Promise<Attempted> {
   const now = ctx.clock();
-  const body = Buffer.from(row.body, "utf8");
+  const body = Buffer.from(options?.withoutCursor ? withoutCursor(row.body) : row.body, "utf8");
   const timestampSeconds = Math.floor(now / 1000);
   const headers = keys
     ? keys.signer(now)(row.webhook_id, timestampSeconds, body)
@@ -133,6 +162,7 @@ export async function attemptRow(
   metrics.attempts.inc();
   metrics.seconds.observe(result.durationMs / 1000);
   const after = ctx.clock();
+  const policy = ctx.channels[sub.channel];
 
   if (result.ok) {
     const recorded = await recordDelivered(ctx, {
@@ -141,16 +171,25 @@ export async function attemptRow(
       subscriptionId: sub.id,
       at: after,
       matches: row.type === MATCHES_EVENT,
+      remove: policy.order === "each",
     });
-    return recorded ? "delivered" : "gone";
+    return recorded ? DELIVERED : GONE;
   }
-  return ctx.store.transaction(async (trx) => {
-    const removeRow = () => trx.deleteFrom("delivery_outbox").where("id", "=", row.id).execute();
-    const failure = {
-      last_error: result.category,
-      failed_since: sub.failed_since ?? after,
-      updated_at: after,
-    };
+  const decision = decideFailure(policy, {
+    row,
+    answer: result,
+    sentAt: now,
+    now: after,
+    random: ctx.random,
+    before: { failedSince: sub.failed_since, failures: sub.consecutive_failures },
+  });
+  const status: AttemptStatus = {
+    last_error: result.category,
+    failed_since: decision.streak.failedSince,
+    consecutive_failures: decision.streak.failures,
+    delivery_active: decision.suspend ? 0 : sub.delivery_active,
+  };
+  await ctx.store.transaction(async (trx) => {
     ctx.log.info(
       { subscription: sub.id, category: result.category, status: result.status, attempt: row.attempts + 1 },
       "delivery attempt failed",
@@ -166,68 +205,72 @@ export async function attemptRow(
       httpStatus: result.status,
       at: after,
     });
-    const giveUp = (reason: DeadLetterReason) =>
-      row.final === 1
-        ? Promise.resolve()
-        : deadLetter(trx, {
-            subscriptionId: sub.id,
-            row,
-            attempts: row.attempts + 1,
-            category: result.category,
-            reason,
-            at: after,
-          });
-    // 413 is final for that event under MCP Events only; the push profile retries every answer
-    // other than 2xx (§6 rule 5), 410 aside (issue 16 item 13).
-    if (row.final === 1 || (result.status === 413 && followsMcpRules(sub.channel))) {
-      await giveUp("too-large");
-      await removeRow();
-      await trx.updateTable("delivery_subscriptions").set(failure).where("id", "=", sub.id).execute();
-      return row.final === 1 ? "stopped" : "dropped";
+    const reason = deadLetterReason(decision);
+    if (reason !== null) {
+      await deadLetter(trx, {
+        subscriptionId: sub.id,
+        row,
+        attempts: row.attempts + 1,
+        category: result.category,
+        reason,
+        at: after,
+      });
     }
-    if (result.status === 410) {
-      await giveUp("gone");
-      if (followsMcpRules(sub.channel)) {
-        // MCP Events: 410 is non-retryable for that delivery and does not disable the endpoint.
-        await removeRow();
-        await trx.updateTable("delivery_subscriptions").set(failure).where("id", "=", sub.id).execute();
-        return "dropped";
-      }
-      await trx.updateTable("delivery_subscriptions").set(failure).where("id", "=", sub.id).execute();
-      await end(ctx, trx, sub.id, "gone", { notify: false });
-      return "stopped";
-    }
-    const attempts = row.attempts + 1;
-    const firstAttemptAt = row.first_attempt_at ?? now;
-    const next = nextAttemptAt(ctx.retry, {
-      attempts,
-      firstAttemptAt,
-      now: after,
-      random: ctx.random,
-      ...(result.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: result.retryAfterSeconds }),
-    });
-    if (next === undefined) {
-      await giveUp("retries-exhausted");
-      await trx.updateTable("delivery_subscriptions").set(failure).where("id", "=", sub.id).execute();
-      if (followsMcpRules(sub.channel)) {
-        // MCP Events: the event is given up (the watermark moves on) and delivery is suspended.
-        await removeRow();
-        await trx
-          .updateTable("delivery_subscriptions")
-          .set({ delivery_active: 0 })
-          .where("id", "=", sub.id)
-          .execute();
-      } else {
-        await end(ctx, trx, sub.id, "delivery-failed", { notify: true });
-      }
-      return "stopped";
+    if (decision.kind === "retry") {
+      await trx
+        .updateTable("delivery_outbox")
+        .set({
+          attempts: decision.attempts,
+          first_attempt_at: decision.firstAttemptAt,
+          next_attempt_at: decision.at,
+        })
+        .where("id", "=", row.id)
+        .execute();
+    } else if (decision.kind !== "end") {
+      await trx.deleteFrom("delivery_outbox").where("id", "=", row.id).execute();
     }
     await trx
-      .updateTable("delivery_outbox")
-      .set({ attempts, first_attempt_at: firstAttemptAt, next_attempt_at: next })
-      .where("id", "=", row.id)
+      .updateTable("delivery_subscriptions")
+      .set({
+        last_error: status.last_error,
+        failed_since: status.failed_since,
+        consecutive_failures: status.consecutive_failures,
+        updated_at: after,
+        ...(decision.suspend ? { delivery_active: 0 } : {}),
+      })
+      .where("id", "=", sub.id)
       .execute();
-    await trx.updateTable("delivery_subscriptions").set(failure).where("id", "=", sub.id).execute();
-    return "retry_later";
+    if (decision.suspend) {
+      ctx.log.warn(
+        { subscription: sub.id, failures: status.consecutive_failures, failedSince: status.failed_since },
+        "delivery suspended after sustained failures until the next refresh",
+      );
+    }
+    // 410 ends without subscription.ended (the endpoint is gone); exhausted retries announce it.
+    if (decision.kind === "end") {
+      await end(ctx, trx, sub.id, decision.reason, { notify: decision.reason === "delivery-failed" });
+    }
   });
+  return { outcome: failedOutcome(decision), status };
+}
+
+function deadLetterReason(decision: Decision): DeadLetterReason | null {
+  switch (decision.kind) {
+    case "retry":
+      return null;
+    case "drop":
+      return decision.deadLetter;
+    case "give-up":
+      return "retries-exhausted";
+    case "end":
+      return decision.deadLetter;
+  }
+}
+
+/** Whether the worker goes on with the next row after a failure. */
+function failedOutcome(decision: Decision): AttemptOutcome {
+  if (decision.kind === "end" || decision.suspend) return "stopped";
+  if (decision.kind === "retry") return "retry_later";
+  // A final row failed: the next ones are sent on a later pass, as before.
+  return decision.kind === "drop" && decision.deadLetter === null ? "stopped" : "dropped";
 }

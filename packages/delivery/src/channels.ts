@@ -3,9 +3,10 @@ import { createMcpSigner, createStandardSigner, MCP_SUBSCRIPTION_ID } from "@doo
 import type { Channel } from "./schema.js";
 
 /**
- * The MCP Events rules (both wires): 410 and 413 drop one event, exhausted retries suspend delivery
- * until the client refreshes, the eventId is the idempotency key. Everything else follows the push
- * profile (which retries a 413 like any other answer that is not 2xx, and ends on 410).
+ * The MCP Events channels (both wires): eventId bodies, each event retried on its own, 410 and
+ * 413 drop one event, sustained failures suspend delivery until the client refreshes (their
+ * `ChannelPolicy`, policy.ts). The push profile keeps a queue, retries a 413 like any other answer
+ * that is not 2xx, and ends on 410.
  */
 export function followsMcpRules(channel: Channel): channel is "mcp" | "mcp-standard" {
   return channel === "mcp" || channel === "mcp-standard";
@@ -57,6 +58,29 @@ export function mcpStandardEnvelope(event: McpDelivery): string {
     data: event.data,
     ...(event.cursor === undefined ? {} : { cursor: event.cursor }),
   });
+}
+
+const CURSOR_KEY = ',"cursor":';
+
+/**
+ * An MCP event body without its `cursor`, for an event sent while an older one of its subscription
+ * is still pending: the payload cursor is a safe-to-persist watermark (MCP Events sketch, "Webhook
+ * Event Delivery": cursor_N is not sent until every event before N was acknowledged or given up
+ * on); absent is null on the SEP-3415 wire. Both envelopes put `cursor` last, so it is cut off the
+ * end and the rest stays byte for byte. A control body is returned as it is: a `gap` carries its
+ * cursor on purpose, `error` and `terminated` carry none.
+ */
+export function withoutCursor(body: string): string {
+  if (body.startsWith('{"type":') || !body.endsWith('"}')) return body;
+  // A JSON string cannot hold an unescaped quote, so the last `,"cursor":` is the top-level key.
+  const at = body.lastIndexOf(CURSOR_KEY);
+  if (at < 0) return body;
+  try {
+    if (typeof JSON.parse(body.slice(at + CURSOR_KEY.length, -1)) !== "string") return body;
+  } catch {
+    return body;
+  }
+  return `${body.slice(0, at)}}`;
 }
 
 /** The endpoint challenge of each channel, signed like a delivery. */

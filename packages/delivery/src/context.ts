@@ -3,7 +3,7 @@ import type { EgressPolicy } from "@doorbell/webhooks";
 import type { Logger } from "pino";
 import type { CoalescingLimits } from "./coalesce.js";
 import type { DeliveryMetrics } from "./metrics.js";
-import type { RetryPolicy } from "./retry.js";
+import type { ChannelPolicies } from "./policy.js";
 import type { DeliveryTables } from "./schema.js";
 
 export type Db = Kysely<DeliveryTables>;
@@ -17,12 +17,11 @@ export interface EngineContext {
   /** Uniform in [0, 1), for jitter. */
   readonly random: () => number;
   readonly policy: EgressPolicy;
-  readonly retry: RetryPolicy;
+  /** Each channel's order, retries, challenge delays and failure rules (policy.ts). */
+  readonly channels: ChannelPolicies;
   readonly limits: CoalescingLimits;
   /** False for a relay whose upstream already coalesced: matches doorbells queue like any event. */
   readonly coalesce: boolean;
-  /** Delays after the first and second failed challenge; the third failure ends the subscription. */
-  readonly challengeDelaysMs: readonly number[];
   /** How long an ended subscription's secret and endpoint are kept (at most 30 days). */
   readonly purgeAfterMs: number;
   /** How long the previous secret keeps signing after a rotation. */

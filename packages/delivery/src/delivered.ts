@@ -11,12 +11,19 @@ export interface Delivered {
   at: number;
   /** A matches doorbell: also moves the coalescing window (matches_last_sent_at) at once. */
   matches: boolean;
+  /**
+   * Deleted rather than passed by the progress marker: on a channel that retries each event on
+   * its own (policy.ts), older rows may still wait for their retry, and the marker says every row
+   * at or below it is done.
+   */
+  remove: boolean;
 }
 
 /**
  * Records a successful delivery: on SQLite the subscription's `delivery_progress` moves up to the
  * row's seq, so the row is skipped from then on and deleted in bulk when the subscription is
- * released; on PostgreSQL, and for a matches doorbell, the row is deleted at once. Resolves true
+ * released; on PostgreSQL, for a matches doorbell and on a channel that retries each event on its
+ * own, the row is deleted at once. Resolves true
  * once recorded, false when the row was already gone: `end()` removed the subscription's queue while the request was in
  * flight, so nothing prefetched behind it may be sent.
  *
@@ -45,6 +52,7 @@ export function recordDelivered(ctx: EngineContext, delivered: Delivered): Promi
           last_delivery_at: delivered.at,
           last_error: null,
           failed_since: null,
+          consecutive_failures: 0,
           matches_last_sent_at: delivered.at,
           updated_at: delivered.at,
         })

@@ -7,7 +7,8 @@ import type { Db, EngineContext } from "./context.js";
 import { type DeliveryEvent, type EnqueueItem, type EnqueueResult, enqueue, enqueueMany } from "./enqueue.js";
 import { DeliveryError } from "./errors.js";
 import { createMetrics, type DeliveryMetrics } from "./metrics.js";
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
+import { channelPolicies, type EventsDeliveryOptions } from "./policy.js";
+import type { RetryPolicy } from "./retry.js";
 import type { DeliveryTables } from "./schema.js";
 import {
   approve,
@@ -34,6 +35,7 @@ export interface DeliveryEngineOptions {
   policy: EgressPolicy;
   clock?: () => number;
   random?: () => number;
+  /** The push channel's retries (default: the Standard Webhooks schedule within 24 h, push profile §6 rule 5). */
   retry?: RetryPolicy;
   /**
    * Lower than the push profile's numbers only: a longer window, a smaller daily cap. `"off"` is
@@ -41,7 +43,14 @@ export interface DeliveryEngineOptions {
    * rule 4: it must not merge, delay or reorder them) and for benches.
    */
   coalescing?: Partial<CoalescingLimits> | "off";
+  /** The push channel's delays after a first and second failed challenge (default [5000, 30000]). */
   challengeDelaysMs?: readonly number[];
+  /**
+   * The MCP Events channels ("mcp", "mcp-standard"): each event retried on its own (default 1 s,
+   * 5 s, 30 s, 2 min within 5 min), challenge delays (default [1000, 3000]), and the sustained
+   * failures that suspend delivery until a refresh (default 10 min and 10 attempts).
+   */
+  events?: EventsDeliveryOptions;
   /** Kept after the end for the person's receipts, then deleted; at most 30 days (default 1 day). */
   purgeAfterMs?: number;
   secretOverlapMs?: number;
@@ -90,10 +99,9 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
     clock,
     random: options.random ?? (() => randomInt(0, 2 ** 32) / 2 ** 32),
     policy: options.policy,
-    retry: options.retry ?? DEFAULT_RETRY_POLICY,
+    channels: channelPolicies(options),
     limits: coalescingLimits(options.coalescing === "off" ? {} : options.coalescing),
     coalesce: options.coalescing !== "off",
-    challengeDelaysMs: options.challengeDelaysMs ?? [5_000, 30_000],
     purgeAfterMs,
     secretOverlapMs: options.secretOverlapMs ?? 60 * 60 * 1000,
     metrics: createMetrics(() => sampleQueue({ store: options.store, clock })),

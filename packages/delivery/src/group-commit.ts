@@ -20,6 +20,8 @@ interface Delivery {
   rowId: number;
   subscriptionId: string;
   seq: number;
+  /** Deleted rather than passed by the progress marker (see `recordDelivery`). */
+  remove: boolean;
   resolve(recorded: boolean): void;
   reject(error: unknown): void;
 }
@@ -113,18 +115,21 @@ export function grouped<T>(ctx: EngineContext, work: (trx: Db) => Promise<T>): P
  * the row's seq, for all rows of the group with one select and one upsert; the row itself is
  * skipped from then on and deleted in bulk when the subscription is released, so a commit writes
  * the progress page instead of the outbox table and index pages the rows are scattered over.
- * PostgreSQL: the row is deleted by a statement of its own, as before (pooled connections already
- * share WAL flushes, and progress there would only add a ranged delete to every release).
+ * `remove`: the row is deleted instead (one statement for all such rows of the group), for a
+ * channel that retries each event on its own, where rows below a delivered one may still wait
+ * for their retry and the marker must never pass them. PostgreSQL: the row is deleted by a
+ * statement of its own, as before (pooled connections already share WAL flushes, and progress
+ * there would only add a ranged delete to every release).
  */
 export function recordDelivery(
   ctx: EngineContext,
-  row: { rowId: number; subscriptionId: string; seq: number },
+  row: { rowId: number; subscriptionId: string; seq: number; remove: boolean },
 ): Promise<boolean> {
-  const { rowId, subscriptionId, seq } = row;
+  const { rowId, subscriptionId, seq, remove } = row;
   if (ctx.store.dialect !== "sqlite") return deleteSoon(ctx, rowId);
   const group = groupOf(ctx);
   return new Promise<boolean>((resolve, reject) => {
-    group.deliveries.push({ rowId, subscriptionId, seq, resolve, reject });
+    group.deliveries.push({ rowId, subscriptionId, seq, remove, resolve, reject });
     schedule(ctx, group);
   });
 }
@@ -137,7 +142,7 @@ async function flush(ctx: EngineContext, group: Group): Promise<void> {
     const results: unknown[] = [];
     try {
       await ctx.store.transaction(async (trx) => {
-        recorded = deliveries.length > 0 ? await progressRows(ctx, trx, deliveries) : new Set();
+        recorded = deliveries.length > 0 ? await recordRows(ctx, trx, deliveries) : new Set();
         results.length = 0;
         for (const unit of units) results.push(await unit.run(trx));
       });
@@ -159,7 +164,7 @@ async function flush(ctx: EngineContext, group: Group): Promise<void> {
 async function alone(ctx: EngineContext, deliveries: Delivery[], units: Unit[]): Promise<void> {
   if (deliveries.length > 0) {
     try {
-      const recorded = await ctx.store.transaction((trx) => progressRows(ctx, trx, deliveries));
+      const recorded = await ctx.store.transaction((trx) => recordRows(ctx, trx, deliveries));
       for (const delivery of deliveries) delivery.resolve(recorded.has(delivery.rowId));
     } catch (error) {
       // Nothing was recorded: the rows are delivered again once the leases expire.
@@ -176,12 +181,32 @@ async function alone(ctx: EngineContext, deliveries: Delivery[], units: Unit[]):
 }
 
 /**
- * The two statements of `progressRows`, compiled once per engine: their lists travel as one JSON
- * parameter (SQLite's json_each), so the SQL text never changes and its prepared statement is reused.
+ * SQLite: records the group's deliveries, the progress ones and the removed ones; returns the ids
+ * that were still there.
+ */
+async function recordRows(ctx: EngineContext, db: Db, deliveries: readonly Delivery[]): Promise<Set<number>> {
+  if (!deliveries.some((delivery) => delivery.remove)) return progressRows(ctx, db, deliveries);
+  const present = await removeRows(
+    ctx,
+    db,
+    deliveries.filter((delivery) => delivery.remove),
+  );
+  const advanced = deliveries.filter((delivery) => !delivery.remove);
+  if (advanced.length > 0) for (const id of await progressRows(ctx, db, advanced)) present.add(id);
+  return present;
+}
+
+/**
+ * The statements of `progressRows` and `removeRows`, compiled once per engine: their lists travel
+ * as one JSON parameter (SQLite's json_each), so the SQL text never changes and its prepared
+ * statement is reused.
  */
 function compileProgress(ctx: EngineContext) {
   const db = ctx.store.db;
   return {
+    remove: sql<{
+      id: number;
+    }>`delete from delivery_outbox where id in (select value from json_each(${""})) returning id`.compile(db),
     present: sql<{
       id: number;
     }>`select id from delivery_outbox where id in (select value from json_each(${""}))`.compile(db),
@@ -195,6 +220,22 @@ function compileProgress(ctx: EngineContext) {
 
 const progressQueries = new WeakMap<EngineContext, ReturnType<typeof compileProgress>>();
 
+function progressQueriesOf(ctx: EngineContext): ReturnType<typeof compileProgress> {
+  let queries = progressQueries.get(ctx);
+  if (!queries) {
+    queries = compileProgress(ctx);
+    progressQueries.set(ctx, queries);
+  }
+  return queries;
+}
+
+/** SQLite: deletes delivered rows by id; returns the ids that were still there. */
+async function removeRows(ctx: EngineContext, db: Db, deliveries: readonly Delivery[]): Promise<Set<number>> {
+  const ids = JSON.stringify(deliveries.map((d) => d.rowId));
+  const { rows } = await db.executeQuery({ ...progressQueriesOf(ctx).remove, parameters: [ids] });
+  return new Set((rows as { id: number }[]).map((row) => Number(row.id)));
+}
+
 /**
  * SQLite: moves each subscription's progress up to the highest of the given rows it still has;
  * returns the ids that were still there. A commit writes the few progress rows (a page or two)
@@ -205,11 +246,7 @@ async function progressRows(
   db: Db,
   deliveries: readonly Delivery[],
 ): Promise<Set<number>> {
-  let queries = progressQueries.get(ctx);
-  if (!queries) {
-    queries = compileProgress(ctx);
-    progressQueries.set(ctx, queries);
-  }
+  const queries = progressQueriesOf(ctx);
   const ids = JSON.stringify(deliveries.map((d) => d.rowId));
   const { rows } = await db.executeQuery({ ...queries.present, parameters: [ids] });
   if (rows.length === 0) return new Set();

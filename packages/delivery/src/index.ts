@@ -32,9 +32,11 @@ export {
 export type { DeliveryEvent, EnqueueItem, EnqueueResult } from "./enqueue.js";
 export { DeliveryError, type DeliveryErrorCode } from "./errors.js";
 export type { DeliveryMetrics } from "./metrics.js";
+export type { ChannelPolicy, EventsDeliveryOptions, SuspensionRule } from "./policy.js";
 export { type ReplayResult, replayDeadLetter } from "./replay.js";
 export {
   DEFAULT_RETRY_POLICY,
+  EVENTS_RETRY_POLICY,
   nextAttemptAt,
   type RetryPolicy,
   STANDARD_WEBHOOKS_DELAYS_MS,

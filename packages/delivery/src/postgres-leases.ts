@@ -1,6 +1,7 @@
 import { sql } from "@doorbell/store";
 import { QUEUED_MATCHES_TYPE } from "./coalesce.js";
 import type { EngineContext } from "./context.js";
+import { eachChannels } from "./policy.js";
 import type { SubscriptionRow } from "./schema.js";
 
 /**
@@ -45,21 +46,36 @@ export interface ReleaseView {
   version: string;
 }
 
-/** The release views of many subscriptions, read without a lock in one statement; by id. */
+const eachChannelLists = new WeakMap<EngineContext, string[]>();
+
+/**
+ * The release views of many subscriptions, read without a lock in one statement; by id. On a
+ * channel of "each" order what is due first is the earliest retry of the whole queue, not its
+ * head: the min() runs for those channels only, so a push release reads what it read before.
+ */
 export async function readForRelease(
   ctx: EngineContext,
   ids: readonly string[],
 ): Promise<Map<string, ReleaseView>> {
+  let each = eachChannelLists.get(ctx);
+  if (!each) {
+    each = eachChannels(ctx.channels);
+    eachChannelLists.set(ctx, each);
+  }
   const { rows } = await sql<
     SubscriptionRow & {
       row_version: string;
       head_next_attempt_at: number | null;
       head_final: number | null;
+      earliest_next_attempt_at: number | null;
       matches_queued: boolean;
     }
   >`
     select s.*, s.xmin::text as row_version,
       h.next_attempt_at as head_next_attempt_at, h.final as head_final,
+      case when s.channel = any(${each}::text[]) then
+        (select min(e.next_attempt_at) from delivery_outbox e where e.subscription_id = s.id) end
+        as earliest_next_attempt_at,
       exists (select 1 from delivery_outbox m where m.subscription_id = s.id and m.type = ${QUEUED_MATCHES_TYPE})
         as matches_queued
     from delivery_subscriptions s
@@ -69,13 +85,18 @@ export async function readForRelease(
     where s.id = any(${ids}::text[])`.execute(ctx.store.db);
   const views = new Map<string, ReleaseView>();
   for (const row of rows) {
-    const { row_version, head_next_attempt_at, head_final, matches_queued, ...sub } = row;
+    const {
+      row_version,
+      head_next_attempt_at,
+      head_final,
+      earliest_next_attempt_at,
+      matches_queued,
+      ...sub
+    } = row;
+    const next = earliest_next_attempt_at ?? head_next_attempt_at;
     views.set(sub.id, {
       sub: sub as SubscriptionRow,
-      head:
-        head_next_attempt_at === null
-          ? undefined
-          : { next_attempt_at: Number(head_next_attempt_at), final: Number(head_final) },
+      head: next === null ? undefined : { next_attempt_at: Number(next), final: Number(head_final) },
       matchesQueued: matches_queued,
       version: row_version,
     });
@@ -107,7 +128,7 @@ export async function writeRelease(
   const delivered = w.delivered;
   const status = delivered
     ? delivered.clear
-      ? sql`, last_delivery_at = ${delivered.at}, last_error = null, failed_since = null, updated_at = ${delivered.at}`
+      ? sql`, last_delivery_at = ${delivered.at}, last_error = null, failed_since = null, consecutive_failures = 0, updated_at = ${delivered.at}`
       : sql`, last_delivery_at = ${delivered.at}`
     : sql``;
   const lock = w.wait
@@ -160,6 +181,7 @@ export async function writeReleases(
       last_delivery_at = coalesce(w.at, s.last_delivery_at),
       last_error = case when w.clear then null else s.last_error end,
       failed_since = case when w.clear then null else s.failed_since end,
+      consecutive_failures = case when w.clear then 0 else s.consecutive_failures end,
       updated_at = case when w.clear then w.at else s.updated_at end
     from w
     where s.id = w.id and s.lease_owner = w.owner and (select setting from async) = 'off'

@@ -6,7 +6,7 @@
  *
  * Only into a subscription that has not ended: an ended push subscription stays ended (push
  * profile §6 rule 5; its agent subscribes again and reads with `since`, §8 rule 4). On the MCP
- * channels, where exhausted retries suspend delivery until the next refresh, a replay resumes it:
+ * channels, where sustained failures suspend delivery until the next refresh, a replay resumes it:
  * the operator's replay says the endpoint is back, as a refresh would.
  */
 import { type Database, sql } from "@doorbell/store";

@@ -37,6 +37,18 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   retryAfterCapMs: MINUTE,
 };
 
+/**
+ * MCP Events webhooks: each event is retried on its own, a few times within minutes (the sketch's
+ * "Delivery model": bounded retries with backoff), 1 s, 5 s, 30 s and 2 min apart, so one refused
+ * event is given up within minutes and its cursor stops holding back the others.
+ */
+export const EVENTS_RETRY_POLICY: RetryPolicy = {
+  delaysMs: [1 * SECOND, 5 * SECOND, 30 * SECOND, 2 * MINUTE],
+  horizonMs: 5 * MINUTE,
+  jitter: 0.1,
+  retryAfterCapMs: MINUTE,
+};
+
 export interface RetryInput {
   /** Attempts made so far, including the one that just failed (≥ 1). */
   attempts: number;

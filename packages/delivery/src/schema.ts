@@ -6,10 +6,11 @@ export type SubscriptionStatus = "pending_verification" | "awaiting_approval" | 
 
 /**
  * Which wire profile a subscription speaks: `push` is the Isto push profile (Standard Webhooks
- * headers, 410 ends the subscription); `mcp` is the MCP Events sketch (X-MCP-* headers, 410 drops
- * one event, exhausted retries suspend delivery until the client refreshes); `mcp-standard`
- * follows every `mcp` rule but speaks SEP-3415 on the wire (Standard Webhooks headers with
- * `webhook-id` = eventId plus `X-MCP-Subscription-Id`, SEP-3415 bodies).
+ * headers, a strict queue, 410 ends the subscription); `mcp` is the MCP Events sketch (X-MCP-*
+ * headers, each event retried on its own, 410 drops one event, sustained failures suspend delivery
+ * until the client refreshes); `mcp-standard` follows every `mcp` rule but speaks SEP-3415 on the
+ * wire (Standard Webhooks headers with `webhook-id` = eventId plus `X-MCP-Subscription-Id`,
+ * SEP-3415 bodies). What each rule is per channel: policy.ts.
  */
 export type Channel = "push" | "mcp" | "mcp-standard";
 
@@ -40,6 +41,8 @@ export interface SubscriptionRow {
   last_delivery_at: number | null;
   last_error: string | null;
   failed_since: number | null;
+  /** Failed attempts since the last success: with failed_since, what suspends an MCP channel (policy.ts). */
+  consecutive_failures: number;
   next_seq: number;
   /** Coalescing (push profile §6 rule 6): matches waiting for the window to open. */
   agg_new_matches: number;
@@ -60,7 +63,10 @@ export interface SubscriptionRow {
 export interface OutboxRow {
   id: Generated<number>;
   subscription_id: string;
-  /** Position in the subscription's queue: delivery is strictly in this order. */
+  /**
+   * Position in the subscription's queue: push delivers strictly in this order; the MCP channels
+   * send due rows in this order, each retried on its own (policy.ts).
+   */
   seq: number;
   webhook_id: string;
   type: string;
@@ -77,7 +83,8 @@ export interface OutboxRow {
 /**
  * How far a subscription's queue has been delivered: every outbox row with `seq <= delivered_seq`
  * was delivered (or dropped) and is skipped; such rows are deleted in bulk when the subscription
- * is released. Recording a delivery writes this one small row instead of deleting an outbox row
+ * is released. Written on SQLite for the channels that keep a queue only: where each event is
+ * retried on its own, an older row may still wait, so a delivered row is deleted instead. Recording a delivery writes this one small row instead of deleting an outbox row
  * (which touches the table and its index pages): a commit writes a page or two.
  */
 export interface ProgressRow {
@@ -285,6 +292,18 @@ export const deliveryMigrations = defineMigrations("delivery", [
       await sql`alter table delivery_outbox drop constraint if exists delivery_outbox_subscription_id_fkey`.execute(
         db,
       );
+    },
+  },
+  {
+    version: 6,
+    name: "consecutive_failures",
+    async up(db, { types }) {
+      // Written with each failure and cleared with lastError/failedSince: the MCP channels suspend
+      // on a sustained failure rate, not on one event's exhausted retries.
+      await db.schema
+        .alterTable("delivery_subscriptions")
+        .addColumn("consecutive_failures", types.integer, (c) => c.notNull().defaultTo(0))
+        .execute();
     },
   },
 ]);

@@ -137,6 +137,7 @@ export async function subscribe(
     last_delivery_at: null,
     last_error: null,
     failed_since: null,
+    consecutive_failures: 0,
     next_seq: 1,
     agg_new_matches: 0,
     agg_latest_delivered_at: null,
@@ -173,7 +174,12 @@ export interface RenewInput {
   secret?: string;
 }
 
-/** A new lease; reactivates suspended delivery (MCP sketch: a refresh is the liveness signal). */
+/**
+ * A new lease; reactivates suspended delivery (MCP sketch: a refresh is the liveness signal, and
+ * "the server resumes retrying pending events"). On a channel that retries each event on its own,
+ * the pending events' retry window starts again from their next attempt, with the attempts they
+ * already made: suspension paused their retries, it did not use them up.
+ */
 export async function renew(
   ctx: EngineContext,
   db: Db,
@@ -203,6 +209,14 @@ export async function renew(
     .set({ wake_at: now })
     .where("id", "=", id)
     .execute();
+  if (row.delivery_active === 0 && ctx.channels[row.channel].order === "each") {
+    await db
+      .updateTable("delivery_outbox")
+      .set({ first_attempt_at: null })
+      .where("subscription_id", "=", id)
+      .where("first_attempt_at", "is not", null)
+      .execute();
+  }
   const updated = await load(db, id);
   await notifyWorkers(ctx, db);
   return view(updated);

@@ -102,7 +102,7 @@ export async function sendChallenge(ctx: EngineContext, sub: SubscriptionRow): P
       .updateTable("delivery_subscriptions")
       .set({
         verify_attempts: attempts,
-        verify_due_at: after + (ctx.challengeDelaysMs[attempts - 1] ?? 30_000),
+        verify_due_at: after + (ctx.channels[sub.channel].challengeDelaysMs[attempts - 1] ?? 30_000),
         last_error: "challenge_failed",
         updated_at: after,
       })

@@ -7,7 +7,7 @@ import { DeliveryError } from "./errors.js";
 import { grouped } from "./group-commit.js";
 import { randomId } from "./ids.js";
 import { insertRow } from "./outbox.js";
-import { headRowsPostgres } from "./postgres-heads.js";
+import { dueRowsPostgres, headRowsPostgres } from "./postgres-heads.js";
 import { claimDuePostgres } from "./postgres-leases.js";
 import { releasePostgres } from "./postgres-releases.js";
 import type { SubscriptionRow } from "./schema.js";
@@ -230,6 +230,8 @@ async function processSubscription(
       const drained = await drainQueue(ctx, sub, leaseEnds, maxPerClaim, keys);
       keys = drained.keys;
       sent = drained.sent;
+      // With the failures it wrote: the next pass counts on from them, and a suspension holds.
+      sub = drained.sub;
       // A later pass's failure without a success keeps the earlier success's time, not its clearing.
       if (drained.delivered) delivered = drained.delivered;
       else if (sent > 0 && delivered) delivered = { ...delivered, clear: false };
@@ -268,6 +270,7 @@ const PREFETCH = 8;
 /** Stand-ins compiled into the head query, replaced by each call's values. */
 const SUB_PARAM = "\u0000subscription";
 const LIMIT_PARAM = -1_000_001;
+const NOW_PARAM = -1_000_002;
 
 function compileHeadQuery(ctx: EngineContext) {
   // Only what an attempt uses: each column a row carries costs a conversion per row read.
@@ -291,7 +294,45 @@ function compileHeadQuery(ctx: EngineContext) {
     .compile();
 }
 
+/**
+ * "each" order: the first rows of the queue that are due, skipping those waiting for a retry, each
+ * with the oldest row before it that waits (the watermark: its cursor is then held back). That
+ * lookup walks the queue's index from its start and stops at the first waiting row, so it passes
+ * at most the due rows read with it.
+ */
+function compileDueQuery(ctx: EngineContext) {
+  return ctx.store.db
+    .selectFrom("delivery_outbox as o")
+    .select((eb) => [
+      "o.id",
+      "o.seq",
+      "o.webhook_id",
+      "o.type",
+      "o.body",
+      "o.attempts",
+      "o.first_attempt_at",
+      "o.next_attempt_at",
+      "o.final",
+      eb
+        .selectFrom("delivery_outbox as w")
+        .select("w.seq")
+        .whereRef("w.subscription_id", "=", "o.subscription_id")
+        .whereRef("w.seq", "<", "o.seq")
+        .where("w.next_attempt_at", ">", NOW_PARAM)
+        .orderBy("w.seq")
+        .limit(1)
+        .as("older_waiting"),
+    ])
+    .where("o.subscription_id", "=", SUB_PARAM)
+    .where("o.seq", ">", deliveredSeq(SUB_PARAM))
+    .where("o.next_attempt_at", "<=", NOW_PARAM)
+    .orderBy("o.seq")
+    .limit(LIMIT_PARAM)
+    .compile();
+}
+
 const headQueries = new WeakMap<EngineContext, ReturnType<typeof compileHeadQuery>>();
+const dueQueries = new WeakMap<EngineContext, ReturnType<typeof compileDueQuery>>();
 
 /**
  * The next rows of a subscription's queue not yet delivered, in order. The hottest read (one per
@@ -312,6 +353,21 @@ function headRows(ctx: EngineContext, id: string, limit: number): Promise<HeadRo
   return ctx.store.read({ ...compiled, parameters }) as Promise<HeadRow[]>;
 }
 
+/** `headRows` for a channel of "each" order: the next due rows, in order (see `compileDueQuery`). */
+function dueRows(ctx: EngineContext, id: string, limit: number): Promise<HeadRow[]> {
+  const now = ctx.clock();
+  if (ctx.store.dialect === "postgres") return dueRowsPostgres(ctx, id, limit, now);
+  let compiled = dueQueries.get(ctx);
+  if (!compiled) {
+    compiled = compileDueQuery(ctx);
+    dueQueries.set(ctx, compiled);
+  }
+  const parameters = compiled.parameters.map((value) =>
+    value === SUB_PARAM ? id : value === LIMIT_PARAM ? limit : value === NOW_PARAM ? now : value,
+  );
+  return ctx.store.read({ ...compiled, parameters }) as Promise<HeadRow[]>;
+}
+
 /** deliveryStatus a claim's successes leave behind, written when the subscription is released. */
 interface Delivered {
   /** The last success. */
@@ -321,8 +377,11 @@ interface Delivered {
 }
 
 /**
- * Sends head rows one after another while they succeed and the lease has room for another attempt;
- * resolves with what the successes leave for deliveryStatus and how many attempts were made.
+ * Sends rows one after another while the lease has room for another attempt; resolves with what
+ * the successes leave for deliveryStatus, how many attempts were made, and the subscription as the
+ * failures left it. "queue" order (push) sends the head while it succeeds: a failure stops the
+ * queue. "each" order (MCP Events) sends every due row in seq order, skipping rows that wait for a
+ * retry, and goes on after a failure.
  */
 async function drainQueue(
   ctx: EngineContext,
@@ -330,50 +389,75 @@ async function drainQueue(
   leaseEnds: number,
   maxPerClaim: number,
   opened: OpenedKeys | undefined,
-): Promise<{ delivered: Delivered | undefined; sent: number; keys: OpenedKeys }> {
+): Promise<{ delivered: Delivered | undefined; sent: number; keys: OpenedKeys; sub: SubscriptionRow }> {
   let sub = start;
+  const policy = ctx.channels[sub.channel];
+  const each = policy.order === "each";
   // Opened once per claim: the endpoint never changes, and the secrets change only through a
   // challenge, which is sent under this lease before the queue is drained.
-  let keys = opened ?? openKeys(ctx, sub);
+  const keys = opened ?? openKeys(ctx, sub);
   let delivered: Delivered | undefined;
   let sent = 0;
+  // "each": rows that failed in this pass and wait for their retry (their seqs); rows that waited
+  // when read are in `older_waiting`.
+  let waiting: Set<number> | undefined;
+  const done = () => ({ delivered, sent, keys, sub });
   const room = () => sent < maxPerClaim && ctx.clock() + ctx.policy.timeoutMs + LEASE_MARGIN_MS < leaseEnds;
   while (room()) {
     const wanted = Math.min(PREFETCH, maxPerClaim - sent);
-    const rows = await headRows(ctx, sub.id, wanted);
-    if (rows.length === 0) return { delivered, sent, keys };
-    let reread = false;
+    const rows = each ? await dueRows(ctx, sub.id, wanted) : await headRows(ctx, sub.id, wanted);
+    if (rows.length === 0) return done();
     for (const head of rows) {
-      if (!room() || head.next_attempt_at > ctx.clock()) return { delivered, sent, keys };
-      if (sub.status === "ended" && head.final !== 1) return { delivered, sent, keys };
-      const outcome = await attemptRow(ctx, sub, head, keys);
+      if (!room() || head.next_attempt_at > ctx.clock()) return done();
+      if (sub.status === "ended" && head.final !== 1) return done();
+      const attempted = await attemptRow(
+        ctx,
+        sub,
+        head,
+        keys,
+        policy.watermark && olderPending(head, waiting) ? HOLD_CURSOR : undefined,
+      );
+      const outcome = attempted.outcome;
       sent++;
       if (outcome === "delivered" || outcome === "gone") {
         delivered = { at: ctx.clock(), clear: true };
-        if (outcome === "gone") return { delivered, sent, keys };
+        if (outcome === "gone") return done();
+        waiting?.delete(head.seq);
         // What a success means to the next failure's bookkeeping (failedSince starts again);
         // nothing else an attempt reads changes under the lease.
-        if (sub.last_error !== null || sub.failed_since !== null) {
-          sub = { ...sub, last_error: null, failed_since: null };
+        if (sub.last_error !== null || sub.failed_since !== null || sub.consecutive_failures !== 0) {
+          sub = { ...sub, last_error: null, failed_since: null, consecutive_failures: 0 };
         }
         continue;
       }
       // attemptRow wrote the failure; an earlier success still sets lastDeliveryAt.
       if (delivered) delivered = { ...delivered, clear: false };
-      if (outcome === "retry_later" || outcome === "stopped") return { delivered, sent, keys };
-      // Dropped (413, or 410 on MCP): rare, so read everything again, as before.
-      const fresh = await reload(ctx, sub.id);
-      if (!fresh || fresh.url_sealed === null) return { delivered, sent, keys };
-      sub = fresh;
-      keys = openKeys(ctx, sub);
-      reread = true;
-      break;
+      if (attempted.status) sub = { ...sub, ...attempted.status };
+      if (outcome === "stopped" || (outcome === "retry_later" && !each)) return done();
+      if (outcome === "retry_later") {
+        waiting ??= new Set();
+        waiting.add(head.seq);
+      } else waiting?.delete(head.seq);
+      // Dropped or given up (removed), or waiting for its retry on an "each" channel: the next row.
     }
     // A short read reached the end of the queue: no read just to find it empty. Rows enqueued
     // since are seen by the release, which makes the subscription due again (or by the next pass).
-    if (!reread && rows.length < wanted) return { delivered, sent, keys };
+    if (rows.length < wanted) return done();
   }
-  return { delivered, sent, keys };
+  return done();
+}
+
+const HOLD_CURSOR = { withoutCursor: true } as const;
+
+/**
+ * Whether an older row of the queue is still pending when `head` is sent: one waiting for its
+ * retry when the rows were read, or one that failed since in this pass. Rows given up on count as
+ * done (the watermark may pass them, MCP Events sketch).
+ */
+function olderPending(head: HeadRow, waiting: ReadonlySet<number> | undefined): boolean {
+  if (head.older_waiting !== null && head.older_waiting !== undefined) return true;
+  if (waiting) for (const seq of waiting) if (seq < head.seq) return true;
+  return false;
 }
 
 /** Turns the waiting matches aggregate into one doorbell once the window is open (push profile §6 rule 6). */
@@ -467,13 +551,16 @@ async function release(
       .where("subscription_id", "=", id)
       .where("seq", "<=", deliveredSeq(id))
       .execute();
-    const head = await trx
-      .selectFrom("delivery_outbox")
-      .select(["next_attempt_at", "final", "type"])
-      .where("subscription_id", "=", id)
-      .orderBy("seq")
-      .limit(1)
-      .executeTakeFirst();
+    const head =
+      ctx.channels[sub.channel].order === "each"
+        ? await earliestRow(trx, id)
+        : await trx
+            .selectFrom("delivery_outbox")
+            .select(["next_attempt_at", "final", "type"])
+            .where("subscription_id", "=", id)
+            .orderBy("seq")
+            .limit(1)
+            .executeTakeFirst();
     const wake = nextWake(ctx, sub, head, await hasQueuedMatches(trx, id));
     await trx
       .updateTable("delivery_subscriptions")
@@ -485,7 +572,9 @@ async function release(
           ? {
               last_delivery_at: delivered.at,
               // Otherwise the failure after it was written later, with its own time.
-              ...(delivered.clear ? { last_error: null, failed_since: null, updated_at: delivered.at } : {}),
+              ...(delivered.clear
+                ? { last_error: null, failed_since: null, consecutive_failures: 0, updated_at: delivered.at }
+                : {}),
             }
           : {}),
       })
@@ -494,6 +583,26 @@ async function release(
       .execute();
     return "released";
   });
+}
+
+/**
+ * "each" order: what is due first is the earliest retry of the whole queue, not its head (rows
+ * behind a waiting one are due at once).
+ */
+async function earliestRow(
+  db: Db,
+  id: string,
+): Promise<{ next_attempt_at: number; final: number } | undefined> {
+  const row = await db
+    .selectFrom("delivery_outbox")
+    .select((eb) => [
+      eb.fn.min<number>("next_attempt_at").as("next_attempt_at"),
+      eb.fn.max<number>("final").as("final"),
+    ])
+    .where("subscription_id", "=", id)
+    .executeTakeFirst();
+  if (row?.next_attempt_at === null || row?.next_attempt_at === undefined) return undefined;
+  return { next_attempt_at: Number(row.next_attempt_at), final: Number(row.final) };
 }
 
 /** Queue depth and the age of the oldest due row, for the metrics gauges. */

@@ -18,7 +18,10 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
 
   it("an MCP subscription's exhausted doorbell is logged, dead-lettered, and a replay resumes delivery with the same id and bytes", async () => {
     const clock = fakeClock();
-    const { engine, db, store } = await engineOn(fixture.db, clock.now);
+    // Suspended at the event's last attempt: its five failures reach this threshold.
+    const { engine, db, store } = await engineOn(fixture.db, clock.now, {
+      events: { suspendAfterFailures: 5, suspendAfterMs: 0 },
+    });
     const sub = await activeSubscription(engine, db, clock, endpoint.url, {
       channel: "mcp",
       subscriberId: "1c0ffee0-58cc-4372-a567-0e02b2c3d479",

@@ -64,6 +64,8 @@ export async function startEndpoint() {
     challenge: "echo" as "echo" | "wrong" | number,
     /** Statuses for the next event requests, used before `status`. */
     script: [] as number[],
+    /** Statuses by MCP eventId, before `script` and `status`: one event refused, the others not. */
+    byEventId: {} as Record<string, number>,
   };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -78,7 +80,8 @@ export async function startEndpoint() {
         res.writeHead(200, { "content-type": "application/json" });
         return res.end(JSON.stringify({ challenge: control.challenge === "echo" ? challenge : "nope" }));
       }
-      res.writeHead(control.script.shift() ?? control.status, control.headers).end("{}");
+      const byEventId = typeof json.eventId === "string" ? control.byEventId[json.eventId] : undefined;
+      res.writeHead(byEventId ?? control.script.shift() ?? control.status, control.headers).end("{}");
     });
   });
   server.listen(0, "127.0.0.1");
@@ -91,7 +94,7 @@ export async function startEndpoint() {
     /** Forgets what was received and answers as by default again. */
     reset() {
       received.length = 0;
-      Object.assign(control, { status: 200, headers: {}, challenge: "echo", script: [] });
+      Object.assign(control, { status: 200, headers: {}, challenge: "echo", script: [], byEventId: {} });
     },
     events: () => received.filter((r) => !isChallenge(r)),
     challenges: () => received.filter(isChallenge),
@@ -176,3 +179,44 @@ export async function activeSubscription(
   await engine.runDue();
   return { ...sub, secret };
 }
+
+/**
+ * An engine with one active subscription on an MCP Events channel, and `send(n)`, which enqueues
+ * `evt_<n>` with cursor `c<n>` and data `{n}`.
+ */
+export async function eventsSubscription(
+  store: Database,
+  url: string,
+  channel: "mcp" | "mcp-standard",
+  more: Partial<DeliveryEngineOptions> = {},
+) {
+  const clock = fakeClock();
+  const engine = await engineOn(store, clock.now, more);
+  const sub = await activeSubscription(engine.engine, engine.db, clock, url, {
+    channel,
+    subscriberId: "5d1e0b7c-3a4f-4e21-9c8b-7f6a5e4d3c2b",
+  });
+  const send = (n: number) =>
+    engine.store.transaction((trx) =>
+      engine.engine.enqueue(trx, sub.id, {
+        type: "incident.created",
+        eventId: `evt_${n}`,
+        cursor: `c${n}`,
+        data: { n },
+      }),
+    );
+  /** Rows still in the subscription's queue. */
+  const queued = async () =>
+    (
+      await engine.db
+        .selectFrom("delivery_outbox")
+        .select("seq")
+        .where("subscription_id", "=", sub.id)
+        .execute()
+    ).length;
+  return { ...engine, clock, sub, send, queued };
+}
+
+/** When an attempt was signed, in epoch ms (both MCP wires carry the second). */
+export const signedAt = (received: Received): number =>
+  1000 * Number(received.headers["webhook-timestamp"] ?? received.headers["x-mcp-timestamp"]);

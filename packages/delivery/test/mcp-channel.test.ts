@@ -1,16 +1,17 @@
 import { forEachEngine } from "@doorbell/store/testing";
 import { createMcpVerifier } from "@doorbell/webhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DeliveryEngineOptions } from "../src/index.js";
 import { activeSubscription, endpointForSuite, engineOn, fakeClock, runAtNextWake, T0 } from "./harness.js";
 
 // The MCP Events sketch channel: X-MCP-* signatures, `verification` challenge, 410 drops one event,
-// exhausted retries suspend delivery (deliveryStatus.active = false) until the client refreshes.
+// sustained failures suspend delivery (deliveryStatus.active = false) until the client refreshes.
 forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
   const endpoint = endpointForSuite();
 
-  async function setup() {
+  async function setup(more: Partial<DeliveryEngineOptions> = {}) {
     const clock = fakeClock();
-    const { engine, db, store } = await engineOn(fixture.db, clock.now);
+    const { engine, db, store } = await engineOn(fixture.db, clock.now, more);
     const sub = await activeSubscription(engine, db, clock, endpoint.url, {
       channel: "mcp",
       subscriberId: "f47ac10b-58cc-4372-a567-0e02b2c3d479",
@@ -82,8 +83,11 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
     expect((await engine.get(db, sub.id)).status).toBe("active");
   });
 
-  it("exhausted retries suspend delivery; a refresh resumes it", async () => {
-    const { clock, engine, db, sub, send } = await setup();
+  it("sustained failures suspend delivery; a refresh resumes it and the pending events are retried", async () => {
+    // A low threshold: the third failed attempt suspends, while both events still have retries.
+    const { clock, engine, db, sub, send } = await setup({
+      events: { suspendAfterFailures: 3, suspendAfterMs: 0 },
+    });
     endpoint.control.status = 503;
     await send();
     await send();
@@ -94,6 +98,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
     expect(view.status).toBe("active");
     expect(view.deliveryStatus).toMatchObject({ active: false, lastError: "http_5xx" });
     const attempts = endpoint.events().length;
+    expect(attempts).toBe(3);
     endpoint.control.status = 200;
     clock.advance(60_000);
     await engine.runDue();
@@ -103,7 +108,12 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
       refreshBefore: clock.now() + 3_600_000,
     });
     await engine.runDue();
-    expect(endpoint.events().at(-1)?.json.eventId).toBe("evt_2");
+    expect(
+      endpoint
+        .events()
+        .slice(attempts)
+        .map((e) => e.json.eventId),
+    ).toEqual(["evt_1", "evt_2"]);
     expect((await engine.get(db, sub.id)).deliveryStatus).toMatchObject({ active: true, lastError: null });
   });
 

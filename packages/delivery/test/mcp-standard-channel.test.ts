@@ -10,7 +10,7 @@ import {
   toNodeHandler,
 } from "@doorbell/webhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { followsMcpRules, standardWebhookId } from "../src/index.js";
+import { type DeliveryEngineOptions, followsMcpRules, standardWebhookId } from "../src/index.js";
 import {
   activeSubscription,
   endpointForSuite,
@@ -21,16 +21,17 @@ import {
   T0,
 } from "./harness.js";
 
-// The MCP Events channel of SEP-3415 subscribers: every "mcp" rule (410 drops one event, exhausted
-// retries suspend until a refresh, eventId is the idempotency key) on the Standard Webhooks wire.
+// The MCP Events channel of SEP-3415 subscribers: every "mcp" rule (410 drops one event, each event
+// retried on its own, sustained failures suspend until a refresh, eventId is the idempotency key)
+// on the Standard Webhooks wire.
 const SUBSCRIBER = "sub_5c8f0a1b2c3d4e5f60718293a4b5c6d7";
 
 forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
   const endpoint = endpointForSuite();
 
-  async function setup(url = endpoint.url, secret = newSecret()) {
+  async function setup(url = endpoint.url, secret = newSecret(), more: Partial<DeliveryEngineOptions> = {}) {
     const clock = fakeClock();
-    const { engine, db, store } = await engineOn(fixture.db, clock.now);
+    const { engine, db, store } = await engineOn(fixture.db, clock.now, more);
     const sub = await activeSubscription(engine, db, clock, url, {
       channel: "mcp-standard",
       subscriberId: SUBSCRIBER,
@@ -131,8 +132,11 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
     expect((await engine.get(db, sub.id)).status).toBe("active");
   });
 
-  it("exhausted retries suspend delivery; a refresh resumes it", async () => {
-    const { clock, engine, db, sub, send } = await setup();
+  it("sustained failures suspend delivery; a refresh resumes it and the pending events are retried", async () => {
+    // A low threshold: the third failed attempt suspends, while both events still have retries.
+    const { clock, engine, db, sub, send } = await setup(endpoint.url, newSecret(), {
+      events: { suspendAfterFailures: 3, suspendAfterMs: 0 },
+    });
     endpoint.control.status = 503;
     await send();
     await send();
@@ -143,13 +147,25 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
       status: "active",
       deliveryStatus: { active: false, lastError: "http_5xx" },
     });
+    const attempts = endpoint.events().length;
+    expect(attempts).toBe(3);
     endpoint.control.status = 200;
     await engine.renew(db, sub.id, {
       expiresAt: clock.now() + 86_400_000,
       refreshBefore: clock.now() + 3_600_000,
     });
+    // evt_2 was due; evt_1 keeps its retry time, and evt_2 goes without a cursor until it is in.
     await engine.runDue();
-    expect(endpoint.events().at(-1)?.json.eventId).toBe("evt_2");
+    await runAtNextWake(engine, db, clock, sub.id);
+    expect(
+      endpoint
+        .events()
+        .slice(attempts)
+        .map((e) => [e.json.eventId, e.json.cursor]),
+    ).toEqual([
+      ["evt_2", undefined],
+      ["evt_1", "c1"],
+    ]);
     expect((await engine.get(db, sub.id)).deliveryStatus).toMatchObject({ active: true, lastError: null });
   });
 
