@@ -21,7 +21,7 @@ import {
 } from "kysely";
 import pg from "pg";
 import { StoreError } from "./errors.js";
-import { checkChannel, notifyPostgres, notifySqlite, SqliteNotifications } from "./notifications.js";
+import { notifyPostgres, notifySqlite, PostgresNotifications, SqliteNotifications } from "./notifications.js";
 import { preparingPool } from "./prepared.js";
 
 /** The two engines Doorbell runs on. */
@@ -91,11 +91,12 @@ export interface Database<DB = NoTables> {
    */
   read<R>(query: CompiledQuery<R>): Promise<R[]>;
   /**
-   * Calls `onNotify` whenever any process runs `pg_notify(channel, …)` and commits (PostgreSQL, on a
-   * dedicated connection that reconnects after errors). On SQLite it does nothing: one process
-   * owns the file, and it wakes its own workers. Resolves with a function that stops listening.
-   * `payload` is the notification's text; `undefined` means notifications may have been missed
-   * (the connection was lost, and again once it listens anew): reload what they would have said.
+   * Calls `onNotify` whenever any process `notify`s on `channel` and commits. PostgreSQL: LISTEN on
+   * one connection per handle for all its channels, which reconnects after errors. SQLite: the
+   * notifications table, looked at every 25 ms (nothing when it was never migrated). Resolves with
+   * a function that stops listening. `payload` is the notification's text; `undefined` means
+   * notifications may have been missed (the connection was lost, and again once it listens anew):
+   * reload what they would have said.
    */
   listen(channel: string, onNotify: (payload?: string) => void): Promise<() => Promise<void>>;
   /**
@@ -484,58 +485,19 @@ async function openPostgres<DB>(target: ParsedTarget, options: DatabaseConfig): 
   const kyselyPool = prepare ? preparingPool(pool) : pool;
   const dialect = new GuardedDialect(new PostgresDialect({ pool: kyselyPool }), guard, undefined);
   const db = new Kysely<DB>({ dialect });
-  const handle = createHandle("postgres", db, guard, target.description, (channel, onNotify) =>
-    listenPostgres(target.location, channel, onNotify),
+  const notifications = new PostgresNotifications(target.location);
+  const handle = createHandle(
+    "postgres",
+    db,
+    guard,
+    target.description,
+    (channel, onNotify) => notifications.listen(channel, onNotify),
+    undefined,
+    () => notifications.stop(),
   );
   return {
     ...handle,
     notify: (channel, payload, on) => notifyPostgres(on ?? (db as Kysely<unknown>), channel, payload),
-  };
-}
-
-async function listenPostgres(
-  url: string,
-  channel: string,
-  onNotify: (payload?: string) => void,
-): Promise<() => Promise<void>> {
-  checkChannel(channel);
-  let stopped = false;
-  let lost = false;
-  let client: pg.Client | undefined;
-  let retry: NodeJS.Timeout | undefined;
-  const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString: url });
-    next.on("notification", (message) => {
-      if (message.channel === channel) onNotify(message.payload === "" ? undefined : message.payload);
-    });
-    next.on("error", () => {
-      // A lost connection: reconnect, and wake the listener in case a notification was missed.
-      next.end().catch(() => {});
-      lost = true;
-      clearTimeout(retry);
-      if (!stopped) retry = setTimeout(reconnect, 1_000);
-      onNotify(undefined);
-    });
-    await next.connect();
-    await next.query(`listen ${channel}`);
-    client = next;
-    // Listening again after a loss: whatever was sent meanwhile was missed.
-    if (lost) {
-      lost = false;
-      onNotify(undefined);
-    }
-  };
-  const reconnect = () => {
-    connect().catch(() => {
-      clearTimeout(retry);
-      if (!stopped) retry = setTimeout(reconnect, 1_000);
-    });
-  };
-  await connect();
-  return async () => {
-    stopped = true;
-    clearTimeout(retry);
-    await client?.end().catch(() => {});
   };
 }
 

@@ -1,5 +1,6 @@
 import type BetterSqlite3 from "better-sqlite3";
 import { type Kysely, sql } from "kysely";
+import pg from "pg";
 import { StoreError } from "./errors.js";
 import { defineMigrations } from "./migrations.js";
 
@@ -174,6 +175,128 @@ export class SqliteNotifications {
       if (rows.length === 1000) this.#version = undefined;
     } catch {
       // A locked or closing database: the next poll tries again.
+    }
+  }
+}
+
+/**
+ * A PostgreSQL handle's listeners, on ONE connection of its own whatever the number of channels
+ * (LISTEN holds a connection for as long as it listens, so one per channel would multiply a
+ * process's idle connections). After the connection is lost every listener is called without a
+ * payload, reconnection is tried every second, and once it listens again every listener is called
+ * without a payload once more: what was sent meanwhile was missed.
+ */
+export class PostgresNotifications {
+  readonly #listeners = new Map<string, Set<Listener>>();
+  /** Channels LISTENed on the current connection. */
+  readonly #listening = new Set<string>();
+  #client: pg.Client | undefined;
+  #connecting: Promise<pg.Client> | undefined;
+  #retry: NodeJS.Timeout | undefined;
+  #lost = false;
+  #stopped = false;
+
+  constructor(private readonly url: string) {}
+
+  async listen(channel: string, listener: Listener): Promise<() => Promise<void>> {
+    checkChannel(channel);
+    this.#stopped = false;
+    let set = this.#listeners.get(channel);
+    if (!set) {
+      set = new Set();
+      this.#listeners.set(channel, set);
+    }
+    set.add(listener);
+    const forget = async () => {
+      set.delete(listener);
+      if (set.size > 0 || this.#listeners.get(channel) !== set) return;
+      this.#listeners.delete(channel);
+      if (this.#listeners.size === 0) return this.stop();
+      this.#listening.delete(channel);
+      await this.#client?.query(`unlisten ${channel}`).catch(() => {});
+    };
+    try {
+      const client = await this.#connected();
+      if (!this.#listening.has(channel)) {
+        await client.query(`listen ${channel}`);
+        this.#listening.add(channel);
+      }
+    } catch (error) {
+      // Lost again while reconnecting: the retry listens to it with the others.
+      if (!this.#lost) {
+        await forget();
+        throw error;
+      }
+    }
+    return forget;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#retry);
+    const client = this.#client;
+    this.#client = undefined;
+    this.#listening.clear();
+    await client?.end().catch(() => {});
+  }
+
+  #connected(): Promise<pg.Client> {
+    if (this.#client) return Promise.resolve(this.#client);
+    this.#connecting ??= this.#connect().finally(() => {
+      this.#connecting = undefined;
+    });
+    return this.#connecting;
+  }
+
+  async #connect(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: this.url });
+    client.on("notification", (message) => {
+      const payload = message.payload === "" ? undefined : message.payload;
+      this.#tell(this.#listeners.get(message.channel), payload);
+    });
+    client.on("error", () => this.#lose(client));
+    await client.connect();
+    for (const channel of this.#listeners.keys()) {
+      await client.query(`listen ${channel}`);
+      this.#listening.add(channel);
+    }
+    this.#client = client;
+    if (this.#lost) {
+      this.#lost = false;
+      this.#tellAll();
+    }
+    return client;
+  }
+
+  #lose(client: pg.Client): void {
+    client.end().catch(() => {});
+    if (this.#client !== client) return;
+    this.#client = undefined;
+    this.#listening.clear();
+    this.#lost = true;
+    this.#tellAll();
+    this.#reconnect();
+  }
+
+  #reconnect(): void {
+    clearTimeout(this.#retry);
+    if (this.#stopped || this.#listeners.size === 0) return;
+    this.#retry = setTimeout(() => {
+      this.#connected().catch(() => this.#reconnect());
+    }, 1_000);
+  }
+
+  #tellAll(): void {
+    for (const set of this.#listeners.values()) this.#tell(set, undefined);
+  }
+
+  #tell(set: Set<Listener> | undefined, payload: string | undefined): void {
+    for (const listener of [...(set ?? [])]) {
+      try {
+        listener(payload);
+      } catch {
+        // One listener's failure is its own: the others still hear.
+      }
     }
   }
 }

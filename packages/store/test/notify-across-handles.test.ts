@@ -77,6 +77,34 @@ forEachEngine((fixture) => {
     await expect(one.listen("drop table", () => {})).rejects.toThrow(/lower-case SQL identifier/);
   });
 
+  if (fixture.dialect === "postgres") {
+    it("one listening connection per handle for all its channels; after it is lost, listeners resync and hear again", async () => {
+      const [one, two] = await pair();
+      const a = recorder();
+      const b = recorder();
+      const stopA = await two.listen("test_one", a.listener);
+      const stopB = await two.listen("test_two", b.listener);
+      const listeners = async () =>
+        (
+          await sql<{ pid: number }>`select pid from pg_stat_activity
+            where datname = current_database() and query like 'listen %'`.execute(one.db)
+        ).rows;
+      expect(await listeners()).toHaveLength(1);
+      await sql`select pg_terminate_backend(${(await listeners())[0]?.pid})`.execute(one.db);
+      // Told at once that something may have been missed, and again once listening anew.
+      await Promise.all([a.until(2), b.until(2)]);
+      expect(a.heard).toEqual([undefined, undefined]);
+      await one.notify("test_one", "after");
+      await one.notify("test_two", "after too");
+      await Promise.all([a.until(3), b.until(3)]);
+      expect(a.heard[2]).toBe("after");
+      expect(b.heard[2]).toBe("after too");
+      await stopA();
+      await stopB();
+      expect(await listeners()).toHaveLength(0);
+    });
+  }
+
   if (fixture.dialect === "sqlite") {
     it("SQLite keeps a minute of notifications, not more", async () => {
       const [one] = await pair();
