@@ -8,6 +8,7 @@
  * Without --mode the SDK picks webhook > push > poll from what both sides support; webhook mode
  * needs --listen (where the server can reach this process; loopback is fine for a local server).
  * --token sends `Authorization: Bearer <token>` (a server that wants a principal for webhooks).
+ * Without --dialect the connection's era decides: SEP-3415 on 2026-07-28, the sketch on 2025-11-25.
  */
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
@@ -21,7 +22,7 @@ const { values } = parseArgs({
     event: { type: "string", multiple: true },
     listen: { type: "string" },
     token: { type: "string" },
-    dialect: { type: "string", default: "sep-3415" },
+    dialect: { type: "string" },
   },
 });
 const modes = ["poll", "push", "webhook"];
@@ -29,7 +30,7 @@ if (values.mode !== undefined && !modes.includes(values.mode)) {
   console.error(`--mode must be one of ${modes.join(", ")}`);
   process.exit(2);
 }
-if (values.dialect !== "sketch" && values.dialect !== "sep-3415") {
+if (values.dialect !== undefined && values.dialect !== "sketch" && values.dialect !== "sep-3415") {
   console.error("--dialect must be sketch or sep-3415");
   process.exit(2);
 }
@@ -54,7 +55,7 @@ let receiver: ReturnType<typeof createServer> | undefined;
 const [host, port] = (values.listen ?? "").split(":");
 const events = new EventsClient({
   connect,
-  dialect: values.dialect,
+  ...(values.dialect === undefined ? {} : { dialect: values.dialect }),
   ...(values.listen === undefined ? {} : { webhook: { url: `http://${host}:${port}/hooks` } }),
   onNotice: (notice, sub) => console.error(`# ${sub.name}: ${JSON.stringify(notice)}`),
 });
