@@ -13,40 +13,16 @@ import {
   experimental_createMCPClient as createMCPClient,
   experimental_createMCPEventWebhook as createMCPEventWebhook,
   type Experimental_MCPEvent,
-  type Experimental_MCPEventStore,
-  type Experimental_MCPEventSubscription,
 } from "@ai-sdk/mcp";
 import { forEachEngine } from "@doorbell/store/testing";
 import { getRequestListener } from "@hono/node-server";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MATCHES_DELIVERED } from "../src/events/index.js";
 import { createHolder, type Holder } from "../src/holder.js";
-import type { LocalMailbox } from "../src/mail/local-mailbox.js";
-import { basicPublish, octavia, type Published, tokenOf } from "./mcp-harness.js";
+import { activeIntent, MemoryEventStore } from "./events-harness.js";
+import { octavia } from "./mcp-harness.js";
 import { freePort, type HolderOnLoopback, signedInClient } from "./oauth-harness.js";
-
-class MemoryStore implements Experimental_MCPEventStore {
-  readonly byKey = new Map<string, Experimental_MCPEventSubscription>();
-  async get(key: string) {
-    return this.byKey.get(key);
-  }
-  async getById(id: string) {
-    return [...this.byKey.values()].find((s) => s.id === id);
-  }
-  async set(s: Experimental_MCPEventSubscription) {
-    this.byKey.set(s.key, structuredClone(s));
-  }
-  async update(key: string, patch: Partial<Experimental_MCPEventSubscription>) {
-    const found = this.byKey.get(key);
-    if (found) this.byKey.set(key, { ...found, ...patch });
-  }
-  async delete(key: string) {
-    this.byKey.delete(key);
-  }
-}
 
 async function until(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -108,29 +84,8 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  async function activeIntent(h: HolderOnLoopback, model: string): Promise<Published> {
-    const client = new Client({ name: "publisher", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${h.origin}/mcp`)));
-    closers.push(() => client.close());
-    const result = await client.callTool({
-      name: "intent_publish_intent",
-      arguments: basicPublish({
-        statement: `A Škoda ${model}, diesel, near Bratislava`,
-        criteria: { category: "vehicles", make: "Škoda", model, fuel: "diesel", mileageMaxKm: 120_000 },
-      }),
-    });
-    const published = result.structuredContent as unknown as Published;
-    const email = `${model.toLowerCase()}@example.sk`;
-    await h.holder.services.consent.giveConsent(tokenOf(published.consentUrl), { email, accepted: true });
-    const [mail] = await (h.holder.context.mailer as LocalMailbox).listMailbox({ to: email, limit: 1 });
-    const token = /\/confirm\/([0-9A-Za-z]+)/.exec(mail?.text ?? "")?.[1];
-    if (token === undefined) throw new Error("no confirmation mail");
-    await h.holder.services.consent.confirmEmail(token);
-    return published;
-  }
-
   async function aiSdkReceiver() {
-    const store = new MemoryStore();
+    const store = new MemoryEventStore();
     const received: Experimental_MCPEvent[] = [];
     const hooks = createServer(
       getRequestListener(
@@ -148,7 +103,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     return { store, received, url: `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hooks` };
   }
 
-  async function aiSdkClient(h: HolderOnLoopback, token: string, store: MemoryStore) {
+  async function aiSdkClient(h: HolderOnLoopback, token: string, store: MemoryEventStore) {
     const client = await createMCPClient({
       transport: { type: "http", url: `${h.origin}/mcp`, headers: { authorization: `Bearer ${token}` } },
       experimental_events: { store },
@@ -158,7 +113,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   }
 
   it("a subscription made through one holder is fed through the others: an import elsewhere arrives at once, a refresh elsewhere is the same subscription", async () => {
-    const intent = await activeIntent(first, "Karoq");
+    const intent = await activeIntent(first, "Karoq", closers);
     const { tokens } = await signedInClient(first);
     const receiver = await aiSdkReceiver();
     const throughFirst = await aiSdkClient(first, tokens.access_token, receiver.store);
