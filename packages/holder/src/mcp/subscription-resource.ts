@@ -15,6 +15,7 @@
  * An unknown, malformed or foreign URI is the client's mistake: -32602 with `data.uri` (SEP-2164),
  * on `resources/read`, `resources/subscribe` and `subscriptions/listen` alike.
  */
+import { listenBody } from "@doorbell/mcp-events";
 import {
   type McpServer,
   ResourceNotFoundError,
@@ -154,16 +155,7 @@ export type SubscriptionLookup = Pick<PushService, "exists">;
 export function guardSubscriptionListen(handler: ModernHandler, lookup: SubscriptionLookup): ModernHandler {
   return {
     async fetch(request, options = {}) {
-      // The SDK refuses a modern request whose Mcp-Method header does not match its body.
-      if (request.method !== "POST" || request.headers.get("mcp-method") !== LISTEN)
-        return handler.fetch(request, options);
-      const body = (options.parsedBody ??
-        (await request
-          .clone()
-          .json()
-          .catch(() => undefined))) as
-        | { id?: unknown; method?: unknown; params?: { notifications?: { resourceSubscriptions?: unknown } } }
-        | undefined;
+      const body = await listenBody(request, options);
       const uris = body?.method === LISTEN ? body.params?.notifications?.resourceSubscriptions : undefined;
       // No resources named, or a filter the SDK refuses itself (-32602 for a malformed one).
       if (!Array.isArray(uris)) return handler.fetch(request, options);

@@ -10,7 +10,13 @@ export {
   type WakeOptions,
 } from "./events-server.js";
 export { handleEventsHttpRequest, handleEventsNodeRequest } from "./http.js";
-export { type EventsListenHandler, type McpFetchHandler, withEventsListen } from "./listen.js";
+export {
+  type EventsListenHandler,
+  type ListenBody,
+  listenBody,
+  type McpFetchHandler,
+  withEventsListen,
+} from "./listen.js";
 export type {
   CheckFunction,
   CheckOptions,

@@ -15,6 +15,30 @@ const KEEPALIVE_MS = 15_000;
 const LISTEN = "subscriptions/listen";
 const ACK = "notifications/subscriptions/acknowledged";
 
+/** A `subscriptions/listen` request's JSON-RPC body, as far as the wrappers in front of the SDK read it. */
+export interface ListenBody {
+  id?: unknown;
+  method?: unknown;
+  params?: { notifications?: Record<string, unknown> };
+}
+
+/**
+ * The body of a `subscriptions/listen` POST (the one the caller parsed, or read from a clone),
+ * undefined for any other request: one header read for everything else. The SDK refuses a modern
+ * request whose Mcp-Method header does not match its body, so the header decides.
+ */
+export async function listenBody(
+  request: Request,
+  options: { parsedBody?: unknown } = {},
+): Promise<ListenBody | undefined> {
+  if (request.method !== "POST" || request.headers.get("mcp-method") !== LISTEN) return undefined;
+  return (options.parsedBody ??
+    (await request
+      .clone()
+      .json()
+      .catch(() => undefined))) as ListenBody | undefined;
+}
+
 /**
  * `eventsListChanged` on `subscriptions/listen` (SEP-3415). The 2.x SDK's listen router knows only
  * the four core change types: its bus carries no other kind and its acknowledgement drops unknown
@@ -32,15 +56,7 @@ export function withEventsListen(
   const held = new Set<() => void>();
   return {
     async fetch(request, options = {}) {
-      if (request.method !== "POST" || request.headers.get("mcp-method") !== LISTEN)
-        return handler.fetch(request, options);
-      const body = (options.parsedBody ??
-        (await request
-          .clone()
-          .json()
-          .catch(() => undefined))) as
-        | { id?: unknown; params?: { notifications?: Record<string, unknown> } }
-        | undefined;
+      const body = await listenBody(request, options);
       const wanted = body?.params?.notifications;
       if (typeof wanted !== "object" || wanted === null || wanted.eventsListChanged !== true)
         return handler.fetch(request, options);
