@@ -33,8 +33,6 @@ import path from "node:path";
 import {
   experimental_createMCPClient as createMCPClient,
   experimental_createMCPEventWebhook as createMCPEventWebhook,
-  type Experimental_MCPEventStore,
-  type Experimental_MCPEventSubscription,
 } from "@ai-sdk/mcp";
 import { EVENTS_RETRY_POLICY } from "@doorbell/delivery";
 import { type EventOccurrence, EventsClient, type EventsSubscription } from "@doorbell/mcp-events";
@@ -53,6 +51,7 @@ import {
   SCOPE,
   tokenRequest,
 } from "../../holder/test/oauth-harness.js";
+import { MemoryEventStore } from "../../mcp-events/test/interop-harness.js";
 import {
   Browser,
   doorbell,
@@ -104,26 +103,6 @@ const titleOf = (data: unknown): string | undefined =>
 
 // ---- the AI SDK's side: its subscription store and its own webhook receiver ---------------------
 
-class MemoryStore implements Experimental_MCPEventStore {
-  readonly byKey = new Map<string, Experimental_MCPEventSubscription>();
-  async get(key: string) {
-    return this.byKey.get(key);
-  }
-  async getById(id: string) {
-    return [...this.byKey.values()].find((s) => s.id === id);
-  }
-  async set(s: Experimental_MCPEventSubscription) {
-    this.byKey.set(s.key, structuredClone(s));
-  }
-  async update(key: string, patch: Partial<Experimental_MCPEventSubscription>) {
-    const found = this.byKey.get(key);
-    if (found) this.byKey.set(key, { ...found, ...patch });
-  }
-  async delete(key: string) {
-    this.byKey.delete(key);
-  }
-}
-
 interface Post {
   webhookId: string;
   eventId: string | undefined;
@@ -137,7 +116,7 @@ interface Post {
  * answered 500 every time it comes (and never shown to the receiver), while every other event is
  * the AI SDK's to accept.
  */
-async function aiSdkReceiver(store: MemoryStore, refuse?: { title: string }) {
+async function aiSdkReceiver(store: MemoryEventStore, refuse?: { title: string }) {
   const accepted: EventOccurrence[] = [];
   const posts: Post[] = [];
   const state: { refusedEventId?: string } = {};
@@ -373,7 +352,12 @@ async function signIn(stage: Stage, email: string): Promise<string> {
 }
 
 /** The AI SDK's MCP client on `mcpUrl` with the person's token, sending through `fetchFn`. */
-async function aiSdkClient(mcpUrl: string, token: string, store: MemoryStore, fetchFn: typeof fetch = fetch) {
+async function aiSdkClient(
+  mcpUrl: string,
+  token: string,
+  store: MemoryEventStore,
+  fetchFn: typeof fetch = fetch,
+) {
   return createMCPClient({
     transport: { type: "http", url: mcpUrl, headers: { authorization: `Bearer ${token}` }, fetch: fetchFn },
     experimental_events: { store },
@@ -462,7 +446,7 @@ describe.skipIf(postgres.skipReason !== undefined)(
     const secondImport = [offer(model, "EVT-3"), offer(model, "EVT-4")];
     /** The refusing receiver refuses the match of this offer, every time. */
     const refusedOffer = firstImport[0] as Offer;
-    const store = new MemoryStore();
+    const store = new MemoryEventStore();
     let database: TestDatabase;
     let proxy: RoundRobinProxy;
     let stage: Stage;
@@ -726,7 +710,7 @@ describe("MCP Events between a doorbell serve process and an import process (SQL
   const email = "events.sqlite@example.sk";
   const model = "Kodiaq";
   const offers = [offer(model, "SQL-1"), offer(model, "SQL-2")];
-  const store = new MemoryStore();
+  const store = new MemoryEventStore();
   let stage: Stage;
   let agent: Client;
   let intentCode: string;

@@ -134,7 +134,7 @@ export function createMcpHandler(
         log,
       });
       if (push !== undefined && (whole || method?.startsWith("resources/")))
-        registerSubscriptionResource(server, push, session);
+        registerSubscriptionResource(server, push, services.intents, session);
       if (whole || method?.startsWith("events/"))
         options.events?.attach(server, legacy ? { session: true } : undefined);
       return session;

@@ -22,6 +22,7 @@ import {
   ResourceTemplate,
   type ServerContext,
 } from "@modelcontextprotocol/server";
+import type { IntentService } from "../domain/services.js";
 import { HolderError, type Principal } from "../domain/types.js";
 import type { PushService } from "../push/service.js";
 import type { ModernHandler } from "./endpoint.js";
@@ -78,13 +79,22 @@ const notFound = (uri: string): ResourceNotFoundError =>
 export function registerSubscriptionResource(
   server: McpServer,
   push: PushService,
+  intents: Pick<IntentService, "readableIntent">,
   session?: SessionSubscriptions,
 ): void {
   server.server.registerCapabilities({ resources: { subscribe: true, listChanged: false } });
 
+  /**
+   * Who reads the subscription: the session that made it (2025-11-25), or a signed-in person who
+   * may read the subscription's intent (2026-07-28), reading it as that intent's code would: the
+   * push service answers intentCode principals only, and a read carries no code.
+   */
   async function principalFor(id: string, ctx: ServerContext): Promise<Principal | undefined> {
     if (session !== undefined) return session.own.get(id);
-    return principalFromAuth(ctx.http?.authInfo);
+    const signedIn = principalFromAuth(ctx.http?.authInfo);
+    const intentId = signedIn === undefined ? undefined : await push.intentOf(id);
+    if (signedIn === undefined || intentId === undefined) return undefined;
+    return { kind: "intent-code", intentId: await intents.readableIntent(signedIn, intentId) };
   }
 
   server.registerResource(
@@ -106,9 +116,10 @@ export function registerSubscriptionResource(
     },
     async (uri, _variables, ctx) => {
       const id = idOf(uri.href);
-      const principal = id === undefined ? undefined : await principalFor(id, ctx);
-      if (id === undefined || principal === undefined) throw notFound(uri.href);
+      if (id === undefined) throw notFound(uri.href);
       try {
+        const principal = await principalFor(id, ctx);
+        if (principal === undefined) throw notFound(uri.href);
         const view = await push.view(principal, id);
         return { contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(view) }] };
       } catch (error) {

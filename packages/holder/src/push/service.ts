@@ -54,6 +54,14 @@ export function createPushService(ctx: HolderContext, options: PushOptions): Pus
       return () => push.listeners.delete(listener);
     },
     relay: (ids) => emit(push, ids),
+    intentOf: async (id) =>
+      (
+        await push.store.db
+          .selectFrom("holder_push")
+          .select("intent_id")
+          .where("id", "=", id)
+          .executeTakeFirst()
+      )?.intent_id,
     exists: async (id) =>
       (await push.store.db.selectFrom("holder_push").select("id").where("id", "=", id).executeTakeFirst()) !==
       undefined,

@@ -91,6 +91,8 @@ export interface PushService {
   sweep(): Promise<number>;
   /** Called with subscription ids when something changed for them (MCP resource updates). */
   onChange(listener: (subscriptionIds: readonly string[]) => void): () => void;
+  /** The intent a subscription follows, or undefined for an unknown id. */
+  intentOf(subscriptionId: string): Promise<string | undefined>;
   /** Whether a subscription with this id exists (the listen guard refuses unknown resources). */
   exists(subscriptionId: string): Promise<boolean>;
   /** Tells this process's listeners of subscriptions another process changed. */
