@@ -6,8 +6,10 @@
  * a server per request, so every call converted its tool's schemas again: 11 % of a serve
  * process's CPU in the soak. A schema's conversion never changes, so each schema here answers
  * from its first conversion for each target, frozen so that no caller can change what the next
- * one reads.
+ * one reads. The conversion is made portable on the way (`portableJsonSchema`): every client reads
+ * the published schemas alike, and validation is still the schema's own.
  */
+import { portableJsonSchema } from "./portable-json-schema.js";
 
 type Io = "input" | "output";
 type Convert = (options: { target: string }) => Record<string, unknown>;
@@ -38,7 +40,7 @@ export function jsonSchemaOnce<S extends object>(schema: S): S {
       const key = `${io} ${options?.target}`;
       let json = made.get(key);
       if (json === undefined) {
-        json = deepFreeze(convert[io](options));
+        json = deepFreeze(portableJsonSchema(convert[io](options)));
         made.set(key, json);
       }
       return json;
