@@ -29,13 +29,26 @@ export type HeadRow = Pick<
  */
 export type AttemptOutcome = "delivered" | "gone" | "dropped" | "retry_later" | "stopped";
 
-/** The secrets to sign with: the current one, plus the previous one while a rotation overlaps. */
+/**
+ * The secrets to sign with: the current one, plus the previous one while a rotation overlaps and it
+ * is another secret (a renewal with the same secret is no rotation: one signature, not the same twice).
+ */
 export function signingSecrets(ctx: EngineContext, sub: SubscriptionRow, now: number): string[] {
-  const secrets = [ctx.sealer.openText(sub.secret_sealed as string, secretAd(sub.id, "current"))];
-  if (sub.previous_secret_sealed && sub.previous_secret_until !== null && now < sub.previous_secret_until) {
-    secrets.push(ctx.sealer.openText(sub.previous_secret_sealed, secretAd(sub.id, "previous")));
-  }
-  return secrets;
+  const current = ctx.sealer.openText(sub.secret_sealed as string, secretAd(sub.id, "current"));
+  const previous = sub.previous_secret_sealed
+    ? ctx.sealer.openText(sub.previous_secret_sealed, secretAd(sub.id, "previous"))
+    : null;
+  return secretsInForce(current, previous, sub.previous_secret_until, now);
+}
+
+function secretsInForce(
+  current: string,
+  previous: string | null,
+  previousUntil: number | null,
+  now: number,
+): string[] {
+  const overlaps = previous !== null && previous !== current && previousUntil !== null && now < previousUntil;
+  return overlaps ? [current, previous] : [current];
 }
 
 /** A subscription's endpoint and signing secrets, opened from their sealed forms. */
@@ -66,8 +79,9 @@ export function openKeys(ctx: EngineContext, sub: SubscriptionRow): OpenedKeys {
     previous,
     previousUntil,
     signer(now) {
-      if (previous !== null && previousUntil !== null && now < previousUntil) {
-        both ??= attemptSigner(sub.channel, sub.subscriber_id, [current, previous]);
+      const secrets = secretsInForce(current, previous, previousUntil, now);
+      if (secrets.length > 1) {
+        both ??= attemptSigner(sub.channel, sub.subscriber_id, secrets);
         return both;
       }
       alone ??= attemptSigner(sub.channel, sub.subscriber_id, [current]);

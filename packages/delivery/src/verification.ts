@@ -17,6 +17,27 @@ export function needsChallenge(sub: SubscriptionRow): boolean {
 }
 
 /**
+ * The columns of a proven pending secret. The secret it replaces keeps signing for the overlap; a
+ * renewal with the secret already in force is no rotation, so the previous secret stays as it was
+ * and no doorbell carries the same signature twice.
+ */
+function rotationTo(
+  ctx: EngineContext,
+  sub: SubscriptionRow,
+  secret: string,
+  now: number,
+): Partial<SubscriptionRow> {
+  const current = ctx.sealer.openText(sub.secret_sealed as string, secretAd(sub.id, "current"));
+  if (current === secret) return { pending_secret_sealed: null };
+  return {
+    secret_sealed: ctx.sealer.seal(secret, secretAd(sub.id, "current")),
+    previous_secret_sealed: ctx.sealer.seal(current, secretAd(sub.id, "previous")),
+    previous_secret_until: now + ctx.secretOverlapMs,
+    pending_secret_sealed: null,
+  };
+}
+
+/**
  * Sends one challenge of 192 random bits, signed with the secret being proven, and records the
  * answer: exactly 200 with `{"challenge": <same value>}` within the policy's 10 s.
  */
@@ -50,17 +71,7 @@ export async function sendChallenge(ctx: EngineContext, sub: SubscriptionRow): P
   const after = ctx.clock();
   await ctx.store.transaction(async (trx) => {
     if (passed) {
-      const rotation = pending
-        ? {
-            secret_sealed: ctx.sealer.seal(secret, secretAd(sub.id, "current")),
-            previous_secret_sealed: ctx.sealer.seal(
-              ctx.sealer.openText(sub.secret_sealed as string, secretAd(sub.id, "current")),
-              secretAd(sub.id, "previous"),
-            ),
-            previous_secret_until: after + ctx.secretOverlapMs,
-            pending_secret_sealed: null,
-          }
-        : {};
+      const rotation = pending ? rotationTo(ctx, sub, secret, after) : {};
       await trx
         .updateTable("delivery_subscriptions")
         .set({

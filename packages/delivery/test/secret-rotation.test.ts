@@ -56,6 +56,50 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
     );
   });
 
+  it("a renewal with the secret already in force signs once, and keeps a rotation's overlap as it was", async () => {
+    const clock = fakeClock();
+    const { engine, db, store } = await engineOn(fixture.db, clock.now, { secretOverlapMs: HOUR });
+    const sub = await activeSubscription(engine, db, clock, endpoint.url);
+    const send = async () => {
+      await store.transaction((trx) =>
+        engine.enqueue(trx, sub.id, { type: "intent.status.changed", data: {} }),
+      );
+      await engine.runDue();
+      const sent = endpoint.events().at(-1);
+      return { headers: sent?.headers as Record<string, string>, body: sent?.body as string };
+    };
+    const signatures = (sent: { headers: Record<string, string> }) =>
+      String(sent.headers["webhook-signature"]).split(" ");
+    const verifies = (secret: string, sent: { headers: Record<string, string>; body: string }) =>
+      createStandardVerifier({ secrets: [secret], clock: clock.now }).verify(sent.headers, sent.body).version;
+    const renew = async (secret: string) => {
+      await engine.renew(db, sub.id, {
+        expiresAt: clock.now() + 20 * DAY,
+        refreshBefore: clock.now() + 19 * DAY,
+        secret,
+      });
+      await engine.runDue();
+      expect(await engine.get(db, sub.id)).toMatchObject({ status: "active" });
+    };
+
+    await renew(sub.secret);
+    const same = await send();
+    expect(signatures(same)).toHaveLength(1);
+    expect(verifies(sub.secret, same)).toBe("v1");
+
+    // A rotation, then the new secret sent again during its overlap: the old one still signs beside it.
+    const next = newSecret();
+    await renew(next);
+    clock.advance(HOUR / 2);
+    await renew(next);
+    const during = await send();
+    expect(new Set(signatures(during)).size).toBe(2);
+    expect(verifies(next, during)).toBe("v1");
+    expect(verifies(sub.secret, during)).toBe("v1");
+    clock.advance(HOUR / 2 + 1);
+    expect(signatures(await send())).toHaveLength(1);
+  });
+
   it("a new secret that fails its challenge three times ends the subscription", async () => {
     const clock = fakeClock();
     const { engine, db } = await engineOn(fixture.db, clock.now, { challengeDelaysMs: [1000, 1000] });
