@@ -1,13 +1,12 @@
 /**
  * The refs a catalogue file's check has seen, each with its first line, to report a repeated ref
  * (issue 16 item 6: memory bounded whatever the file's size). The first REFS_IN_MEMORY refs are
- * kept in a Map; past that they move to a SQLite file of their own in the system's temporary
- * directory (bounded page cache, no journal), deleted when the check ends.
+ * kept in a Map; past that they move to a temporary SQLite database (bounded page cache, no
+ * journal). It has no name: SQLite keeps its pages in the system's temporary directory in a file
+ * it deletes as it opens it (on Windows, one the system deletes when it is closed), so nothing is
+ * left behind however the process ends, a signal or a kill included.
  */
-import fs from "node:fs";
 import { createRequire } from "node:module";
-import os from "node:os";
-import path from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 
 /** Refs kept in memory before they move to disk (a few MB). */
@@ -20,9 +19,9 @@ export interface SeenRefs {
   firstLine(ref: string, line: number): number | undefined;
   /** How many refs are held in memory now (for tests: never more than REFS_IN_MEMORY). */
   readonly inMemory: number;
-  /** The spill file while there is one. */
-  readonly spillFile: string | undefined;
-  /** Deletes the spill file, if any. */
+  /** Whether the refs have moved to disk. */
+  readonly onDisk: boolean;
+  /** Closes the database on disk, if any. */
   close(): void;
 }
 
@@ -46,8 +45,8 @@ export function seenRefs(inMemoryMax = REFS_IN_MEMORY): SeenRefs {
     get inMemory() {
       return memory?.size ?? 0;
     },
-    get spillFile() {
-      return disk?.file;
+    get onDisk() {
+      return disk !== undefined;
     },
     close() {
       memory = undefined;
@@ -58,7 +57,6 @@ export function seenRefs(inMemoryMax = REFS_IN_MEMORY): SeenRefs {
 }
 
 interface DiskRefs {
-  readonly file: string;
   firstLine(ref: string, line: number): number | undefined;
   close(): void;
 }
@@ -66,34 +64,32 @@ interface DiskRefs {
 function openDiskRefs(from: ReadonlyMap<string, number>): DiskRefs {
   // better-sqlite3 comes with @doorbell/store (as for the search thread).
   const Database = createRequire(import.meta.url)("better-sqlite3") as typeof BetterSqlite3;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "doorbell-refs-"));
-  const file = path.join(dir, "refs.sqlite");
-  let db: BetterSqlite3.Database;
+  // An empty name is SQLite's temporary database: on disk past its page cache, in a file it
+  // unlinks at once. temp_store FILE keeps it off the heap whatever the build's default.
+  const db = new Database("");
   try {
-    db = new Database(file);
+    db.pragma("temp_store = FILE");
     db.pragma("journal_mode = OFF");
     db.pragma("synchronous = OFF");
     db.pragma(`cache_size = -${CACHE_KIB}`);
     db.exec("create table refs (ref text primary key, line integer not null) without rowid");
   } catch (error) {
-    fs.rmSync(dir, { recursive: true, force: true });
+    db.close();
     throw error;
   }
   const insert = db.prepare("insert into refs (ref, line) values (?, ?) on conflict (ref) do nothing");
   const select = db.prepare("select line from refs where ref = ?").pluck();
-  // One transaction, never committed: the file is thrown away, and SQLite spills dirty pages to it
-  // once they outgrow the cache.
+  // One transaction, never committed: the database is thrown away, and SQLite spills dirty pages
+  // to its file once they outgrow the cache.
   db.exec("begin");
   for (const [ref, line] of from) insert.run(ref, line);
   return {
-    file,
     firstLine(ref, line) {
       if (insert.run(ref, line).changes === 1) return undefined;
       return select.get(ref) as number;
     },
     close() {
       db.close();
-      fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }
