@@ -83,6 +83,7 @@ import { oldestPendingAgeMs } from "./observability/outbox-age.js";
 import { demoCatalogue } from "./offers/demo-catalogue.js";
 import { closeSearch } from "./offers/search.js";
 import { createOfferService } from "./offers/service.js";
+import { ownHosts } from "./own-hosts.js";
 import { pushMigrations } from "./push/schema.js";
 import { createPushService, type PushOptions, type PushService } from "./push/service.js";
 import { type HolderTables, holderMigrations } from "./schema.js";
@@ -161,12 +162,17 @@ export function createHolderServices(
 
 /**
  * Where the holder may ring doorbells. Production (the push profile's rule 1: https on 443, public
- * addresses only, never the holder's own host) unless asked for development, which also allows
- * http and loopback endpoints for a demo on one machine.
+ * addresses only, never one of the holder's own names or addresses: `ownHosts`) unless asked for
+ * development, which also allows http and loopback endpoints for a demo on one machine.
  */
-export function holderEgressPolicy(mode: "production" | "development", publicUrl: string): EgressPolicy {
+export function holderEgressPolicy(
+  mode: "production" | "development",
+  publicUrl: string,
+  allowedHosts: readonly string[] = [],
+): EgressPolicy {
   if (mode === "development") return developmentPolicy();
-  return productionPolicy({ blockedHosts: [new URL(publicUrl).hostname] });
+  const own = ownHosts(publicUrl, allowedHosts);
+  return productionPolicy({ blockedHosts: own.names, blockedSubnets: own.addresses });
 }
 
 /** The demo catalogue's refs all start so (offers/demo-catalogue.ts). */
@@ -401,7 +407,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     const delivery = createDeliveryEngine({
       store: store as unknown as Parameters<typeof createDeliveryEngine>[0]["store"],
       sealer,
-      policy: holderEgressPolicy(webhookPolicy, publicUrl),
+      policy: holderEgressPolicy(webhookPolicy, publicUrl, hostPolicy.allowedHosts),
       clock,
       logger: log.child({ component: "delivery" }),
     });
@@ -425,7 +431,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
             {
               ...(options.oauth ?? {}),
               resource: `${publicUrl}${MCP_PATH}`,
-              egress: holderEgressPolicy(webhookPolicy, publicUrl),
+              egress: holderEgressPolicy(webhookPolicy, publicUrl, hostPolicy.allowedHosts),
               limits,
               hostAllowed: (host) => hostAllowed(host),
             },
@@ -449,7 +455,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
         clock,
         // The subscriptions and their outbox in the holder's database, delivered by its worker.
         webhook: {
-          policy: holderEgressPolicy(webhookPolicy, publicUrl),
+          policy: holderEgressPolicy(webhookPolicy, publicUrl, hostPolicy.allowedHosts),
           store: store as unknown as Database<DeliveryTables & EventsTables>,
           sealer,
           engine: delivery,
@@ -479,7 +485,9 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
         : {
             check: {
               trustedOrigins: checkOrigins,
-              source: createKeyPageFetcher({ policy: holderEgressPolicy(webhookPolicy, publicUrl) }),
+              source: createKeyPageFetcher({
+                policy: holderEgressPolicy(webhookPolicy, publicUrl, hostPolicy.allowedHosts),
+              }),
             },
           }),
       services: {

@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import { bareAddress } from "./address.js";
+import { isMetadataHost } from "./metadata-hosts.js";
 import { type EgressPolicy, normaliseHost } from "./policy.js";
 import { judgeAddress } from "./verdict.js";
 
@@ -19,6 +20,16 @@ export type UrlCheck =
 const DEFAULT_PORTS: Record<string, number> = { "https:": 443, "http:": 80 };
 
 const refused = (reason: string): UrlCheck => ({ ok: false, reason });
+
+/**
+ * Whether the text has a user-info part, empty ones (`https://:@host/`, `https://@host/`)
+ * included: the WHATWG parser drops an empty one, other parsers may read the host differently.
+ * The authority ends at the first `/`, `\\`, `?` or `#`, as the parser reads special schemes.
+ */
+const hasUserInfo = (text: string): boolean => {
+  const authority = /^[a-z][a-z0-9+.-]*:[\\/]*([^\\/?#]*)/i.exec(text.replace(/[\t\n\r]/g, "").trim());
+  return authority?.[1]?.includes("@") === true;
+};
 
 const isBlockedHost = (host: string, blocked: readonly string[]): boolean =>
   blocked.some((entry) => (entry.startsWith("*.") ? host.endsWith(entry.slice(1)) : host === entry));
@@ -40,7 +51,7 @@ export const checkUrl = (input: string | URL, policy: EgressPolicy): UrlCheck =>
   if (!(policy.protocols as readonly string[]).includes(url.protocol)) {
     return refused(`the URL must use ${policy.protocols.map((p) => p.slice(0, -1)).join(" or ")}`);
   }
-  if (url.username !== "" || url.password !== "") {
+  if (url.username !== "" || url.password !== "" || hasUserInfo(String(input))) {
     return refused("the URL must not contain a user name or password");
   }
   const port = url.port === "" ? (DEFAULT_PORTS[url.protocol] ?? 0) : Number(url.port);
@@ -49,6 +60,7 @@ export const checkUrl = (input: string | URL, policy: EgressPolicy): UrlCheck =>
   }
   const host = normaliseHost(bareAddress(url.hostname));
   if (host === "") return refused("the URL has no host");
+  if (isMetadataHost(host)) return refused("the URL names a cloud metadata service");
   if (isBlockedHost(host, policy.blockedHosts)) {
     return refused("the URL points to one of this server's own hosts");
   }
