@@ -42,6 +42,10 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
 const isJson = (contentType: string | string[] | undefined): boolean =>
   typeof contentType === "string" && JSON_TYPE.test(contentType);
 
+/** The declared Content-Length, when there is exactly one that is a number. */
+const declaredLength = (value: string | string[] | undefined): number | undefined =>
+  typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value.trim()) : undefined;
+
 /**
  * Fetches one JSON document under a policy through the same guarded connector as `postWebhook`:
  * the URL and every address it reaches are judged, one deadline covers everything, redirects are
@@ -76,10 +80,16 @@ export const getJson = async (input: GetJsonInput): Promise<GetJsonResult> => {
     headers: { accept: "application/json" },
     // One byte more than allowed tells a body of exactly maxBytes from a longer one.
     maxBodyBytes: maxBytes + 1,
-    wantBody: (_status, headers) => isJson(headers["content-type"]),
+    // A body declared longer than the cap is refused from the headers: neither read nor waited for.
+    wantBody: (_status, headers) =>
+      isJson(headers["content-type"]) && (declaredLength(headers["content-length"]) ?? 0) <= maxBytes,
     onAnswer: ({ status, headers, body: bytes, truncated, deadlinePassed }) => {
       if (!isJson(headers["content-type"])) {
         return fail("not_json", "the answer is not marked as JSON (content-type)", status);
+      }
+      const declared = declaredLength(headers["content-length"]);
+      if (declared !== undefined && declared > maxBytes) {
+        return fail("too_large", `the answer declares ${declared} bytes, more than ${maxBytes}`, status);
       }
       if (deadlinePassed) return fail("timeout", REASONS.timeout, status);
       if (truncated || bytes.byteLength > maxBytes) {
