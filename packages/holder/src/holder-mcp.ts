@@ -5,7 +5,8 @@
 import type { Logger } from "pino";
 import type { HolderEvents } from "./events/index.js";
 import type { HolderServices } from "./holder.js";
-import type { HolderLimits } from "./limits/index.js";
+import { type HolderLimits, operatorHintText } from "./limits/index.js";
+import type { SharedMcpLimit } from "./mcp/endpoint.js";
 import { createMcpHandler, type HolderMcpEndpoint, type McpHandlerOptions } from "./mcp/handler.js";
 import type { HolderOAuth } from "./oauth/index.js";
 import type { HolderMetrics } from "./observability/metrics.js";
@@ -42,7 +43,7 @@ export function createHolderMcp(
       observeToolCall: wiring.metrics.observeToolCall,
       // Issue #14: new sessions and tool calls per client, counted across processes (unless a
       // caller turned the MCP limits off).
-      ...(wiring.mcp?.toolRateLimit === false ? {} : { sharedLimit: wiring.limits.consume }),
+      ...(wiring.mcp?.toolRateLimit === false ? {} : { sharedLimit: namedSharedLimit(wiring.limits) }),
       // Issue #8: the verified bearer token's AuthInfo (oauth/resource.ts), and the 401 challenge
       // for a call that needs a signed-in person.
       ...(oauth === undefined
@@ -50,4 +51,13 @@ export function createHolderMcp(
         : { authenticate: oauth.resource.authenticate, resourceMetadataUrl: oauth.resource.metadataUrl }),
     },
   );
+}
+
+/** The shared MCP limits, whose refusals name the limit and the `--limit` that changes it. */
+function namedSharedLimit(limits: HolderLimits): SharedMcpLimit {
+  return async (bucket, key) => {
+    const verdict = await limits.consume(bucket, key);
+    if (verdict.ok) return verdict;
+    return { ...verdict, limit: { name: bucket, hint: operatorHintText(limits.hint(bucket)) } };
+  };
 }

@@ -164,9 +164,11 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
         validUntil: day(Date.now() + (30 + i) * DAY),
       });
     }
-    expect(await refused(assistant, { id: intent.id, validUntil: day(Date.now() + 40 * DAY) })).toContain(
-      "ERR_HOLDER_RATE_LIMITED",
-    );
+    const refusal = await refused(assistant, { id: intent.id, validUntil: day(Date.now() + 40 * DAY) });
+    expect(refusal).toContain("ERR_HOLDER_RATE_LIMITED");
+    // It names the limit and how the operator changes it.
+    expect(refusal).toContain("The limit mail.interaction (3 per 3600 s) was reached");
+    expect(refusal).toContain("--limit mail.interaction=N/SECONDS");
     expect((await offers()).length).toBe(before + 3);
   });
 });

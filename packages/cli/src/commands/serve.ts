@@ -1,4 +1,4 @@
-import { createHolder, type Holder } from "@doorbell/holder";
+import { createHolder, type Holder, limitUsageLines } from "@doorbell/holder";
 import { type Io, UsageError } from "../io.js";
 import {
   admissionSettings,
@@ -20,6 +20,11 @@ import {
   webhookPolicyFlag,
 } from "./lifecycle.js";
 
+/** Every shared limit with its default and the exact `--limit` that changes it. */
+const LIMIT_USAGE = limitUsageLines()
+  .map((line) => `${" ".repeat(26)}${line}`)
+  .join("\n");
+
 export const SERVE_USAGE = `doorbell serve [--port 8080] [--host 127.0.0.1] [--no-demo] [--webhook-policy production]
                [--data-dir .doorbell] [--database postgres://…] [--public-url URL] [--smtp smtp://…]
 
@@ -37,9 +42,12 @@ a local mailbox page. With no flags: a SQLite file under .doorbell, the demo cat
   --check-origin URL    an origin whose key pages the record checker at /check fetches, e.g.
                         https://api.stackshift.cloud (repeatable or comma-separated; ${ENV.checkOrigins}).
                         Default none: a visitor gives the signers' key pages with the record
-  --limit B=N/SECONDS   change a shared limit, e.g. mail.recipient=3/3600 (repeatable; ${ENV.limits},
-                        comma-separated). Limits: mail.recipient, mail.client, mail.interaction,
-                        oauth.register, mcp.session, mcp.tool
+  --limit B=N/SECONDS   change a shared limit to N points per SECONDS, counted across processes
+                        (repeatable; ${ENV.limits}, comma-separated). A call over a limit is refused
+                        with 429 (a tool call: a tool error) that names the limit and this flag.
+                        Mails asked for are sign-in links and consent confirmations. Each limit with
+                        its default, written as the --limit that sets it:
+${LIMIT_USAGE}
   --mcp-concurrency N   MCP requests one process serves at once (default 32; ${ENV.mcpConcurrency})
   --mcp-queue N         MCP requests that may wait for a turn; past them a request gets 503 with
                         Retry-After: 1 (default 1024; ${ENV.mcpQueue})

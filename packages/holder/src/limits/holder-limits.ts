@@ -5,6 +5,7 @@
  */
 import type { CodeHasher, Database } from "@doorbell/store";
 import { addressKey, createClientAddressResolver } from "./client-address.js";
+import { type LimitHint, sharedLimitHint } from "./limit-hints.js";
 import { DEFAULT_LIMITS, type LimitBucket } from "./rules.js";
 import {
   createSharedLimiter,
@@ -25,6 +26,8 @@ export interface HolderLimits {
     headers: Headers | Record<string, string | string[] | undefined>,
   ): string | undefined;
   readonly rules: Readonly<Record<LimitBucket, LimitRule>>;
+  /** How a refusal names `bucket` and what changes it (its rule now, no counts). */
+  hint(bucket: LimitBucket): LimitHint;
   readonly limiter: SharedLimiter;
   close(): void;
 }
@@ -53,6 +56,7 @@ export function createHolderLimits(options: HolderLimitsOptions): HolderLimits {
     consume: (bucket, key, points) => limiter.consume(bucket, key, points),
     clientKey: (peer, headers) => addressKey(resolve(peer, headers)),
     rules,
+    hint: (bucket) => sharedLimitHint(bucket, rules[bucket]),
     limiter,
     close: () => limiter.close(),
   };

@@ -17,6 +17,16 @@ export {
   type HolderLimitsOptions,
   peerAddress,
 } from "./holder-limits.js";
+export {
+  LIMIT_FLAG,
+  LIMIT_SUBJECTS,
+  LIMIT_VARIABLE,
+  type LimitHint,
+  limitSpec,
+  limitUsageLines,
+  operatorHintText,
+  sharedLimitHint,
+} from "./limit-hints.js";
 export { DEFAULT_LIMITS, LIMIT_BUCKETS, type LimitBucket, parseLimitSpecs } from "./rules.js";
 export { type LimitsTables, limitsMigrations, type RateLimitRow } from "./schema.js";
 export {

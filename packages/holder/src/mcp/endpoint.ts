@@ -28,7 +28,14 @@ import { type Admission, type AdmissionLimits, createAdmission, DEFAULT_ADMISSIO
 import { jsonRpcError, paramsError, readJsonBody } from "./json-rpc.js";
 import { createLegacySessions, type LegacySessionLimits, type LegacySessions } from "./legacy-sessions.js";
 import { createOriginGuard } from "./origin-guard.js";
-import { type CallLimit, createRateLimiter, type RateLimit, type RateVerdict } from "./rate-limit.js";
+import {
+  type CallLimit,
+  createRateLimiter,
+  localLimitNote,
+  notedLimiter,
+  type RateLimit,
+  type RateVerdict,
+} from "./rate-limit.js";
 import type { ToolObserver } from "./tool.js";
 
 /** The limits and seams of an endpoint; every one has a default. */
@@ -97,7 +104,8 @@ function focusOf(message: unknown): RequestFocus | undefined {
 
 /**
  * Limits shared by every process on the database (limits/holder-limits.ts): new legacy sessions
- * and tool calls per client key. Without it, each process keeps its own token buckets.
+ * and tool calls per client key. Without it, each process keeps its own token buckets. A refusal
+ * carries the limit's note, which the 429 or the tool error repeats.
  */
 export type SharedMcpLimit = (bucket: "mcp.session" | "mcp.tool", key: string) => Promise<RateVerdict>;
 
@@ -173,10 +181,12 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
   const toolLimit = options.toolRateLimit ?? DEFAULT_TOOL_LIMIT;
   const shared = options.sharedLimit;
   const limiter =
-    shared !== undefined || toolLimit === false ? undefined : createRateLimiter(toolLimit, { clock });
+    shared !== undefined || toolLimit === false
+      ? undefined
+      : notedLimiter(createRateLimiter(toolLimit, { clock }), localLimitNote("toolRateLimit", toolLimit));
   function limitFor(clientKey: string): CallLimit | undefined {
     if (shared !== undefined) return () => shared("mcp.tool", clientKey);
-    if (limiter !== undefined) return () => limiter.take(clientKey);
+    if (limiter !== undefined) return () => limiter(clientKey);
     return undefined;
   }
   const failedEvent = options.failedEvent ?? "mcp.request.failed";

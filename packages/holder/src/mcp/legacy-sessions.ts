@@ -22,7 +22,13 @@ import {
 } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
 import { jsonRpcError } from "./json-rpc.js";
-import { createRateLimiter, type RateLimit, type RateVerdict } from "./rate-limit.js";
+import {
+  createRateLimiter,
+  localLimitNote,
+  notedLimiter,
+  type RateLimit,
+  type RateVerdict,
+} from "./rate-limit.js";
 
 export interface LegacySessionLimits {
   /** New sessions per client address. Default 30 at once, one every 5 s. `false`: none. */
@@ -82,9 +88,9 @@ export function createLegacySessions<S>(
   const sessionLimiter =
     options.sharedSessionLimit !== undefined || limit === false
       ? undefined
-      : createRateLimiter(limit, { clock });
+      : notedLimiter(createRateLimiter(limit, { clock }), localLimitNote("sessionRateLimit", limit));
   const takeSession = async (key: string): Promise<RateVerdict | undefined> =>
-    options.sharedSessionLimit !== undefined ? options.sharedSessionLimit(key) : sessionLimiter?.take(key);
+    options.sharedSessionLimit !== undefined ? options.sharedSessionLimit(key) : sessionLimiter?.(key);
   /** Map order is least recently used first: a request moves its session to the end. */
   const sessions = new Map<string, Session<S>>();
   /** Open sessions per client key. */
@@ -154,7 +160,7 @@ export function createLegacySessions<S>(
       return jsonRpcError(
         429,
         -32000,
-        `too many new sessions from this client; try again in ${verdict.retryAfterSeconds} s`,
+        `too many new sessions from this client; try again in ${verdict.retryAfterSeconds} s.${verdict.limit === undefined ? "" : ` ${verdict.limit.hint}`}`,
         { "retry-after": String(verdict.retryAfterSeconds) },
       );
     }

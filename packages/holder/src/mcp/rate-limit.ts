@@ -12,7 +12,13 @@ export interface RateLimit {
   refillPerSecond: number;
 }
 
-export type RateVerdict = { ok: true } | { ok: false; retryAfterSeconds: number };
+/** The limit that refused a call: its name, and how whoever runs the endpoint changes it. */
+export interface LimitNote {
+  name: string;
+  hint: string;
+}
+
+export type RateVerdict = { ok: true } | { ok: false; retryAfterSeconds: number; limit?: LimitNote };
 
 /** One client's tool-call allowance, asked once per call (a token bucket here, or a shared limit). */
 export type CallLimit = () => RateVerdict | Promise<RateVerdict>;
@@ -26,6 +32,22 @@ export interface RateLimiter {
 interface Bucket {
   tokens: number;
   at: number;
+}
+
+/** The note of an endpoint's own token bucket, set by the option `option` of createMcpEndpoint. */
+export function localLimitNote(option: string, limit: RateLimit): LimitNote {
+  return {
+    name: option,
+    hint: `The limit ${option} (${limit.capacity} at once, ${limit.refillPerSecond} a second) was reached; whoever runs this endpoint changes it with the ${option} option.`,
+  };
+}
+
+/** A limiter whose refusals carry `note`. */
+export function notedLimiter(limiter: RateLimiter, note: LimitNote): (key: string) => RateVerdict {
+  return (key) => {
+    const verdict = limiter.take(key);
+    return verdict.ok ? verdict : { ...verdict, limit: note };
+  };
 }
 
 export function createRateLimiter(

@@ -8,6 +8,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { DemandSummary, HolderErrorCode, Intent, Match, Offer } from "../domain/types.js";
 import { HolderError } from "../domain/types.js";
+import type { LimitNote } from "./rate-limit.js";
 
 /** The `_meta` key of a refusal's machine-readable part. */
 export const ERROR_META_KEY = "io.doorbell/error";
@@ -15,6 +16,8 @@ export const ERROR_META_KEY = "io.doorbell/error";
 export interface ToolErrorMeta {
   code: HolderErrorCode | "ERR_HOLDER_INTERNAL";
   retryAfterSeconds?: number;
+  /** The limit that refused the call, by name (e.g. `mcp.tool`). */
+  limit?: string;
 }
 
 export function success(structured: object, note?: string): CallToolResult {
@@ -31,10 +34,16 @@ export function refusal(meta: ToolErrorMeta, message: string): CallToolResult {
   };
 }
 
-export function rateLimited(retryAfterSeconds: number): CallToolResult {
+/** A refused tool call: the seconds to wait and, when known, the limit and how it is changed. */
+export function rateLimited(retryAfterSeconds: number, limit?: LimitNote): CallToolResult {
+  const wait = `too many tool calls from this client; try again in ${retryAfterSeconds} s`;
   return refusal(
-    { code: "ERR_HOLDER_RATE_LIMITED", retryAfterSeconds },
-    `too many tool calls from this client; try again in ${retryAfterSeconds} s`,
+    {
+      code: "ERR_HOLDER_RATE_LIMITED",
+      retryAfterSeconds,
+      ...(limit === undefined ? {} : { limit: limit.name }),
+    },
+    limit === undefined ? wait : `${wait}. ${limit.hint}`,
   );
 }
 

@@ -74,7 +74,7 @@ export function registerTool<S extends z.ZodObject>(
       };
       const verdict = await guard.limit?.();
       if (verdict !== undefined && !verdict.ok)
-        return done("rate_limited", rateLimited(verdict.retryAfterSeconds));
+        return done("rate_limited", rateLimited(verdict.retryAfterSeconds, verdict.limit));
       try {
         const result = await run(args, callExtra(ctx));
         return done(result.isError === true ? "tool_error" : "ok", result);

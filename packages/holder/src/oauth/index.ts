@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { EgressPolicy } from "@doorbell/webhooks";
 import type { Env, Hono, Schema } from "hono";
 import type { IntentServiceOptions } from "../domain/intents.js";
-import { type HolderLimits, peerAddress } from "../limits/index.js";
+import { type HolderLimits, operatorHintText, peerAddress } from "../limits/index.js";
 import { hostRefused } from "../web/host-guard.js";
 import { mountOAuthPages } from "../web/pages/oauth-pages.js";
 import { purgeExpiredModels } from "./adapter.js";
@@ -90,7 +90,12 @@ export async function createHolderOAuth(
     ...(limits === undefined
       ? {}
       : {
-          allowRenewalOffer: (intentId: string) => limits.consume("mail.interaction", `renewal:${intentId}`),
+          allowRenewalOffer: async (intentId: string) => {
+            const verdict = await limits.consume("mail.interaction", `renewal:${intentId}`);
+            return verdict.ok
+              ? verdict
+              : { ...verdict, hint: operatorHintText(limits.hint("mail.interaction")) };
+          },
         }),
   };
   if (options.external !== undefined) {
@@ -161,7 +166,7 @@ export async function createHolderOAuth(
                   res.end(
                     JSON.stringify({
                       error: "invalid_request",
-                      error_description: `too many client registrations from this address; try again in ${verdict.retryAfterSeconds} seconds`,
+                      error_description: `too many client registrations from this address; try again in ${verdict.retryAfterSeconds} seconds. ${operatorHintText(limits.hint("oauth.register"))}`,
                     }),
                   );
                 })

@@ -28,8 +28,11 @@ export interface IntentServiceOptions {
    * Issue 16 item 12: whether one more renewal offer may be mailed for this intent now (a shared
    * limit); without it every offer is mailed.
    */
-  allowRenewalOffer?: (intentId: string) => Promise<{ ok: true } | { ok: false; retryAfterSeconds: number }>;
+  allowRenewalOffer?: (intentId: string) => Promise<RenewalOfferVerdict>;
 }
+
+/** A refusal's `hint` names the limit and how an operator changes it. */
+export type RenewalOfferVerdict = { ok: true } | { ok: false; retryAfterSeconds: number; hint?: string };
 
 export interface Intents {
   readonly ctx: HolderContext;

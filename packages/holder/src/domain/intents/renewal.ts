@@ -79,7 +79,7 @@ export async function offerRenewal(
   if (verdict !== undefined && !verdict.ok) {
     throw new HolderError(
       "ERR_HOLDER_RATE_LIMITED",
-      `the person was offered a renewal just now; try again in ${Math.max(1, Math.ceil(verdict.retryAfterSeconds / 60))} minutes`,
+      `the person was offered a renewal just now; try again in ${Math.max(1, Math.ceil(verdict.retryAfterSeconds / 60))} minutes${verdict.hint === undefined ? "" : `. ${verdict.hint}`}`,
     );
   }
   const contact = openContact(ctx, intentId, row.contact_sealed);

@@ -1,4 +1,5 @@
 /** The pages' words in Czech (same shape as en.ts). */
+import type { LimitHint } from "../../limits/limit-hints.js";
 import type { PluralForms } from "../format.js";
 import type { Messages } from "./en.js";
 
@@ -10,6 +11,7 @@ export const cs: Messages = {
     languages: "Jazyk",
   },
   duration: {
+    minutes: { one: "# minutu", few: "# minuty", other: "# minut" } as PluralForms,
     hours: { one: "# hodinu", few: "# hodiny", other: "# hodin" } as PluralForms,
     days: { one: "# den", few: "# dny", other: "# dní" } as PluralForms,
   },
@@ -177,6 +179,11 @@ export const cs: Messages = {
     ],
     rateLimitedTitle: "Příliš mnoho požadavků",
     rateLimited: "Počkejte prosím minutu a zkuste to znovu.",
+    mailLimitedTitle: "Počkejte prosím",
+    mailLimited: (wait: string) =>
+      `Právě bylo vyžádáno příliš mnoho e-mailů. Abychom chránili lidi, kterým by přišly, chvíli žádné další neposíláme: zkuste to znovu za ${wait}.`,
+    limitHint: (limit: LimitHint) =>
+      `Pro provozovatele: byl dosažen limit ${limit.name} (${limit.points} za ${limit.durationSeconds} s); změní ho ${limit.flag} (nebo ${limit.variable}).`,
     unavailableTitle: "Zkuste to prosím za několik minut",
     nothingChanged: "Nic se nezměnilo.",
     forbiddenTitle: "Toto není dovoleno",

@@ -3,6 +3,7 @@
  * Czech catalogue that misses or misnames anything does not compile. Texts with a link inside are
  * split around the link (`before`, `link`, `after`) so the pages stay plain JSX.
  */
+import type { LimitHint } from "../../limits/limit-hints.js";
 import type { PluralForms } from "../format.js";
 
 export const en = {
@@ -13,6 +14,7 @@ export const en = {
     languages: "Language",
   },
   duration: {
+    minutes: { one: "# minute", other: "# minutes" } as PluralForms,
     hours: { one: "# hour", other: "# hours" } as PluralForms,
     days: { one: "# day", other: "# days" } as PluralForms,
   },
@@ -183,6 +185,11 @@ export const en = {
     ],
     rateLimitedTitle: "Too many requests",
     rateLimited: "Please wait a minute and try again.",
+    mailLimitedTitle: "Please wait",
+    mailLimited: (wait: string) =>
+      `Too many e-mails were asked for just now. To protect the people they would go to, no more are sent for a while: try again in ${wait}.`,
+    limitHint: (limit: LimitHint) =>
+      `For the holder's operator: the limit ${limit.name} (${limit.points} per ${limit.durationSeconds} s) was reached; ${limit.flag} (or ${limit.variable}) changes it.`,
     unavailableTitle: "Please try again in a few minutes",
     nothingChanged: "Nothing was changed.",
     forbiddenTitle: "This is not allowed",

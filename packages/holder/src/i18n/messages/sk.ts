@@ -1,4 +1,5 @@
 /** The pages' words in Slovak (same shape as en.ts). */
+import type { LimitHint } from "../../limits/limit-hints.js";
 import type { PluralForms } from "../format.js";
 import type { Messages } from "./en.js";
 
@@ -10,6 +11,7 @@ export const sk: Messages = {
     languages: "Jazyk",
   },
   duration: {
+    minutes: { one: "# minútu", few: "# minúty", other: "# minút" } as PluralForms,
     hours: { one: "# hodinu", few: "# hodiny", other: "# hodín" } as PluralForms,
     days: { one: "# deň", few: "# dni", other: "# dní" } as PluralForms,
   },
@@ -175,6 +177,11 @@ export const sk: Messages = {
     ],
     rateLimitedTitle: "Príliš veľa žiadostí",
     rateLimited: "Počkajte, prosím, minútu a skúste to znova.",
+    mailLimitedTitle: "Počkajte, prosím",
+    mailLimited: (wait: string) =>
+      `Práve bolo vyžiadaných príliš veľa e-mailov. Na ochranu ľudí, ktorým by prišli, chvíľu žiadne ďalšie neposielame: skúste to znova o ${wait}.`,
+    limitHint: (limit: LimitHint) =>
+      `Pre prevádzkovateľa: bol dosiahnutý limit ${limit.name} (${limit.points} za ${limit.durationSeconds} s); zmení ho ${limit.flag} (alebo ${limit.variable}).`,
     unavailableTitle: "Skúste to, prosím, o niekoľko minút",
     nothingChanged: "Nič sa nezmenilo.",
     forbiddenTitle: "Toto nie je dovolené",

@@ -26,12 +26,13 @@ import { normaliseEmail } from "../../domain/consent.js";
 import type { ConsentService, IntentService, MatchService } from "../../domain/services.js";
 import { HolderError, type HolderErrorCode } from "../../domain/types.js";
 import { consentTextByVersion } from "../../i18n/consent-texts.js";
+import { plural } from "../../i18n/format.js";
 import { DEFAULT_LANG, type Lang } from "../../i18n/languages.js";
 import { messagesFor } from "../../i18n/messages/index.js";
 import { requestLanguage } from "../../i18n/request-language.js";
 import { type HolderLimits, peerAddress } from "../../limits/index.js";
 import type { LocalMailbox } from "../../mail/local-mailbox.js";
-import { allowRequestedMail, mailLimitMessage } from "../../mail/request-limits.js";
+import { allowRequestedMail, minutesToWait } from "../../mail/request-limits.js";
 import type { IntentAssistants } from "../../oauth/owners.js";
 import type { PushService } from "../../push/service.js";
 import { consentChoiceField, NotificationApprovalPage } from "./notification-views.js";
@@ -325,7 +326,15 @@ export function mountPages<E extends Env, S extends Schema, B extends string>(
           interaction: `consent:${view.intent.id}`,
         });
         if (!verdict.ok) {
-          const refused = await message(c, 429, "Please wait", mailLimitMessage(verdict.retryAfterSeconds));
+          const words = messagesFor(lang);
+          const wait = plural(minutesToWait(verdict.retryAfterSeconds), words.duration.minutes, lang);
+          const refused = await message(
+            c,
+            429,
+            words.messages.mailLimitedTitle,
+            words.messages.mailLimited(wait),
+            words.messages.limitHint(verdict.limit),
+          );
           refused.headers.set("Retry-After", String(verdict.retryAfterSeconds));
           return refused;
         }

@@ -369,7 +369,7 @@ export function mountOAuthPages<E extends Env, S extends Schema, B extends strin
         interaction: `signin:${interaction.uid}`,
       });
       if (!verdict.ok) {
-        const refused = await message(c, 429, "Please wait", mailLimitMessage(verdict.retryAfterSeconds));
+        const refused = await message(c, 429, "Please wait", mailLimitMessage(verdict));
         refused.headers.set("Retry-After", String(verdict.retryAfterSeconds));
         return refused;
       }
