@@ -36,7 +36,8 @@ export const errorObject = z.object({
 
 export const deliveryStatus = z.object({
   active: z.boolean(),
-  lastDeliveryAt: isoTimestamp.nullable(),
+  // Servers that leave it out before the first delivery (mcp-handler's schema has no null) mean null.
+  lastDeliveryAt: isoTimestamp.nullable().default(null),
   lastError: z.string().nullable(),
   failedSince: isoTimestamp.optional(),
 });

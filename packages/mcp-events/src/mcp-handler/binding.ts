@@ -1,0 +1,405 @@
+/**
+ * Doorbell as the storage and delivery behind Vercel `mcp-handler`'s
+ * `experimental_registerMcpEvents`: `subscriptions` keeps each subscription in `@doorbell/store`
+ * (SQLite or PostgreSQL, shared by every process on the database) with a fencing token per
+ * reservation, and `delivery` proves each callback with a signed verification challenge sent by
+ * `@doorbell/delivery` on its "mcp-standard" channel (Standard Webhooks, SEP-3415 bodies), under
+ * an egress policy. `emit` queues an event for every live subscription to it in the outbox, and
+ * the engine's worker delivers each once, with retries, suspension and `deliveryStatus`.
+ */
+import { randomUUID } from "node:crypto";
+import {
+  createDeliveryEngine,
+  type DeliveryEngine,
+  type DeliveryTables,
+  type RetryPolicy,
+  type SubscriptionView,
+  showDelivery,
+  type Worker,
+} from "@doorbell/delivery";
+import type { Database, Kysely, Sealer } from "@doorbell/store";
+import { checkUrl, type EgressPolicy } from "@doorbell/webhooks";
+import { ProtocolError } from "@modelcontextprotocol/server";
+import {
+  type ExperimentalMcpEventDefinition,
+  ExperimentalMcpEventDeliveryError,
+  type ExperimentalMcpEventsOptions,
+  type ExperimentalMcpSubscriptionKey,
+  type ExperimentalMcpSubscriptionState,
+  type ExperimentalMcpSubscriptionStore,
+  type ExperimentalMcpWebhookDelivery,
+  type ExperimentalMcpWebhookFailure,
+  type ExperimentalMcpWebhookSubscription,
+  experimental_registerMcpEvents,
+  experimental_validateMcpEventDelivery,
+} from "mcp-handler";
+import pino, { type Logger } from "pino";
+import { canonicalJson, digest } from "../server/canonical.js";
+import { failureReason } from "./failure-reason.js";
+import {
+  type McpHandlerSubscriptionRow,
+  type McpHandlerTables,
+  subscriptionRows,
+} from "./subscription-rows.js";
+
+export type McpHandlerEventsTables = DeliveryTables & McpHandlerTables;
+
+export interface McpHandlerEventsOptions {
+  /** Migrated with `deliveryMigrations` and `mcpHandlerMigrations`; every process on it shares the subscriptions. */
+  store: Database<McpHandlerEventsTables>;
+  /** Seals URLs and secrets at rest; every process on the store needs the same keys. */
+  sealer: Sealer;
+  /** The event catalog given to `experimental_registerMcpEvents`, and what `emit` validates against. */
+  events: readonly ExperimentalMcpEventDefinition[];
+  /** Where callbacks may go: `productionPolicy()` unless a developer asks for `developmentPolicy()`. */
+  policy: EgressPolicy;
+  /** How long a reservation holds before it is reclaimed (default 2 min). */
+  reservationMs?: number;
+  /** How long `verifyEndpoint` waits for the challenge's answer (default 10 s). */
+  verifyTimeoutMs?: number;
+  /** Subscriptions and reservations one principal may hold (default 100). */
+  maxSubscriptionsPerPrincipal?: number;
+  /** How each event is retried (default: the engine's MCP Events policy). */
+  retry?: RetryPolicy;
+  /** Run a delivery worker in this process (default true). */
+  worker?: boolean;
+  clock?: () => number;
+  logger?: Logger;
+}
+
+export interface EmitOptions {
+  /** The id receivers deduplicate by; one is made when absent. */
+  eventId?: string;
+  /** When it happened (ISO 8601); now by default. */
+  timestamp?: string;
+  /** Which subscriptions' arguments this event matches (default: every subscription to it). */
+  matches?: (args: Record<string, unknown>) => boolean;
+}
+
+export interface McpHandlerEvents {
+  readonly events: readonly ExperimentalMcpEventDefinition[];
+  readonly subscriptions: ExperimentalMcpSubscriptionStore;
+  readonly delivery: ExperimentalMcpWebhookDelivery;
+  /** `experimental_registerMcpEvents(server, …)` with this store, delivery and catalog. */
+  register(
+    server: Parameters<typeof experimental_registerMcpEvents>[0],
+    options: Pick<ExperimentalMcpEventsOptions, "getPrincipal" | "ttl">,
+  ): void;
+  /** Queues the event for every live, still-authorized subscription; resolves with how many. */
+  emit(name: string, data: Record<string, unknown>, options?: EmitOptions): Promise<number>;
+  /** Deletes lapsed subscriptions and abandoned reservations (also run every minute). */
+  sweep(): Promise<number>;
+  /** The delivery engine, e.g. to read its metrics. */
+  readonly engine: DeliveryEngine;
+  close(): Promise<void>;
+}
+
+const CHANNEL = "mcp-standard";
+const SWEEP_INTERVAL_MS = 60_000;
+/** A candidate delivery made to verify a callback lives this long unless a commit adopts it. */
+const CANDIDATE_LEASE_MS = 5 * 60_000;
+
+/** A subscription store or delivery failure with a stable code (mcp-handler answers it as -32603). */
+export class McpHandlerEventsError extends Error {
+  constructor(
+    readonly code:
+      | "ERR_MCP_HANDLER_STALE_OPERATION"
+      | "ERR_MCP_HANDLER_NO_EXPIRY"
+      | "ERR_MCP_HANDLER_UNKNOWN_EVENT",
+    message: string,
+  ) {
+    super(message);
+    this.name = "McpHandlerEventsError";
+  }
+}
+
+const deliveriesIn = (db: Kysely<McpHandlerEventsTables>) => db as unknown as Kysely<DeliveryTables>;
+const rowsIn = (db: Kysely<McpHandlerEventsTables>) => db as unknown as Kysely<McpHandlerTables>;
+
+export function mcpHandlerEvents(options: McpHandlerEventsOptions): McpHandlerEvents {
+  const { store, sealer, policy } = options;
+  const clock = options.clock ?? Date.now;
+  const log = options.logger ?? pino({ level: "warn", redact: ["url", "secret"] });
+  const reservationMs = options.reservationMs ?? 2 * 60_000;
+  const maxPerPrincipal = options.maxSubscriptionsPerPrincipal ?? 100;
+  const catalog = new Map(options.events.map((event) => [event.name, event]));
+  const engine = createDeliveryEngine({
+    store: store as unknown as Database<DeliveryTables>,
+    sealer,
+    policy,
+    clock,
+    logger: log,
+    ...(options.retry ? { events: { retry: options.retry } } : {}),
+  });
+  const worker: Worker | undefined = options.worker === false ? undefined : engine.worker();
+  worker?.start();
+  // Verified callbacks waiting for their commit, per (key, secret): prepare, verifyEndpoint and
+  // upsert of one events/subscribe run in the same process, one after another.
+  const candidates = new Map<string, { deliveryId: string; until: number }>();
+  const candidateKey = (id: string, secret: string) => digest(id, secret);
+
+  const secretCheck = (id: string, secret: string) => sealer.seal(digest(secret), `mcp-handler.secret:${id}`);
+  const sameSecret = (row: McpHandlerSubscriptionRow, secret: string) => {
+    if (row.secret_check === null) return false;
+    try {
+      return sealer.openText(row.secret_check, `mcp-handler.secret:${row.id}`) === digest(secret);
+    } catch {
+      return false;
+    }
+  };
+  const viewOf = (db: Kysely<McpHandlerEventsTables>, id: string) =>
+    engine.get(deliveriesIn(db), id).catch(() => undefined);
+
+  const subscriptions: ExperimentalMcpSubscriptionStore = {
+    async prepare(key) {
+      const now = clock();
+      const existing = await subscriptionRows.find(rowsIn(store.db), key.id);
+      // Admission before any network work; a refresh of a key already held is not a new one.
+      if (!existing && (await subscriptionRows.countFor(rowsIn(store.db), key.principal)) >= maxPerPrincipal)
+        throw new ProtocolError(-32013, "Too many subscriptions for this principal");
+      const operation = `op_${randomUUID()}`;
+      await subscriptionRows.reserve(
+        rowsIn(store.db),
+        { id: key.id, principal: key.principal, name: key.name, arguments: canonicalJson(key.arguments) },
+        operation,
+        now + reservationMs,
+        now,
+      );
+      return operation;
+    },
+
+    async upsert(subscription, _context, operationId) {
+      if (subscription.refreshBefore === null)
+        throw new McpHandlerEventsError(
+          "ERR_MCP_HANDLER_NO_EXPIRY",
+          "subscriptions without expiry are not supported: leave ttl.allowNoExpiry off",
+        );
+      const refreshBefore = Date.parse(subscription.refreshBefore);
+      const candidate = candidates.get(candidateKey(subscription.id, subscription.secret));
+      const state = await store.transaction(async (trx) => {
+        const now = clock();
+        const row = await subscriptionRows.claim(rowsIn(trx), subscription.id, operationId, now);
+        if (!row)
+          throw new McpHandlerEventsError(
+            "ERR_MCP_HANDLER_STALE_OPERATION",
+            "this subscribe was superseded, removed or took too long",
+          );
+        const current = row.delivery_id === null ? undefined : await viewOf(trx, row.delivery_id);
+        const lease = { expiresAt: refreshBefore, refreshBefore };
+        let view: SubscriptionView;
+        let fresh = false;
+        if (current && current.status !== "ended") {
+          // A refresh: new lease, suspended delivery resumed, the secret rotated only if it changed.
+          const rotated = !sameSecret(row, subscription.secret);
+          view = await engine.renew(deliveriesIn(trx), current.id, {
+            ...lease,
+            ...(rotated ? { secret: subscription.secret } : {}),
+          });
+        } else if (candidate && candidate.until > now) {
+          view = await engine.renew(deliveriesIn(trx), candidate.deliveryId, lease);
+          fresh = true;
+        } else {
+          // Verified by a cached consent: the engine challenges again before it delivers anything.
+          view = await engine.subscribe(deliveriesIn(trx), {
+            channel: CHANNEL,
+            url: subscription.url,
+            secret: subscription.secret,
+            ...lease,
+            requiresApproval: false,
+            subscriberId: subscription.id,
+          });
+          fresh = true;
+        }
+        const granted = await subscriptionRows.grant(rowsIn(trx), subscription.id, operationId, {
+          delivery_id: view.id,
+          secret_check: secretCheck(subscription.id, subscription.secret),
+          refresh_before: refreshBefore,
+          updated_at: now,
+        });
+        if (!granted)
+          throw new McpHandlerEventsError("ERR_MCP_HANDLER_STALE_OPERATION", "this subscribe was superseded");
+        return { state: subscriptionState(view, fresh && subscription.cursor !== null), deliveryId: view.id };
+      });
+      candidates.delete(candidateKey(subscription.id, subscription.secret));
+      // A rotation's challenge was sent by a candidate the live delivery did not need.
+      if (candidate && candidate.deliveryId !== state.deliveryId)
+        await engine
+          .end(deliveriesIn(store.db), candidate.deliveryId, "replaced", { notify: false })
+          .catch(() => undefined);
+      return state.state;
+    },
+
+    async remove(key) {
+      const now = clock();
+      return store.transaction(async (trx) => {
+        const row = await subscriptionRows.remove(rowsIn(trx), key.id);
+        if (!row) return false;
+        if (row.delivery_id !== null)
+          await engine
+            .end(deliveriesIn(trx), row.delivery_id, "unsubscribed", { notify: false })
+            .catch(() => undefined);
+        return row.delivery_id !== null || row.operation_expires_at > now;
+      });
+    },
+  };
+
+  const delivery: ExperimentalMcpWebhookDelivery = {
+    async verifyEndpoint(target, context) {
+      const verdict = checkUrl(target.url, policy);
+      if (!verdict.ok) {
+        log.warn({ reason: verdict.reason }, "callback refused by the egress policy");
+        return { verified: false, reason: "connection_refused" };
+      }
+      // Consent already proven for this key and secret: a refresh sends no second challenge.
+      const existing = await subscriptionRows.find(rowsIn(store.db), target.id);
+      if (existing?.delivery_id && sameSecret(existing, target.secret)) {
+        const view = await viewOf(store.db, existing.delivery_id);
+        if (view?.verified && view.status !== "ended") return { verified: true };
+      }
+      const now = clock();
+      const candidate = await engine.subscribe(deliveriesIn(store.db), {
+        channel: CHANNEL,
+        url: target.url,
+        secret: target.secret,
+        expiresAt: now + CANDIDATE_LEASE_MS,
+        refreshBefore: now + CANDIDATE_LEASE_MS,
+        requiresApproval: false,
+        subscriberId: target.id,
+      });
+      const failure = await verification(candidate.id, context.signal);
+      if (failure !== undefined) {
+        await engine.end(deliveriesIn(store.db), candidate.id, "challenge_failed", { notify: false });
+        return { verified: false, reason: failure };
+      }
+      forgetLapsedCandidates(now);
+      candidates.set(candidateKey(target.id, target.secret), {
+        deliveryId: candidate.id,
+        until: now + CANDIDATE_LEASE_MS,
+      });
+      return { verified: true };
+    },
+  };
+
+  function forgetLapsedCandidates(now: number): void {
+    for (const [key, value] of candidates) if (value.until <= now) candidates.delete(key);
+  }
+
+  /** Undefined once the challenge passed; else why not, in the six categories. */
+  async function verification(
+    deliveryId: string,
+    signal: AbortSignal,
+  ): Promise<ExperimentalMcpWebhookFailure | undefined> {
+    const deadline = Date.now() + (options.verifyTimeoutMs ?? 10_000);
+    for (;;) {
+      if (!worker) await engine.runDue();
+      const view = await engine.get(deliveriesIn(store.db), deliveryId);
+      if (view.verified) return undefined;
+      if (view.status === "ended" || Date.now() >= deadline || signal.aborted) break;
+      await new Promise((resolveWait) => setTimeout(resolveWait, 20));
+    }
+    const attempts = (await showDelivery(deliveriesIn(store.db), deliveryId, 1)).attempts;
+    const category = attempts[0]?.category;
+    if (category === undefined) return "timeout";
+    return category.startsWith("http_") ? "challenge_failed" : failureReason(category);
+  }
+
+  async function emit(name: string, data: Record<string, unknown>, emitOptions: EmitOptions = {}) {
+    const event = catalog.get(name);
+    if (!event) throw new McpHandlerEventsError("ERR_MCP_HANDLER_UNKNOWN_EVENT", `no event named "${name}"`);
+    const eventId = emitOptions.eventId ?? `evt_${randomUUID()}`;
+    const timestamp = emitOptions.timestamp ?? new Date(clock()).toISOString();
+    const targets: string[] = [];
+    for (const row of await subscriptionRows.live(rowsIn(store.db), name, clock())) {
+      const args = JSON.parse(row.arguments) as Record<string, unknown>;
+      if (emitOptions.matches && !emitOptions.matches(args)) continue;
+      try {
+        // Schema, expiry and the principal's current authorization, as mcp-handler checks them.
+        await experimental_validateMcpEventDelivery({
+          event,
+          subscription: {
+            principal: row.principal,
+            name: row.name,
+            arguments: args,
+            refreshBefore: new Date(row.refresh_before as number).toISOString(),
+          },
+          payload: data,
+        });
+      } catch (error) {
+        if (!(error instanceof ExperimentalMcpEventDeliveryError)) throw error;
+        log.warn({ event: name, code: error.code }, "event not delivered to a subscription");
+        continue;
+      }
+      targets.push(row.delivery_id as string);
+    }
+    if (targets.length === 0) return 0;
+    await store.transaction((trx) =>
+      engine.enqueueMany(
+        deliveriesIn(trx),
+        targets.map((subscriptionId) => ({
+          subscriptionId,
+          event: { type: name, eventId, timestamp, data },
+        })),
+      ),
+    );
+    return targets.length;
+  }
+
+  async function sweep(): Promise<number> {
+    let removed = 0;
+    for (const row of await subscriptionRows.stale(rowsIn(store.db), clock())) {
+      if (!(await subscriptionRows.removeIfUnchanged(rowsIn(store.db), row))) continue;
+      removed += 1;
+      if (row.delivery_id !== null)
+        await engine
+          .end(deliveriesIn(store.db), row.delivery_id, "expired", { notify: false })
+          .catch(() => undefined);
+    }
+    return removed;
+  }
+
+  const timer = setInterval(() => {
+    sweep().catch((error: unknown) => log.warn({ err: (error as Error).message }, "sweep failed"));
+  }, SWEEP_INTERVAL_MS);
+  timer.unref();
+
+  return {
+    events: options.events,
+    subscriptions,
+    delivery,
+    engine,
+    register(server, registerOptions) {
+      experimental_registerMcpEvents(server, {
+        ...registerOptions,
+        events: options.events,
+        subscriptions,
+        delivery,
+      });
+    },
+    emit,
+    sweep,
+    async close() {
+      clearInterval(timer);
+      await worker?.stop();
+    },
+  };
+}
+
+/** What mcp-handler returns to the client: no replay (cursor null), and the delivery's health. */
+function subscriptionState(view: SubscriptionView, cursorRefused: boolean): ExperimentalMcpSubscriptionState {
+  const status = view.deliveryStatus;
+  return {
+    cursor: null,
+    // A new subscription asked to replay from a cursor: this binding keeps no event history.
+    truncated: cursorRefused,
+    deliveryStatus: {
+      active: status.active,
+      lastError: view.verified ? (status.lastError === null ? null : failureReason(status.lastError)) : null,
+      ...(status.lastDeliveryAt === null
+        ? {}
+        : { lastDeliveryAt: new Date(status.lastDeliveryAt).toISOString() }),
+      ...(status.failedSince === null ? {} : { failedSince: new Date(status.failedSince).toISOString() }),
+    },
+  };
+}
+
+export type { ExperimentalMcpSubscriptionKey, ExperimentalMcpWebhookSubscription };

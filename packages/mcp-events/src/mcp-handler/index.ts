@@ -1,0 +1,13 @@
+export {
+  type EmitOptions,
+  type McpHandlerEvents,
+  McpHandlerEventsError,
+  type McpHandlerEventsOptions,
+  type McpHandlerEventsTables,
+  mcpHandlerEvents,
+} from "./binding.js";
+export {
+  type McpHandlerSubscriptionRow,
+  type McpHandlerTables,
+  mcpHandlerMigrations,
+} from "./subscription-rows.js";
