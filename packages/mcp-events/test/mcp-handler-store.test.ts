@@ -7,12 +7,7 @@ import { forEachEngine } from "@doorbell/store/testing";
 import { developmentPolicy } from "@doorbell/webhooks";
 import type { ExperimentalMcpEventContext, ExperimentalMcpSubscriptionKey } from "mcp-handler";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type McpHandlerEvents,
-  type McpHandlerEventsTables,
-  mcpHandlerEvents,
-  mcpHandlerMigrations,
-} from "../src/mcp-handler/index.js";
+import { type McpHandlerEvents, mcpHandlerEvents, mcpHandlerMigrations } from "../src/mcp-handler/index.js";
 
 const context = { principal: "p", signal: new AbortController().signal } as ExperimentalMcpEventContext;
 let serial = 0;
