@@ -16,7 +16,7 @@ import {
   withA2AExtensions,
 } from "@a2a-js/sdk/client";
 import type { Database } from "@doorbell/store";
-import { developmentPolicy } from "@doorbell/webhooks";
+import { developmentPolicy, type EgressPolicy } from "@doorbell/webhooks";
 import { AGREEMENTS_EXTENSION_URI, agreementAgentCard } from "../src/a2a/agreement-card.js";
 import { type A2AAgreements, attachA2A } from "../src/a2a/attach.js";
 import { a2aHttpHandler } from "../src/a2a/http-handler.js";
@@ -102,6 +102,10 @@ export async function startA2AAgent(setup: {
   database?: Database;
   /** Listen on this port (an agent restarted where its peers know it). Default any. */
   port?: number;
+  /** Whether the card advertises push notifications. Default false. */
+  pushNotifications?: boolean;
+  /** Where pushes may go (`attachA2A`'s default: production). */
+  pushPolicy?: EgressPolicy;
 }): Promise<A2AAgent> {
   const base = { ...setup, clock: setup.clock ?? Date.now };
   const { handle, store } =
@@ -122,6 +126,7 @@ export async function startA2AAgent(setup: {
     description: "Quotes and agreements (agent-intents/1)",
     url: `${origin}/a2a/jsonrpc`,
     version: "1.0.0",
+    ...(setup.pushNotifications === undefined ? {} : { pushNotifications: setup.pushNotifications }),
   });
   if (kind !== "doorbell") {
     const version = kind === "sdk-1.0" ? "1.0" : "0.3";
@@ -136,6 +141,7 @@ export async function startA2AAgent(setup: {
       refused.push(reason);
     },
     discovery: { policy: LOOPBACK_POLICY, ...setup.discovery },
+    ...(setup.pushPolicy === undefined ? {} : { pushPolicy: setup.pushPolicy }),
   });
   server.on(
     "request",

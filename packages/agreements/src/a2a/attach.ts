@@ -1,10 +1,13 @@
 import type { AgentCard } from "@a2a-js/sdk";
-import { DefaultRequestHandler, InMemoryTaskStore, type TaskStore } from "@a2a-js/sdk/server";
+import { type DefaultRequestHandler, InMemoryTaskStore, type TaskStore } from "@a2a-js/sdk/server";
+import { type EgressPolicy, productionPolicy } from "@doorbell/webhooks";
 import type { AgentInbox } from "../inbox/agent-inbox.js";
 import { InboxError } from "../inbox/errors.js";
 import type { Outlet } from "../inbox/outlet.js";
 import type { InboxStore } from "../inbox/store.js";
 import { AgreementExecutor } from "./agreement-executor.js";
+import { EgressPushRequestHandler } from "./push-request-handler.js";
+import type { PushFailure } from "./push-sender.js";
 import { A2ARemoteThreads, type RemoteThreadsOptions } from "./remote-threads.js";
 import { AgreementTaskPublisher } from "./task-publisher.js";
 
@@ -33,6 +36,13 @@ export interface AttachA2AOptions {
   readonly discovery?: RemoteThreadsOptions["discovery"];
   /** Epoch milliseconds, for status timestamps. */
   readonly clock?: () => number;
+  /**
+   * Where task updates may be pushed when the card advertises push notifications: a push URL comes
+   * from the peer, so it is judged like a doorbell's. Default `productionPolicy()`.
+   */
+  readonly pushPolicy?: EgressPolicy;
+  /** A push that was refused or failed (the task goes on; the peer can poll it). */
+  readonly onPushFailure?: (failure: PushFailure) => void;
 }
 
 export interface A2AAgreements {
@@ -82,6 +92,9 @@ export function attachA2A(options: AttachA2AOptions): A2AAgreements {
     publisher,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
-  const requestHandler = new DefaultRequestHandler(options.card, taskStore, executor);
+  const requestHandler = new EgressPushRequestHandler(options.card, taskStore, executor, {
+    policy: options.pushPolicy ?? productionPolicy(),
+    ...(options.onPushFailure === undefined ? {} : { onFailure: options.onPushFailure }),
+  });
   return { requestHandler, remote, taskStore };
 }

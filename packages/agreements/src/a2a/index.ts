@@ -44,6 +44,8 @@ export {
   type PushReceiverOptions,
   readPushPayload,
 } from "./push-receiver.js";
+export { type EgressPushOptions, EgressPushRequestHandler } from "./push-request-handler.js";
+export { EgressPushSender, type EgressPushSenderOptions, type PushFailure } from "./push-sender.js";
 export { A2ARemoteThreads, type FollowTimers, type RemoteThreadsOptions } from "./remote-threads.js";
 export { createSqlTaskStore } from "./sql-task-store.js";
 export { AgreementTaskPublisher, type TaskPublisherOptions } from "./task-publisher.js";
