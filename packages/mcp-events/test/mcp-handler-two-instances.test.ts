@@ -52,7 +52,10 @@ suite("two mcp-handler example instances on one PostgreSQL", () => {
     proxy = await startRoundRobinProxy(instances.map((instance) => new URL(instance.url).origin));
     receiver = await serveHttps(async (request) => {
       const text = await request.text();
-      const headers = Object.fromEntries(request.headers);
+      const headers: Record<string, string> = {};
+      request.headers.forEach((value, name) => {
+        headers[name] = value;
+      });
       try {
         new Webhook(secret).verify(text, headers);
       } catch {
