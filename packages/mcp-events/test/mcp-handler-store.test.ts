@@ -26,6 +26,9 @@ const grant = (key: ExperimentalMcpSubscriptionKey) => ({
   cursor: null,
 });
 
+// One sealer for every binding on the suite's database: each engine's worker opens every row.
+const sealer = createSealer(new Keyring([generateKeyEntry()]));
+
 forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   let now = Date.now();
   let events: McpHandlerEvents;
@@ -34,7 +37,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     await migrate(store, [deliveryMigrations, mcpHandlerMigrations]);
     events = mcpHandlerEvents({
       store,
-      sealer: createSealer(new Keyring([generateKeyEntry()])),
+      sealer,
       events: [],
       policy: developmentPolicy(),
       worker: false,
@@ -99,5 +102,31 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     await expect(events.subscriptions.prepare(keyOf(principal), context)).rejects.toMatchObject({
       code: -32013,
     });
+  });
+
+  it("a callback that keeps failing its challenge is refused without being contacted again", async () => {
+    const key = { ...keyOf(), url: "https://127.0.0.1:1/never" };
+    const target = { ...key, secret: SECRET };
+    const quick = mcpHandlerEvents({
+      store: engine.db as unknown as Parameters<typeof mcpHandlerEvents>[0]["store"],
+      sealer,
+      events: [],
+      policy: developmentPolicy(),
+      worker: false,
+      verifyTimeoutMs: 50,
+    });
+    try {
+      for (let i = 0; i < 5; i++)
+        expect(await quick.delivery.verifyEndpoint(target, context)).toEqual({
+          verified: false,
+          reason: "connection_refused",
+        });
+      expect(await quick.delivery.verifyEndpoint(target, context)).toEqual({
+        verified: false,
+        reason: "challenge_failed",
+      });
+    } finally {
+      await quick.close();
+    }
   });
 });

@@ -96,6 +96,8 @@ export interface McpHandlerEvents {
 
 const CHANNEL = "mcp-standard";
 const SWEEP_INTERVAL_MS = 60_000;
+/** Failed verifications one (principal, url) may cause per window before it is refused unasked. */
+const FAILED_VERIFICATIONS = { max: 5, windowMs: 10 * 60_000 };
 /** A candidate delivery made to verify a callback lives this long unless a commit adopts it. */
 const CANDIDATE_LEASE_MS = 5 * 60_000;
 
@@ -137,6 +139,8 @@ export function mcpHandlerEvents(options: McpHandlerEventsOptions): McpHandlerEv
   // upsert of one events/subscribe run in the same process, one after another.
   const candidates = new Map<string, { deliveryId: string; until: number }>();
   const candidateKey = (id: string, secret: string) => digest(id, secret);
+  // Recent failed challenges per (principal, url): a callback that keeps failing is not contacted again.
+  const failures = new Map<string, { count: number; since: number }>();
 
   const secretCheck = (id: string, secret: string) => sealer.seal(digest(secret), `mcp-handler.secret:${id}`);
   const sameSecret = (row: McpHandlerSubscriptionRow, secret: string) => {
@@ -257,6 +261,14 @@ export function mcpHandlerEvents(options: McpHandlerEventsOptions): McpHandlerEv
         if (view?.verified && view.status !== "ended") return { verified: true };
       }
       const now = clock();
+      const endpoint = digest(target.principal, target.url);
+      const failed = failures.get(endpoint);
+      if (
+        failed &&
+        now - failed.since < FAILED_VERIFICATIONS.windowMs &&
+        failed.count >= FAILED_VERIFICATIONS.max
+      )
+        return { verified: false, reason: "challenge_failed" };
       const candidate = await engine.subscribe(deliveriesIn(store.db), {
         channel: CHANNEL,
         url: target.url,
@@ -269,6 +281,7 @@ export function mcpHandlerEvents(options: McpHandlerEventsOptions): McpHandlerEv
       const failure = await verification(candidate.id, context.signal);
       if (failure !== undefined) {
         await engine.end(deliveriesIn(store.db), candidate.id, "challenge_failed", { notify: false });
+        recordFailure(endpoint, now);
         return { verified: false, reason: failure };
       }
       forgetLapsedCandidates(now);
@@ -282,6 +295,16 @@ export function mcpHandlerEvents(options: McpHandlerEventsOptions): McpHandlerEv
 
   function forgetLapsedCandidates(now: number): void {
     for (const [key, value] of candidates) if (value.until <= now) candidates.delete(key);
+  }
+
+  function recordFailure(endpoint: string, now: number): void {
+    const previous = failures.get(endpoint);
+    const fresh = previous === undefined || now - previous.since >= FAILED_VERIFICATIONS.windowMs;
+    if (failures.size > 10_000) failures.clear();
+    failures.set(
+      endpoint,
+      fresh ? { count: 1, since: now } : { count: previous.count + 1, since: previous.since },
+    );
   }
 
   /** Undefined once the challenge passed; else why not, in the six categories. */
