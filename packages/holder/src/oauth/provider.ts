@@ -107,6 +107,11 @@ export async function createAuthorizationServer(
       client.grantTypeAllowed("refresh_token"),
     rotateRefreshToken: true,
     clientBasedCORS: () => true,
+    // The provider's own HTTP client (a client's jwks_uri, sector identifiers, back-channel calls)
+    // is outside the egress policy and a client would choose its address: it is never used.
+    httpOptions: () => {
+      throw new Error("this authorization server makes no outbound requests");
+    },
     interactions: {
       url: (_ctx: unknown, interaction: { uid: string }) => `${SIGNIN_PATH}/${interaction.uid}`,
     },
