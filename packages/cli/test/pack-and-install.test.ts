@@ -1,7 +1,8 @@
 // Publishable packages: every workspace package is built and packed as `npm publish` would, the
 // tarballs are installed into a temporary project outside the workspace (dependencies from the
 // registry, install scripts run), each package is imported there, SQLite opens through
-// @doorbell/store, and `npx doorbell --version` answers.
+// @doorbell/store, the mcp-handler binding answers events/list with mcp-handler from the registry,
+// and `npx doorbell --version` answers.
 //
 // better-sqlite3's install script (prebuild-install) is offered, as a local prebuild, the addon the
 // workspace's own `npm ci` compiled for this Node: compiling the same sqlite3.c again took a minute
@@ -53,6 +54,40 @@ async function localPrebuilds(dir: string): Promise<string> {
   await exec("tar", ["-czf", join(dir, name), "-C", addon, "build/Release/better_sqlite3.node"]);
   return dir;
 }
+
+const MCP_HANDLER_VERSION = (
+  JSON.parse(readFileSync(join(ROOT, "packages/mcp-events/package.json"), "utf8")) as {
+    devDependencies: Record<string, string>;
+  }
+).devDependencies["mcp-handler"]?.replace(/^\^/, "");
+
+/** The binding wired as its README shows, in plain JavaScript, asked for its event catalog. */
+const MCP_HANDLER_CHECK = `
+import { deliveryMigrations } from "@doorbell/delivery";
+import { mcpHandlerEvents, mcpHandlerMigrations } from "@doorbell/mcp-events/mcp-handler";
+import { createSealer, generateKeyEntry, Keyring, migrate, openDatabase } from "@doorbell/store";
+import { productionPolicy } from "@doorbell/webhooks";
+import { createMcpHandler } from "mcp-handler";
+import { z } from "zod/v4";
+const store = await openDatabase("./events.sqlite");
+await migrate(store, [deliveryMigrations, mcpHandlerMigrations]);
+const events = mcpHandlerEvents({
+  store,
+  sealer: createSealer(new Keyring([generateKeyEntry()])),
+  policy: productionPolicy(),
+  events: [{ name: "order.placed", inputSchema: z.strictObject({}), payloadSchema: z.object({ item: z.string() }), authorize: () => true }],
+});
+const handler = createMcpHandler((server) => events.register(server, { getPrincipal: (auth) => auth.clientId }));
+const request = new Request("http://localhost/mcp", {
+  method: "POST",
+  headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" },
+  body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "events/list", params: {} }),
+});
+request.auth = { token: "t", clientId: "pack-check", scopes: [] };
+console.log(await (await handler(request)).text());
+await events.close();
+await store.close();
+`;
 
 const work = mkdtempSync(join(tmpdir(), "doorbell-pack-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -107,6 +142,8 @@ describe("the packages as published", () => {
           "--no-fund",
           "--prefer-offline",
           ...packed.map((p) => join(tarballs, p.filename)),
+          // The optional peer of @doorbell/mcp-events/mcp-handler, as its users install it.
+          `mcp-handler@${MCP_HANDLER_VERSION}`,
         ],
         app,
         { npm_config_better_sqlite3_local_prebuilds: prebuilds },
@@ -140,6 +177,14 @@ describe("the packages as published", () => {
         app,
       );
       expect(sqlite.trim()).toBe("sqlite");
+
+      // The mcp-handler binding from dist: Events registered on mcp-handler, answered by events/list.
+      const { stdout: listed } = await run(
+        process.execPath,
+        ["--input-type=module", "-e", MCP_HANDLER_CHECK],
+        app,
+      );
+      expect(listed).toContain('"name":"order.placed"');
 
       const version = await run("npx", ["--no-install", "doorbell", "--version"], app);
       expect(version.stdout).toBe(`${manifest("cli").version}\n`);
