@@ -9,6 +9,7 @@ const benchmarks: Record<string, () => void | Promise<void>> = {
   "holder-matching": async () => (await import("./holder-matching.js")).benchHolderMatching(),
   push: async () => (await import("./push.js")).benchPush(),
   events: async () => (await import("./events.js")).benchEvents(),
+  "events-cluster": async () => (await import("./events-cluster.js")).benchEventsCluster(),
   agreements: async () => (await import("./agreements.js")).benchAgreements(),
   "search-stall": async () => (await import("./search-stall.js")).benchSearchStall(),
   "catalogue-memory": async () => (await import("./catalogue-memory.js")).benchCatalogueMemory(),
