@@ -24,12 +24,10 @@ import {
   type ExperimentalMcpEventDefinition,
   ExperimentalMcpEventDeliveryError,
   type ExperimentalMcpEventsOptions,
-  type ExperimentalMcpSubscriptionKey,
   type ExperimentalMcpSubscriptionState,
   type ExperimentalMcpSubscriptionStore,
   type ExperimentalMcpWebhookDelivery,
   type ExperimentalMcpWebhookFailure,
-  type ExperimentalMcpWebhookSubscription,
   experimental_registerMcpEvents,
   experimental_validateMcpEventDelivery,
 } from "mcp-handler";
@@ -424,5 +422,3 @@ function subscriptionState(view: SubscriptionView, cursorRefused: boolean): Expe
     },
   };
 }
-
-export type { ExperimentalMcpSubscriptionKey, ExperimentalMcpWebhookSubscription };
