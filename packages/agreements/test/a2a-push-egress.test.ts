@@ -11,6 +11,7 @@ import { type StreamResponse, TaskState } from "@a2a-js/sdk";
 import { InMemoryPushNotificationStore, ServerCallContext } from "@a2a-js/sdk/server";
 import { closeEgress, developmentPolicy, type EgressPolicy, productionPolicy } from "@doorbell/webhooks";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { AGREEMENTS_EXTENSION_URI } from "../src/a2a/agreement-card.js";
 import { EgressPushSender, type PushFailure } from "../src/a2a/push-sender.js";
 import type { LimitsPolicy } from "../src/inbox/limits.js";
 import { type A2AAgent, EXTENSION, rawClient, startA2AAgent } from "./a2a-agents.js";
@@ -110,6 +111,38 @@ describe("A2A push configs from a peer, through the egress", () => {
   it("nor under a development policy that allows loopback: an inline config is never acknowledged", async () => {
     const agent = await pushingAgent(kept(developmentPolicy()));
     await sendWithPush(agent, hookUrl);
+    await settle();
+    expect(hits).toEqual([]);
+  });
+
+  it("nor a v0.3 message/send with a pushNotificationConfig, under a development policy", async () => {
+    const agent = await pushingAgent(kept(developmentPolicy()));
+    const answer = await fetch(agent.cardUrl.replace("/.well-known/agent-card.json", "/a2a/jsonrpc"), {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-a2a-extensions": AGREEMENTS_EXTENSION_URI },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "message/send",
+        params: {
+          message: {
+            kind: "message",
+            messageId: crypto.randomUUID(),
+            role: "user",
+            parts: [{ kind: "text", text: "not an agreement message" }],
+          },
+          configuration: {
+            blocking: true,
+            pushNotificationConfig: {
+              url: hookUrl,
+              authentication: { schemes: ["Bearer"], credentials: "chosen-by-the-peer" },
+            },
+          },
+        },
+      }),
+    });
+    const reply = await answer.json();
+    expect(reply, JSON.stringify(reply)).toMatchObject({ result: { kind: "task" } });
     await settle();
     expect(hits).toEqual([]);
   });
