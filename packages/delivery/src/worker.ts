@@ -59,6 +59,13 @@ export function createWorker(
   let running = false;
   let loop: Promise<void> | undefined;
   let wakeUp: (() => void) | undefined;
+  // Set by every wake-up: one that came while a claim was in flight (before the sleep could hear
+  // it) makes the loop claim again at once instead of sleeping a whole poll with work due.
+  let woken = false;
+  const nudge = () => {
+    woken = true;
+    wakeUp?.();
+  };
   // Releases that found their row held by an enqueue wait for its commit's notification.
   let commitWaiters: Array<() => void> = [];
   // Commits seen so far: a pass that began before the last one need not wait for the next.
@@ -88,19 +95,20 @@ export function createWorker(
       })
       .finally(() => {
         inFlight.delete(done);
-        wakeUp?.();
+        nudge();
       });
     inFlight.add(done);
   };
 
   const run = async () => {
     while (running) {
+      woken = false;
       const free = concurrency - inFlight.size;
       const claimed = free > 0 ? await claim(free).catch(() => []) : [];
       for (const sub of claimed) process(sub);
       // SQLite answers synchronously: yield to the event loop so HTTP answers and timers run.
       await new Promise<void>((resolve) => setImmediate(resolve));
-      if (claimed.length === 0 || inFlight.size >= concurrency) {
+      if ((claimed.length === 0 || inFlight.size >= concurrency) && !woken) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, pollMs);
           wakeUp = () => {
@@ -132,15 +140,13 @@ export function createWorker(
       await loop;
       await Promise.all(inFlight);
     },
-    wake() {
-      wakeUp?.();
-    },
+    wake: nudge,
     committed() {
       commits++;
       const waiters = commitWaiters;
       commitWaiters = [];
       for (const waiter of waiters) waiter();
-      wakeUp?.();
+      nudge();
     },
   };
 }

@@ -116,13 +116,14 @@ export function createHolderServices(
     // Called only after `intents` below exists: the intent service decides who reads which intent.
     readableIntent: (principal, id) => intents.readableIntent(principal, id),
     async onMatched(intentIds) {
+      // First the listeners of every process (it only sends), then the slower work here.
+      changes?.matchesRecorded(intentIds);
       // A few at a time, one per kept SMTP connection: an import that matched hundreds of
       // intents does not wait for their mails one after another.
       const mail = consent;
       if (mail !== undefined)
         await atMostAtOnce(SMTP_CONNECTIONS, intentIds, (id) => mail.sendMatchDigest(id));
       await push?.changed(intentIds);
-      changes?.matchesRecorded(intentIds);
     },
     ...(push === undefined
       ? {}
