@@ -14,7 +14,7 @@
  *
  * Before either leg sees a request: shutting down (503), the Host/Origin check (DNS rebinding),
  * the method, the bounded JSON body read, the params check, and `gate` (the holder's sign-in
- * challenge). Malformed requests get JSON-RPC errors with 4xx statuses (json-rpc.ts).
+ * and step-up challenges, told the request's era). Malformed requests get JSON-RPC errors with 4xx statuses (json-rpc.ts).
  */
 import {
   type AuthInfo,
@@ -131,7 +131,7 @@ export interface EndpointOptions<S> extends EndpointPolicy {
    * Looks at a parsed request before it is served; a Response answers it instead (the holder's
    * sign-in challenge for a tool that needs a signed-in person).
    */
-  gate?: (message: unknown, authInfo: AuthInfo | undefined) => Response | undefined;
+  gate?: (message: unknown, authInfo: AuthInfo | undefined, era: Era) => Response | undefined;
   /** Called once when the endpoint closes, before its sessions are closed. */
   onClose?: () => void;
 }
@@ -250,10 +250,11 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
   async function serve(
     request: Request,
     message: unknown,
+    era: Era,
     authInfo: AuthInfo | undefined,
     clientKey: string | undefined,
   ): Promise<Response> {
-    if (await isLegacyRequest(request, message, { maxRequestBodySize: maxBodyBytes })) {
+    if (era === "legacy") {
       // The modern leg checks params itself (and answers a 2025-only method with 404 first).
       const badParams = paramsError(message);
       if (badParams !== undefined) return badParams;
@@ -285,7 +286,10 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
       if (method !== "POST") return await legacy.handle(request, undefined, { authInfo, clientKey });
       const body = await readJsonBody(request, maxBodyBytes);
       if (!body.ok) return body.response;
-      const gated = options.gate?.(body.value, authInfo);
+      const era: Era = (await isLegacyRequest(request, body.value, { maxRequestBodySize: maxBodyBytes }))
+        ? "legacy"
+        : "modern";
+      const gated = options.gate?.(body.value, authInfo, era);
       if (gated !== undefined) return gated;
       // Only once the body is in: a client that sends it slowly holds no place.
       const release = await admission.enter();
@@ -295,7 +299,7 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
         });
       }
       try {
-        return await serve(request, body.value, authInfo, clientKey);
+        return await serve(request, body.value, era, authInfo, clientKey);
       } finally {
         release();
       }

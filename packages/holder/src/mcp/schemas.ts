@@ -126,15 +126,30 @@ export const listMatchesInput = strict({
 });
 
 /**
- * Issue #8: with OAuth on, a signed-in assistant reads, withdraws and lists by the intent's id and
- * its token, without an intentCode. These variants are declared only when the holder has OAuth on;
- * without it the consent-link schemas above (intentCode required) are the ones published.
+ * With OAuth on, a signed-in assistant reads, withdraws and lists by the intent's id and its
+ * token, without an intentCode. These variants are declared only when the holder has OAuth on;
+ * without it the consent-link schemas above (intentCode required) are the ones published. Each
+ * says what either caller sends: the intentCode alone, or signed in, the intent's id.
  */
-export const getInputSignedIn = strict({ ...getInput.shape, intentCode: intentCode.optional() });
-export const withdrawInputSignedIn = strict({ ...withdrawInput.shape, intentCode: intentCode.optional() });
+const codeOrSignIn = intentCode.describe(
+  "the intentCode intent_publish_intent returned (ic_…), alone; leave it out when the person is signed in (OAuth) and send id instead",
+);
+const idWhenSignedIn = intentId.describe(
+  "the intent's id: required when signed in (OAuth) without an intentCode; with the intentCode, leave it out",
+);
+export const getInputSignedIn = strict({
+  intentCode: codeOrSignIn.optional(),
+  id: idWhenSignedIn.optional(),
+});
+export const withdrawInputSignedIn = strict({
+  intentCode: codeOrSignIn.optional(),
+  id: idWhenSignedIn.optional(),
+});
 export const listMatchesInputSignedIn = strict({
-  ...listMatchesInput.shape,
-  intentCode: intentCode.optional(),
+  intentCode: codeOrSignIn.optional(),
+  id: idWhenSignedIn.optional(),
+  intent: intentId.optional().describe("the binding's name for id: either one, not both"),
+  since: listMatchesInput.shape.since,
 });
 
 const attributeKey = z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,39}$/);
@@ -278,6 +293,19 @@ export const demandOut = z.object({
 // Push profile 0.4 (§4): the two subscription tools.
 
 const pushEvent = z.enum(["intent.matches.delivered", "intent.status.changed"]);
+/** The push tools take the intentCode alone: a signed-in caller has none to offer in its place. */
+const pushIntentCode = z
+  .string({
+    error: (issue) =>
+      issue.input === undefined
+        ? "this tool needs the intentCode that intent_publish_intent returned: notifications are subscribed with the intentCode only, never by sign-in (OAuth)"
+        : undefined,
+  })
+  .min(1)
+  .max(200)
+  .describe(
+    "the intentCode intent_publish_intent returned (ic_…), required even when the person is signed in; keep it secret",
+  );
 const subscriptionId = z
   .string()
   .min(1)
@@ -285,7 +313,7 @@ const subscriptionId = z
   .describe("the subscriptionId intent_subscribe_events returned");
 
 export const subscribeInput = strict({
-  intentCode,
+  intentCode: pushIntentCode,
   delivery: strict({
     url: z
       .string()
@@ -309,7 +337,7 @@ export const subscribeInput = strict({
     .describe("a forwarder's field: the host of the agent endpoint it relays to (shown to the person)"),
 });
 
-export const unsubscribeInput = strict({ intentCode, subscriptionId });
+export const unsubscribeInput = strict({ intentCode: pushIntentCode, subscriptionId });
 
 export const pushSubscriptionOut = z.object({
   specVersion: z.literal("0.4"),

@@ -98,6 +98,8 @@ const readOnly: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
 
 export function registerHolderTools(server: McpServer, context: ToolContext): void {
   const { services, log } = context;
+  /** How a signed-in caller names the intent instead, said only where the schema offers it. */
+  const signedInWay = context.signedIn === true ? " or, with the person signed in (OAuth), its id" : "";
 
   const guard: ToolGuard = {
     ...(context.limit === undefined ? {} : { limit: context.limit }),
@@ -163,8 +165,7 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
     "intent_get_intent",
     {
       title: "Read an intent",
-      description:
-        "Reads an intent with its intentCode: statement, criteria, area, budget, status and whether a hidden limit is set (never its value, never the person's contact).",
+      description: `Reads an intent with its intentCode${signedInWay}: statement, criteria, area, budget, status and whether a hidden limit is set (never its value, never the person's contact).`,
       inputSchema: context.signedIn === true ? getInputSignedIn : getInput,
       outputSchema: intentOut,
       annotations: readOnly,
@@ -219,8 +220,7 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
     "intent_withdraw_intent",
     {
       title: "Withdraw an intent",
-      description:
-        "Withdraws an intent with its intentCode. It takes effect immediately: nothing more is matched or delivered for it.",
+      description: `Withdraws an intent with its intentCode${signedInWay}. It takes effect immediately: nothing more is matched or delivered for it.`,
       inputSchema: context.signedIn === true ? withdrawInputSignedIn : withdrawInput,
       outputSchema: withdrawOut,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
@@ -237,7 +237,7 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
     {
       title: "List the offers delivered for an intent",
       description:
-        "Lists the offers this holder has delivered for an intent, oldest first, as { matches: [{ offer, deliveredAt }] }. " +
+        `Lists the offers this holder has delivered for an intent (named by its intentCode${signedInWay}), oldest first, as { matches: [{ offer, deliveredAt }] }. ` +
         "Pass since (the last deliveredAt you saw) to get only newer ones; an empty answer is cheap, so poll with since. " +
         "One answer holds at most about 1,000 matches; extensions.more: true says to call again with since = the last deliveredAt. " +
         "Delivery to the person's own e-mail continues independently.",
@@ -247,8 +247,9 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
     },
     async (args, authInfo) => {
       const principal = await buyerPrincipal(services.intents, args.intentCode, authInfo);
-      const { matches, more } = await services.matches.listMatches(principal, args.intent, args.since);
-      const intentId = principal.kind === "intent-code" ? principal.intentId : args.intent;
+      const named = namedIntent(args);
+      const { matches, more } = await services.matches.listMatches(principal, named, args.since);
+      const intentId = principal.kind === "intent-code" ? principal.intentId : named;
       // A reply belongs to the intent it answers: never show one to another buyer (rule 1).
       const own = matches.filter(
         (match) => match.offer.inReplyTo === undefined || match.offer.inReplyTo === intentId,
@@ -387,6 +388,14 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
       return success(await push.unsubscribe(principal, args.subscriptionId));
     },
   );
+}
+
+/** The intent a list_matches call names by id (or by the binding's `intent`); both must agree. */
+function namedIntent(args: { id?: string; intent?: string }): string | undefined {
+  if (args.id !== undefined && args.intent !== undefined && args.id !== args.intent) {
+    throw new HolderError("ERR_HOLDER_INVALID", "id and intent name the same intent: send one of them");
+  }
+  return args.id ?? args.intent;
 }
 
 /** One plain sentence for the agent about what happens next. */

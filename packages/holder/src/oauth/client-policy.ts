@@ -6,10 +6,16 @@
  *    an authorization code never goes to `http://app.evil.example/cb` or to a custom scheme;
  *  - `client_name` is at most 100 characters and other strings at most 512 (they are shown on
  *    the holder's pages and quoted in its mails);
- *  - at most 10 redirect URIs and 8 KiB of metadata in all.
+ *  - at most 10 redirect URIs and 8 KiB of metadata in all;
+ *  - a client's `scope` is no ceiling: it is replaced by every scope the holder offers (RFC 7591
+ *    lets the server replace a value). MCP clients register with the scope of the first
+ *    challenge (`intents:read`) and step up later; a ceiling would refuse that step-up, and a
+ *    public client could register again with any scope anyway. What a token carries is what the
+ *    person allowed on the consent page.
  */
 import { errors } from "oidc-provider";
 import { MAX_NAME_CHARS } from "../mail/quoting.js";
+import { RESOURCE_SCOPES } from "./scopes.js";
 
 export const MAX_CLIENT_METADATA_BYTES = 8 * 1024;
 export const MAX_CLIENT_STRING_CHARS = 512;
@@ -30,7 +36,13 @@ export function allowedRedirectUri(value: unknown): boolean {
   return url.protocol === "http:" && LOOPBACK.has(url.hostname);
 }
 
-/** Throws the provider's `invalid_client_metadata` / `invalid_redirect_uri` when a rule is broken. */
+/** Every scope the provider offers: OpenID's two and the holder's resource scopes. */
+const OFFERED_SCOPES = ["openid", "offline_access", ...RESOURCE_SCOPES].join(" ");
+
+/**
+ * Throws the provider's `invalid_client_metadata` / `invalid_redirect_uri` when a rule is broken;
+ * sets `scope` to every scope the provider offers, whatever the client registered.
+ */
 export function checkClientMetadata(metadata: Record<string, unknown>): void {
   const invalid = (description: string) => {
     throw new errors.InvalidClientMetadata(description);
@@ -53,4 +65,5 @@ export function checkClientMetadata(metadata: Record<string, unknown>): void {
     const max = key === "client_name" ? MAX_NAME_CHARS : MAX_CLIENT_STRING_CHARS;
     if (Array.from(value).length > max) invalid(`${key} is longer than ${max} characters`);
   }
+  metadata.scope = OFFERED_SCOPES;
 }
