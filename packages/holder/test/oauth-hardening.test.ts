@@ -128,7 +128,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     const page = await again.response.text();
     expect(page).toContain("Too many e-mails");
     // It names the limit (this address's budget is the recipient's) and the flag that changes it.
-    expect(page).toContain("The limit mail.recipient (3 per 3600 s) was reached");
+    expect(page).toContain("the limit mail.recipient (3 per 3600 s) was reached");
     expect(page).toContain("--limit mail.recipient=N/SECONDS");
     expect(page).not.toContain(email);
     expect(await mailsTo(email)).toHaveLength(3);

@@ -244,7 +244,11 @@ class CookieJar {
 /** A person's browser on one holder: follows redirects on the holder, stops where it leaves it. */
 export class FormBrowser {
   private readonly jar = new CookieJar();
-  constructor(private readonly origin: string) {}
+  /** `headers` go with every request (e.g. the browser's `accept-language`). */
+  constructor(
+    private readonly origin: string,
+    private readonly headers: Record<string, string> = {},
+  ) {}
 
   /** GET (or the POST of a form), following redirects within the holder; the last answer and its URL. */
   async go(url: string, form?: Record<string, string>): Promise<{ response: Response; url: string }> {
@@ -264,6 +268,7 @@ export class FormBrowser {
       method: form === undefined ? "GET" : "POST",
       redirect: "manual",
       headers: {
+        ...this.headers,
         cookie: this.jar.header(),
         ...(form === undefined
           ? {}

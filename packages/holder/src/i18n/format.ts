@@ -61,6 +61,20 @@ export function formatDateTime(value: string | number, lang: Lang): string {
   return `${dateTimes(lang).format(date)} UTC`;
 }
 
+const dates = cache(
+  (lang) => new Intl.DateTimeFormat(LOCALES[lang], { dateStyle: "medium", timeZone: "UTC" }),
+);
+
+/**
+ * A day (UTC) of an instant: "2026-12-31" in English (the form the holder's English mails always
+ * used, the same as the manage page's date field), "31. 12. 2026" in Slovak and Czech.
+ */
+export function formatDay(value: number, lang: Lang): string {
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) return String(value);
+  return lang === "en" ? date.toISOString().slice(0, 10) : dates(lang).format(date);
+}
+
 /** The machine-readable form for `<time datetime>`. */
 export function isoDateTime(value: string | number): string | undefined {
   const date = new Date(value);

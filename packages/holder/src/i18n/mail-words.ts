@@ -43,6 +43,29 @@ const en = {
     nothingUntil: "Nothing is sent until you allow it, and you can stop it at any time from the manage page.",
     action: "Review and allow notifications",
   },
+  signIn: {
+    subject: (holder: string) => `Sign in to ${holder}`,
+    asked: (holder: string) =>
+      `Someone asked to sign in to ${holder} with this address, for an assistant that calls itself:`,
+    open: "Open this link to sign in (it works once, for 15 minutes):",
+    link: "Sign in",
+    linkAfter: " (it works once, for 15 minutes).",
+    notYou: "If it was not you, ignore this e-mail: nothing happens without the link.",
+  },
+  published: {
+    subject: (holder: string) => `Your request is active – ${holder}`,
+    published: (holder: string) => `An assistant you signed in to ${holder} published this request for you:`,
+    activeUntil: (until: string) =>
+      `It is active until ${until}. Offers that match it are sent to this address.`,
+    manage: (url: string) => `See it, withdraw it, or stop an assistant's access here: ${url}`,
+  },
+  renewalOffer: {
+    subject: (day: string, holder: string) => `Keep your request open until ${day}? – ${holder}`,
+    asks: (holder: string, day: string) =>
+      `An assistant you signed in to ${holder} asks to keep this request open until ${day}:`,
+    endsOn: (day: string) => `It ends on ${day} unless you renew it. Nothing changes until you do.`,
+    howTo: (url: string) => `To renew it, press Renew on its page: ${url}`,
+  },
 };
 
 export type MailWords = typeof en;
@@ -88,6 +111,30 @@ const sk: MailWords = {
       "Kým to nepovolíte, nič sa neposiela, a kedykoľvek to môžete zastaviť na stránke správy dopytu.",
     action: "Pozrieť a povoliť upozornenia",
   },
+  signIn: {
+    subject: (holder: string) => `Prihlásenie do služby ${holder}`,
+    asked: (holder: string) =>
+      `Niekto požiadal o prihlásenie do služby ${holder} s touto adresou, pre asistenta, ktorý sa nazýva:`,
+    open: "Prihlásite sa otvorením tohto odkazu (môžete ho použiť raz, do 15 minút):",
+    link: "Prihlásiť sa",
+    linkAfter: " (odkaz môžete použiť raz, do 15 minút).",
+    notYou: "Ak ste to neboli vy, tento e-mail ignorujte: bez odkazu sa nič nestane.",
+  },
+  published: {
+    subject: (holder: string) => `Váš dopyt je aktívny – ${holder}`,
+    published: (holder: string) =>
+      `Asistent, pre ktorého ste sa prihlásili do služby ${holder}, za vás zverejnil tento dopyt:`,
+    activeUntil: (until: string) =>
+      `Je aktívny do ${until}. Ponuky, ktoré mu zodpovedajú, budú chodiť na túto adresu.`,
+    manage: (url: string) => `Tu si ho môžete pozrieť, zrušiť ho alebo zastaviť prístup asistenta: ${url}`,
+  },
+  renewalOffer: {
+    subject: (day: string, holder: string) => `Predĺžiť váš dopyt do ${day}? – ${holder}`,
+    asks: (holder: string, day: string) =>
+      `Asistent, pre ktorého ste sa prihlásili do služby ${holder}, žiada predĺžiť tento dopyt do ${day}:`,
+    endsOn: (day: string) => `Skončí sa ${day}, ak ho nepredĺžite. Kým to neurobíte, nič sa nemení.`,
+    howTo: (url: string) => `Dopyt predĺžite tlačidlom Predĺžiť na jeho stránke: ${url}`,
+  },
 };
 
 const cs: MailWords = {
@@ -130,6 +177,31 @@ const cs: MailWords = {
     nothingUntil:
       "Dokud to nepovolíte, nic se neposílá, a kdykoli to můžete zastavit na stránce správy poptávky.",
     action: "Zobrazit a povolit upozornění",
+  },
+  signIn: {
+    subject: (holder: string) => `Přihlášení do služby ${holder}`,
+    asked: (holder: string) =>
+      `Někdo požádal o přihlášení do služby ${holder} s touto adresou, pro asistenta, který se nazývá:`,
+    open: "Přihlásíte se otevřením tohoto odkazu (můžete ho použít jednou, do 15 minut):",
+    link: "Přihlásit se",
+    linkAfter: " (odkaz můžete použít jednou, do 15 minut).",
+    notYou: "Pokud jste to nebyli vy, tento e-mail ignorujte: bez odkazu se nic nestane.",
+  },
+  published: {
+    subject: (holder: string) => `Vaše poptávka je aktivní – ${holder}`,
+    published: (holder: string) =>
+      `Asistent, pro kterého jste se přihlásili do služby ${holder}, za vás zveřejnil tuto poptávku:`,
+    activeUntil: (until: string) =>
+      `Je aktivní do ${until}. Nabídky, které jí odpovídají, budou chodit na tuto adresu.`,
+    manage: (url: string) =>
+      `Zde si ji můžete prohlédnout, zrušit ji nebo zastavit přístup asistenta: ${url}`,
+  },
+  renewalOffer: {
+    subject: (day: string, holder: string) => `Prodloužit vaši poptávku do ${day}? – ${holder}`,
+    asks: (holder: string, day: string) =>
+      `Asistent, pro kterého jste se přihlásili do služby ${holder}, žádá o prodloužení této poptávky do ${day}:`,
+    endsOn: (day: string) => `Skončí ${day}, pokud ji neprodloužíte. Dokud to neuděláte, nic se nemění.`,
+    howTo: (url: string) => `Poptávku prodloužíte tlačítkem Prodloužit na její stránce: ${url}`,
   },
 };
 

@@ -8,7 +8,7 @@
  * The recipient is counted by its normalised address, stored only as a keyed hash (limits/).
  */
 import { normaliseEmail } from "../domain/consent.js";
-import { type HolderLimits, type LimitHint, operatorHintText } from "../limits/index.js";
+import type { HolderLimits, LimitHint } from "../limits/index.js";
 
 export interface MailRequest {
   /** The address the mail would go to, as typed. */
@@ -45,9 +45,3 @@ export async function allowRequestedMail(limits: HolderLimits, request: MailRequ
 /** Whole minutes to wait, at least one. */
 export const minutesToWait = (retryAfterSeconds: number): number =>
   Math.max(1, Math.ceil(retryAfterSeconds / 60));
-
-/** The person's words for a refusal (English pages): how long to wait, and the operator's hint. */
-export function mailLimitMessage(verdict: { retryAfterSeconds: number; limit: LimitHint }): string {
-  const minutes = minutesToWait(verdict.retryAfterSeconds);
-  return `Too many e-mails were asked for just now. To protect the people they would go to, no more are sent for a while: try again in ${minutes === 1 ? "a minute" : `${minutes} minutes`}. ${operatorHintText(verdict.limit)}`;
-}

@@ -1,8 +1,13 @@
 /**
- * oidc-provider's error page in the holder's own layout (issue #16 item 3): the holder's security
- * headers and content security policy, nothing loaded from anywhere else (the library's default
- * page imports Google Fonts), and only the error's code and description, escaped.
+ * oidc-provider's error page in the holder's own layout: the holder's security headers and content
+ * security policy, nothing loaded from anywhere else (the library's default page imports Google
+ * Fonts), and only the error's code and description, escaped. It speaks the language the holder's
+ * other pages would: the switch's cookie, then the browser's `Accept-Language`, then English.
  */
+import type { Lang } from "../i18n/languages.js";
+import { messagesFor } from "../i18n/messages/index.js";
+import { negotiateLanguage } from "../i18n/negotiate.js";
+import { LANG_COOKIE } from "../i18n/request-language.js";
 import { Layout } from "../web/pages/layout.js";
 import { PAGE_HEADERS } from "../web/pages/security.js";
 
@@ -10,35 +15,45 @@ interface KoaLikeContext {
   type: string;
   body: unknown;
   set(name: string, value: string): void;
+  get?(name: string): string;
+  cookies?: { get(name: string, options?: { signed?: boolean }): string | undefined };
 }
 
-const WORDS: Readonly<Record<string, string>> = {
-  invalid_request: "The assistant's sign-in request is not valid.",
-  invalid_client: "The assistant asking to sign you in is not known here.",
-  invalid_redirect_uri: "The assistant's return address is not one it registered.",
-  invalid_scope: "The assistant asked for access this holder does not offer.",
-  invalid_target: "The assistant asked for access to something this holder does not serve.",
-  unsupported_response_type: "The assistant's sign-in request is not supported.",
-  access_denied: "Access was not given.",
-  server_error: "Something went wrong on our side.",
-};
+/** The language of the request that failed (the provider's Koa context). */
+function errorPageLanguage(ctx: KoaLikeContext): Lang {
+  let cookie: string | undefined;
+  try {
+    cookie = ctx.cookies?.get(LANG_COOKIE, { signed: false });
+  } catch {
+    cookie = undefined;
+  }
+  return negotiateLanguage({ cookie, acceptLanguage: ctx.get?.("accept-language") || undefined }).lang;
+}
 
 export function oauthErrorPage(holderName: string) {
   return async (ctx: KoaLikeContext, out: Record<string, unknown>): Promise<void> => {
     const code = typeof out.error === "string" ? out.error : "server_error";
     const description = typeof out.error_description === "string" ? out.error_description.slice(0, 300) : "";
+    const lang = errorPageLanguage(ctx);
+    const t = messagesFor(lang).oauthError;
+    const reasons: Readonly<Record<string, string | undefined>> = t.reasons;
     const page = (
-      <Layout title="Sign-in stopped" holderName={holderName}>
-        <h1>Sign-in stopped</h1>
-        <p>{WORDS[code] ?? "The sign-in could not go on."}</p>
+      <Layout title={t.title} holderName={holderName} lang={lang}>
+        <h1>{t.title}</h1>
+        <p>{reasons[code] ?? t.otherReason}</p>
         <p class="muted">
-          Go back to your assistant and start again. If it happens again, the assistant's developer can read
-          this: <code>{code}</code>
-          {description === "" ? "" : `: ${description}`}
+          {t.forDeveloper}
+          {/* The code and the library's description are for the developer, in English. */}
+          <code lang="en">
+            {code}
+            {description === "" ? "" : `: ${description}`}
+          </code>
         </p>
       </Layout>
     );
     for (const [name, value] of Object.entries(PAGE_HEADERS)) ctx.set(name, value);
+    ctx.set("Content-Language", lang);
+    ctx.set("Vary", "Accept-Language, Cookie");
     ctx.type = "html";
     ctx.body = `<!doctype html>${await page.toString()}`;
   };

@@ -13,11 +13,14 @@ import type { Provider } from "oidc-provider";
 import { normaliseEmail } from "../domain/consent.js";
 import type { IntentServiceOptions, OAuthPrincipal } from "../domain/intents.js";
 import type { Intent } from "../domain/types.js";
+import { formatDateTime } from "../i18n/format.js";
+import type { Lang } from "../i18n/languages.js";
+import { mailWordsFor } from "../i18n/mail-words.js";
 import { quoteText } from "../mail/quoting.js";
 import type { HolderTables } from "../schema.js";
 import { listUnsubscribeHeaders } from "../web/one-click-unsubscribe.js";
 import type { OAuthTables } from "./schema.js";
-import { accountByContactHash, accountEmail, type SignInContext } from "./signin.js";
+import { accountByContactHash, accountEmail, agreedConsentVersion, type SignInContext } from "./signin.js";
 
 export function intentOwnership(
   ctx: SignInContext,
@@ -37,7 +40,12 @@ export function intentOwnership(
       async contactOf(principal: OAuthPrincipal) {
         const email = await accountEmail(ctx, principal.subject);
         if (email === undefined) return undefined;
-        return { email, contactHash: ctx.contacts.hash(normaliseEmail(email).key) };
+        const consentVersion = await agreedConsentVersion(ctx, principal.subject);
+        return {
+          email,
+          contactHash: ctx.contacts.hash(normaliseEmail(email).key),
+          ...(consentVersion === undefined ? {} : { consentVersion }),
+        };
       },
       async recordOwner(trx: Transaction<HolderTables>, intentId: string, principal: OAuthPrincipal) {
         await (trx as unknown as Transaction<OAuthTables>)
@@ -45,26 +53,29 @@ export function intentOwnership(
           .values({ intent_id: intentId, account_id: principal.subject, client_id: principal.clientId })
           .execute();
       },
-      async published(intent: Intent, email: string, manageUrl: string) {
+      async published(intent: Intent, email: string, manageUrl: string, lang: Lang) {
+        const words = mailWordsFor(lang).published;
+        // English keeps the instant as it always showed it; the others write it their way.
+        const until = lang === "en" ? intent.validUntil : formatDateTime(intent.validUntil, lang);
         const text = [
-          `An assistant you signed in to ${ctx.config.name} published this request for you:`,
+          words.published(ctx.config.name),
           "",
           quoteText(intent.statement)
             .split("\n")
             .map((line) => `> ${line}`)
             .join("\n"),
           "",
-          `It is active until ${intent.validUntil}. Offers that match it are sent to this address.`,
-          `See it, withdraw it, or stop an assistant's access here: ${manageUrl}`,
+          words.activeUntil(until),
+          words.manage(manageUrl),
         ].join("\n");
         await ctx.mailer.send({
           to: email,
-          subject: `Your request is active – ${ctx.config.name}`,
+          subject: words.subject(ctx.config.name),
           text,
-          html: text
+          html: `<div lang="${lang}">${text
             .split("\n")
             .map((line) => `<p>${line.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`)}</p>`)
-            .join(""),
+            .join("")}</div>`,
           // Issue #16 item 17: one-click List-Unsubscribe stops the intent's notifications.
           headers: listUnsubscribeHeaders(manageUrl),
         });

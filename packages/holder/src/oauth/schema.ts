@@ -7,7 +7,8 @@
  *                          the payload only sealed, so the table holds no usable credential.
  *   holder_oauth_accounts  a signed-in person: an opaque account id (the token's subject), the
  *                          keyed hash of the verified e-mail (to find the account again) and the
- *                          e-mail sealed (the contact of the intents published with a token).
+ *                          e-mail sealed (the contact of the intents published with a token),
+ *                          and the consent version the person last agreed to (its language).
  *   holder_oauth_signins   one-time sign-in links sent by e-mail: keyed hash of the token, the
  *                          interaction it finishes, the address sealed, when it ends and was used.
  *   holder_oauth_owners    who an intent published with a token belongs to: the account and the
@@ -40,6 +41,11 @@ export interface OAuthAccountRow {
   contact_hash: string;
   email_sealed: string;
   created_at: number;
+  /**
+   * The consent text (by its version, so in its language) the person last agreed to on the
+   * approval page: the intents published for them record it, and their mails speak its language.
+   */
+  consent_version: string | null;
 }
 
 export interface OAuthSignInRow {
@@ -142,5 +148,14 @@ const tables: Migration = {
   },
 };
 
+/** Version 2: the consent text an account last agreed to (the language of its intents' mails). */
+const accountConsentVersion: Migration = {
+  version: 2,
+  name: "accounts_consent_version",
+  async up(db) {
+    await db.schema.alterTable("holder_oauth_accounts").addColumn("consent_version", "text").execute();
+  },
+};
+
 /** Later versions are appended here; a released version never changes. */
-export const oauthMigrations = defineMigrations("holder-oauth", [tables]);
+export const oauthMigrations = defineMigrations("holder-oauth", [tables, accountConsentVersion]);

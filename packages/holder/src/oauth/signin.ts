@@ -11,6 +11,8 @@ import type { Database } from "@doorbell/store";
 import type { HolderContext } from "../context.js";
 import { normaliseEmail } from "../domain/consent.js";
 import { newPageToken, randomBase62 } from "../domain/intents.js";
+import { DEFAULT_LANG, type Lang } from "../i18n/languages.js";
+import { mailWordsFor } from "../i18n/mail-words.js";
 import { quoteName } from "../mail/quoting.js";
 import type { OAuthTables } from "./schema.js";
 import { SIGNIN_PATH } from "./scopes.js";
@@ -29,12 +31,16 @@ export type SignInContext = Pick<
 export const signInLinkUrl = (publicUrl: string, uid: string, token: string): string =>
   `${publicUrl}${SIGNIN_PATH}/${uid}/link/${token}`;
 
-/** Mails a sign-in link for interaction `uid` to `email` (refuses a malformed address with HolderError). */
+/**
+ * Mails a sign-in link for interaction `uid` to `email`, in the language of the page that asked
+ * for it (refuses a malformed address with HolderError).
+ */
 export async function sendSignInLink(
   ctx: SignInContext,
   uid: string,
   email: string,
   clientName: string,
+  lang: Lang = DEFAULT_LANG,
 ): Promise<void> {
   const address = normaliseEmail(email);
   const token = newPageToken();
@@ -52,17 +58,18 @@ export async function sendSignInLink(
   const url = signInLinkUrl(ctx.config.publicUrl, uid, token);
   // Issue #16 item 2: the client's name is its own words: one short line, quoted, never a link.
   const quotedName = quoteName(clientName);
+  const words = mailWordsFor(lang).signIn;
   const text = [
-    `Someone asked to sign in to ${ctx.config.name} with this address, for an assistant that calls itself:`,
+    words.asked(ctx.config.name),
     "",
     `> ${quotedName}`,
     "",
-    `Open this link to sign in (it works once, for 15 minutes): ${url}`,
+    `${words.open} ${url}`,
     "",
-    "If it was not you, ignore this e-mail: nothing happens without the link.",
+    words.notYou,
   ].join("\n");
-  const html = `<p>${escapeHtml(`Someone asked to sign in to ${ctx.config.name} with this address, for an assistant that calls itself:`)}</p><blockquote style="margin:0 0 1em;padding:0 1em;border-left:3px solid #999">${escapeHtml(quotedName)}</blockquote><p><a href="${escapeHtml(url)}">Sign in</a> (it works once, for 15 minutes).</p><p>If it was not you, ignore this e-mail.</p>`;
-  await ctx.mailer.send({ to: address.address, subject: `Sign in to ${ctx.config.name}`, text, html });
+  const html = `<div lang="${lang}"><p>${escapeHtml(words.asked(ctx.config.name))}</p><blockquote style="margin:0 0 1em;padding:0 1em;border-left:3px solid #999">${escapeHtml(quotedName)}</blockquote><p><a href="${escapeHtml(url)}">${escapeHtml(words.link)}</a>${escapeHtml(words.linkAfter)}</p><p>${escapeHtml(words.notYou)}</p></div>`;
+  await ctx.mailer.send({ to: address.address, subject: words.subject(ctx.config.name), text, html });
   ctx.log.info({ event: "oauth.signin_link_sent" }, "sign-in link sent");
 }
 
@@ -110,6 +117,7 @@ export async function accountFor(ctx: SignInContext, email: string): Promise<str
       contact_hash: ctx.contacts.hash(address.key),
       email_sealed: ctx.sealer.seal(address.address, accountAad(id)),
       created_at: ctx.clock(),
+      consent_version: null,
     })
     .onConflict((oc) => oc.column("contact_hash").doNothing())
     .execute();
@@ -119,6 +127,32 @@ export async function accountFor(ctx: SignInContext, email: string): Promise<str
     .where("contact_hash", "in", hashes)
     .executeTakeFirstOrThrow();
   return made.id;
+}
+
+/** Keeps the consent text (its version) the person agreed to on the approval page. */
+export async function recordAgreedConsent(
+  ctx: SignInContext,
+  accountId: string,
+  consentVersion: string,
+): Promise<void> {
+  await ctx.store.db
+    .updateTable("holder_oauth_accounts")
+    .set({ consent_version: consentVersion })
+    .where("id", "=", accountId)
+    .execute();
+}
+
+/** The consent version the person last agreed to, if any (older accounts have none). */
+export async function agreedConsentVersion(
+  ctx: SignInContext,
+  accountId: string,
+): Promise<string | undefined> {
+  const row = await ctx.store.db
+    .selectFrom("holder_oauth_accounts")
+    .select("consent_version")
+    .where("id", "=", accountId)
+    .executeTakeFirst();
+  return row?.consent_version ?? undefined;
 }
 
 /** The verified address of an account (the contact of intents it publishes); never shown or logged. */

@@ -13,6 +13,9 @@ import { bodyLimit } from "hono/body-limit";
 import type { Logger } from "pino";
 import type { ConsentService } from "../domain/services.js";
 import { HolderError } from "../domain/types.js";
+import type { Lang } from "../i18n/languages.js";
+import { messagesFor } from "../i18n/messages/index.js";
+import { requestLanguage } from "../i18n/request-language.js";
 import type { PushService } from "../push/types.js";
 import { isTokenShaped, PAGE_HEADERS } from "./pages/security.js";
 
@@ -36,8 +39,21 @@ export interface OneClickDeps {
 
 const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
-function page(c: Context, status: number, holderName: string, title: string, body: string): Response {
-  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)} – ${escapeHtml(holderName)}</title></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
+/** The page's words, in the language the request negotiates (as the other pages do). */
+const wordsOf = (c: Context): { lang: Lang; t: ReturnType<typeof messagesFor>["unsubscribe"] } => {
+  const lang = requestLanguage(c);
+  return { lang, t: messagesFor(lang).unsubscribe };
+};
+
+function page(
+  c: Context,
+  status: number,
+  holderName: string,
+  lang: Lang,
+  title: string,
+  body: string,
+): Response {
+  const html = `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)} – ${escapeHtml(holderName)}</title></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
   const response = c.html(html, status as 200);
   for (const [name, value] of Object.entries(PAGE_HEADERS)) response.headers.set(name, value);
   return response;
@@ -48,25 +64,35 @@ export function mountOneClickUnsubscribe<E extends Env, S extends Schema, B exte
   deps: OneClickDeps,
 ): void {
   const path = `/manage/:token${UNSUBSCRIBE_PATH_SUFFIX}`;
-  const unknown = (c: Context) =>
-    page(c, 404, deps.holderName, "Unknown link", "<p>This link is not known here.</p>");
+  const unknown = (c: Context) => {
+    const { lang, t } = wordsOf(c);
+    return page(c, 404, deps.holderName, lang, t.unknownTitle, `<p>${escapeHtml(t.unknown)}</p>`);
+  };
 
   // A GET never acts: scanners and previews open links.
   app.get(path, (c) => {
     const token = c.req.param("token");
     if (!isTokenShaped(token)) return unknown(c);
+    const { lang, t } = wordsOf(c);
     return page(
       c,
       200,
       deps.holderName,
-      "Stop the notifications",
-      `<p>This stops every notification an assistant gets about this intent. The intent stays; you can withdraw it from its manage page.</p><form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Stop the notifications</button></form>`,
+      lang,
+      t.title,
+      `<p>${escapeHtml(t.explain)}</p><form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">${escapeHtml(t.button)}</button></form>`,
     );
   });
 
   app.post(
     path,
-    bodyLimit({ maxSize: 4096, onError: (c) => page(c, 413, deps.holderName, "Too large", "") }),
+    bodyLimit({
+      maxSize: 4096,
+      onError: (c) => {
+        const { lang, t } = wordsOf(c);
+        return page(c, 413, deps.holderName, lang, t.tooLargeTitle, "");
+      },
+    }),
     async (c) => {
       const token = c.req.param("token");
       if (!isTokenShaped(token)) return unknown(c);
@@ -78,7 +104,15 @@ export function mountOneClickUnsubscribe<E extends Env, S extends Schema, B exte
         oneClick = false;
       }
       if (!oneClick) {
-        return page(c, 400, deps.holderName, "Not a one-click request", `<p>Send ${ONE_CLICK}.</p>`);
+        const { lang, t } = wordsOf(c);
+        return page(
+          c,
+          400,
+          deps.holderName,
+          lang,
+          t.notOneClickTitle,
+          `<p>${escapeHtml(t.notOneClick(ONE_CLICK))}</p>`,
+        );
       }
       let intentId: string;
       try {
@@ -102,13 +136,8 @@ export function mountOneClickUnsubscribe<E extends Env, S extends Schema, B exte
         { event: "push.one_click_unsubscribe", intentId, stopped },
         "notifications stopped from an e-mail",
       );
-      return page(
-        c,
-        200,
-        deps.holderName,
-        "Notifications stopped",
-        "<p>No assistant is notified about this intent any more. The intent stays; you can withdraw it from its manage page.</p>",
-      );
+      const { lang, t } = wordsOf(c);
+      return page(c, 200, deps.holderName, lang, t.stoppedTitle, `<p>${escapeHtml(t.stopped)}</p>`);
     },
   );
 }

@@ -1,6 +1,7 @@
 /** What every intent operation shares: the holder's context, the hooks and the OAuth seams. */
 import type { Transaction } from "@doorbell/store";
 import type { HolderContext } from "../../context.js";
+import type { Lang } from "../../i18n/languages.js";
 import type { HolderTables } from "../../schema.js";
 import type { Intent, Principal } from "../types.js";
 import type { IntentHooks } from "./hooks.js";
@@ -19,10 +20,13 @@ export interface IntentServiceOptions {
    * cannot publish.
    */
   oauthPublish?: {
-    contactOf(principal: OAuthPrincipal): Promise<{ email: string; contactHash: string } | undefined>;
+    /** The person's address and, when they agreed to one, the consent version (its language). */
+    contactOf(
+      principal: OAuthPrincipal,
+    ): Promise<{ email: string; contactHash: string; consentVersion?: string } | undefined>;
     recordOwner(trx: Transaction<HolderTables>, intentId: string, principal: OAuthPrincipal): Promise<void>;
     /** After commit: tell the person (their manage link); failures are logged, never undo. */
-    published?(intent: Intent, email: string, manageUrl: string): Promise<void>;
+    published?(intent: Intent, email: string, manageUrl: string, lang: Lang): Promise<void>;
   };
   /**
    * Issue 16 item 12: whether one more renewal offer may be mailed for this intent now (a shared

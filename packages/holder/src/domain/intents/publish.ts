@@ -1,5 +1,6 @@
 /** Publishing: a draft awaiting consent (consent-link rule 1), or active at once for a signed-in person (issue #8). */
 
+import { consentLanguage } from "../../i18n/consent-texts.js";
 import { SCOPE_MANAGE } from "../../oauth/scopes.js";
 import { FRESH_MATCHING_STATE } from "../../schema.js";
 import type { PublishInput, PublishResult } from "../types.js";
@@ -89,7 +90,8 @@ export async function publishSignedIn(
     ...publishedColumns(ctx, id, valid),
     contact_sealed: sealContact(ctx, id, { email: contact.email, manageToken }),
     contact_hash: contact.contactHash,
-    consent_version: ctx.config.consentVersion,
+    // The text the person agreed to when they allowed the assistant (its language), else today's.
+    consent_version: contact.consentVersion ?? ctx.config.consentVersion,
     draft_expires_at: null,
     confirm_expires_at: null,
     created_at: now,
@@ -112,7 +114,10 @@ export async function publishSignedIn(
   await runHook(ctx, "onActivated", id, () => hooks.onActivated(id));
   if (ownership.published !== undefined) {
     const published = ownership.published;
-    await runHook(ctx, "published", id, () => published(intent, contact.email, manageUrl(ctx, manageToken)));
+    const lang = consentLanguage(ctx.config, row.consent_version);
+    await runHook(ctx, "published", id, () =>
+      published(intent, contact.email, manageUrl(ctx, manageToken), lang),
+    );
   }
   return { intent, intentCode };
 }

@@ -4,6 +4,9 @@
  * renew, but it can offer the renewal to the person: the holder mails them the manage page with
  * the asked date filled in, and nothing changes until they press Renew there.
  */
+import { consentLanguage } from "../../i18n/consent-texts.js";
+import { formatDay } from "../../i18n/format.js";
+import { mailWordsFor } from "../../i18n/mail-words.js";
 import { quoteText } from "../../mail/quoting.js";
 import { SCOPE_MANAGE } from "../../oauth/scopes.js";
 import { listUnsubscribeHeaders } from "../../web/one-click-unsubscribe.js";
@@ -84,27 +87,30 @@ export async function offerRenewal(
   }
   const contact = openContact(ctx, intentId, row.contact_sealed);
   const manage = manageUrl(ctx, contact.manageToken);
-  const day = new Date(until).toISOString().slice(0, 10);
+  // The person's language: that of the consent text recorded with the intent.
+  const lang = consentLanguage(ctx.config, row.consent_version);
+  const words = mailWordsFor(lang).renewalOffer;
+  const day = formatDay(until, lang);
   const text = [
-    `An assistant you signed in to ${ctx.config.name} asks to keep this request open until ${day}:`,
+    words.asks(ctx.config.name, day),
     "",
     quoteText(row.statement)
       .split("\n")
       .map((line) => `> ${line}`)
       .join("\n"),
     "",
-    `It ends on ${new Date(Number(row.valid_until)).toISOString().slice(0, 10)} unless you renew it. Nothing changes until you do.`,
-    `To renew it, press Renew on its page: ${renewalUrl(manage, until)}`,
+    words.endsOn(formatDay(Number(row.valid_until), lang)),
+    words.howTo(renewalUrl(manage, until)),
   ].join("\n");
   try {
     await ctx.mailer.send({
       to: contact.email,
-      subject: `Keep your request open until ${day}? – ${ctx.config.name}`,
+      subject: words.subject(day, ctx.config.name),
       text,
-      html: text
+      html: `<div lang="${lang}">${text
         .split("\n")
         .map((line) => `<p>${line.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`)}</p>`)
-        .join(""),
+        .join("")}</div>`,
       // Issue #16 item 17: every mail about an intent stops its notifications in one click.
       headers: listUnsubscribeHeaders(manage),
     });

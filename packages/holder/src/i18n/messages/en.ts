@@ -287,6 +287,58 @@ export const en = {
     send: "Send me a sign-in link",
     linkLead: "Press the button to sign in with the address this link was sent to.",
     button: "Sign in",
+    unknownTitle: "Unknown sign-in",
+    unknown: "This sign-in link is not known here.",
+    unknownLinkTitle: "Unknown link",
+    endedTitle: "This sign-in has ended",
+    ended:
+      "Open the link in the same browser where you started, within 10 minutes. Otherwise go back to your assistant and start again.",
+    notFormTitle: "Not a form",
+    notForm: "Send the form from the page.",
+    refusedTitle: "Refused",
+    refused: "This form did not come from this page. Reload it and try again (cookies must be allowed).",
+    tooLargeTitle: "Too large",
+    tooLarge: "The form was larger than this page accepts.",
+    sentTitle: "Check your e-mail",
+    sent: "We sent you a link to sign in. Open it in this browser within 15 minutes.",
+    linkGoneTitle: "This link no longer works",
+    linkGone: "A sign-in link works once, for 15 minutes. Ask for a new one.",
+    signInFirstTitle: "Sign in first",
+    signInFirst: "Sign in before you allow an assistant.",
+    consentChangedTitle: "The consent text changed",
+    consentChanged: "Reload the page and read the new text.",
+  },
+  /** The page of the one-click link in every mail about an intent (List-Unsubscribe). */
+  unsubscribe: {
+    unknownTitle: "Unknown link",
+    unknown: "This link is not known here.",
+    title: "Stop the notifications",
+    explain:
+      "This stops every notification an assistant gets about this intent. The intent stays; you can withdraw it from its manage page.",
+    button: "Stop the notifications",
+    tooLargeTitle: "Too large",
+    notOneClickTitle: "Not a one-click request",
+    notOneClick: (field: string) => `Send ${field}.`,
+    stoppedTitle: "Notifications stopped",
+    stopped:
+      "No assistant is notified about this intent any more. The intent stays; you can withdraw it from its manage page.",
+  },
+  /** The authorization server's error page; `reasons` by OAuth error code. */
+  oauthError: {
+    title: "Sign-in stopped",
+    reasons: {
+      invalid_request: "The assistant's sign-in request is not valid.",
+      invalid_client: "The assistant asking to sign you in is not known here.",
+      invalid_redirect_uri: "The assistant's return address is not one it registered.",
+      invalid_scope: "The assistant asked for access this holder does not offer.",
+      invalid_target: "The assistant asked for access to something this holder does not serve.",
+      unsupported_response_type: "The assistant's sign-in request is not supported.",
+      access_denied: "Access was not given.",
+      server_error: "Something went wrong on our side.",
+    },
+    otherReason: "The sign-in could not go on.",
+    forDeveloper:
+      "Go back to your assistant and start again. If it happens again, the assistant's developer can read this: ",
   },
   approve: {
     title: "Allow an assistant",

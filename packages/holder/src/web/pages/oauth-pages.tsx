@@ -25,14 +25,20 @@ import type { Logger } from "pino";
 import type { HolderConfig } from "../../context.js";
 import { HolderError } from "../../domain/types.js";
 import { consentTextByVersion, consentTextFor } from "../../i18n/consent-texts.js";
+import { plural } from "../../i18n/format.js";
 import { DEFAULT_LANG, type Lang } from "../../i18n/languages.js";
-import { messagesFor } from "../../i18n/messages/index.js";
+import { type Messages, messagesFor } from "../../i18n/messages/index.js";
 import { requestLanguage } from "../../i18n/request-language.js";
-import { type HolderLimits, peerAddress } from "../../limits/index.js";
+import { type HolderLimits, type LimitHint, peerAddress } from "../../limits/index.js";
 import { MAX_NAME_CHARS } from "../../mail/quoting.js";
-import { allowRequestedMail, mailLimitMessage } from "../../mail/request-limits.js";
+import { allowRequestedMail, minutesToWait } from "../../mail/request-limits.js";
 import { SIGNIN_PATH } from "../../oauth/scopes.js";
-import { type SignInContext, sendSignInLink, useSignInLink } from "../../oauth/signin.js";
+import {
+  recordAgreedConsent,
+  type SignInContext,
+  sendSignInLink,
+  useSignInLink,
+} from "../../oauth/signin.js";
 import { CONTENT_SECURITY_POLICY, Layout } from "./layout.js";
 import { createFormGuard, isTokenShaped, MAX_FORM_BYTES, PAGE_HEADERS, readForm } from "./security.js";
 
@@ -195,12 +201,22 @@ const ConsentPage: FC<{
   );
 };
 
-const Message: FC<{ holderName: string; title: string; text: string }> = (props) => (
-  <Layout title={props.title} holderName={props.holderName}>
+const Message: FC<{ holderName: string; title: string; paragraphs: readonly string[]; lang: Lang }> = (
+  props,
+) => (
+  <Layout title={props.title} holderName={props.holderName} lang={props.lang}>
     <h1>{props.title}</h1>
-    <p>{props.text}</p>
+    {props.paragraphs.map((text) => (
+      <p>{text}</p>
+    ))}
   </Layout>
 );
+
+type SignInWords = Messages["signin"];
+/** The sign-in catalogue's plain sentences: the titles and texts of the message pages. */
+type SignInSentence = {
+  [K in keyof SignInWords]: SignInWords[K] extends string ? K : never;
+}[keyof SignInWords];
 
 /** `form-action` must allow the assistant's redirect: the approve POST ends there (303 chain). */
 function cspWithFormTarget(redirectUri: string | undefined): string {
@@ -232,27 +248,49 @@ export function mountOAuthPages<E extends Env, S extends Schema, B extends strin
     if (csp !== undefined) response.headers.set("Content-Security-Policy", csp);
     return response;
   };
-  const message = (c: Context, status: number, title: string, text: string) =>
-    render(c, status, <Message holderName={holderName} title={title} text={text} />);
+  /** A message page in the request's language, from the sign-in catalogue. */
+  const message = (c: Context, status: number, title: SignInSentence, text: SignInSentence) => {
+    const lang = requestLanguage(c);
+    const t = messagesFor(lang).signin;
+    return render(
+      c,
+      status,
+      <Message holderName={holderName} title={t[title]} paragraphs={[t[text]]} lang={lang} />,
+    );
+  };
+  /** The 429 of a sign-in mail: how long to wait, and the limit's name and flag for the operator. */
+  const mailLimited = (c: Context, limit: LimitHint, retryAfterSeconds: number) => {
+    const lang = requestLanguage(c);
+    const t = messagesFor(lang);
+    const paragraphs = [
+      t.messages.mailLimited(plural(minutesToWait(retryAfterSeconds), t.duration.minutes, lang)),
+      t.messages.limitHint(limit),
+    ];
+    return render(
+      c,
+      429,
+      <Message
+        holderName={holderName}
+        title={t.messages.mailLimitedTitle}
+        paragraphs={paragraphs}
+        lang={lang}
+      />,
+    );
+  };
 
   /** The interaction of this browser (the provider's cookie), or why not. */
   async function interactionOf(c: Context): Promise<Interaction | Response> {
     const uid = c.req.param("uid");
     const env = c.env as NodeBindings | undefined;
     if (uid === undefined || !UID.test(uid) || env?.incoming === undefined || env.outgoing === undefined) {
-      return message(c, 404, "Unknown sign-in", "This sign-in link is not known here.");
+      return message(c, 404, "unknownTitle", "unknown");
     }
     try {
       const interaction = await provider.interactionDetails(env.incoming, env.outgoing);
       if (interaction.uid !== uid) throw new Error("another sign-in");
       return interaction;
     } catch {
-      return message(
-        c,
-        410,
-        "This sign-in has ended",
-        "Open the link in the same browser where you started, within 10 minutes. Otherwise go back to your assistant and start again.",
-      );
+      return message(c, 410, "endedTitle", "ended");
     }
   }
 
@@ -274,20 +312,9 @@ export function mountOAuthPages<E extends Env, S extends Schema, B extends strin
 
   async function formOk(c: Context): Promise<Record<string, string> | Response> {
     const form = await readForm(c);
-    if (!form.ok)
-      return message(
-        c,
-        form.reason === "content-type" ? 415 : 400,
-        "Not a form",
-        "Send the form from the page.",
-      );
+    if (!form.ok) return message(c, form.reason === "content-type" ? 415 : 400, "notFormTitle", "notForm");
     if (guard.check(c, form.fields.csrf) !== undefined) {
-      return message(
-        c,
-        403,
-        "Refused",
-        "This form did not come from this page. Reload it and try again (cookies must be allowed).",
-      );
+      return message(c, 403, "refusedTitle", "refused");
     }
     return form.fields;
   }
@@ -307,7 +334,7 @@ export function mountOAuthPages<E extends Env, S extends Schema, B extends strin
 
   const limit = bodyLimit({
     maxSize: MAX_FORM_BYTES,
-    onError: (c) => message(c, 413, "Too large", "The form was larger than this page accepts."),
+    onError: (c) => message(c, 413, "tooLargeTitle", "tooLarge"),
   });
 
   app.get(`${SIGNIN_PATH}/:uid`, async (c) => {
@@ -369,16 +396,19 @@ export function mountOAuthPages<E extends Env, S extends Schema, B extends strin
         interaction: `signin:${interaction.uid}`,
       });
       if (!verdict.ok) {
-        const refused = await message(c, 429, "Please wait", mailLimitMessage(verdict));
+        const refused = await mailLimited(c, verdict.limit, verdict.retryAfterSeconds);
         refused.headers.set("Retry-After", String(verdict.retryAfterSeconds));
         return refused;
       }
     }
+    const lang = requestLanguage(c);
     try {
-      await sendSignInLink(deps.signIn, interaction.uid, fields.email ?? "", client.name);
+      await sendSignInLink(deps.signIn, interaction.uid, fields.email ?? "", client.name, lang);
     } catch (error) {
       if (!(error instanceof HolderError)) throw error;
       const csrf = guard.issue(c);
+      // The service's reason is English; the other languages say the consent page's sentence.
+      const problem = lang === DEFAULT_LANG ? error.message : messagesFor(lang).consent.errors.emailInvalid;
       return render(
         c,
         400,
@@ -387,22 +417,17 @@ export function mountOAuthPages<E extends Env, S extends Schema, B extends strin
           clientName={client.name}
           action={`${SIGNIN_PATH}/${interaction.uid}/email`}
           csrf={csrf}
-          error={error.message}
-          lang={requestLanguage(c)}
+          error={problem}
+          lang={lang}
         />,
       );
     }
-    return message(
-      c,
-      200,
-      "Check your e-mail",
-      "We sent you a link to sign in. Open it in this browser within 15 minutes.",
-    );
+    return message(c, 200, "sentTitle", "sent");
   });
 
   app.get(`${SIGNIN_PATH}/:uid/link/:token`, async (c) => {
     const token = c.req.param("token");
-    if (!isTokenShaped(token)) return message(c, 404, "Unknown link", "This sign-in link is not known here.");
+    if (!isTokenShaped(token)) return message(c, 404, "unknownLinkTitle", "unknown");
     const interaction = await interactionOf(c);
     if (interaction instanceof Response) return interaction;
     const csrf = guard.issue(c);
@@ -421,19 +446,14 @@ export function mountOAuthPages<E extends Env, S extends Schema, B extends strin
 
   app.post(`${SIGNIN_PATH}/:uid/link/:token`, limit, async (c) => {
     const token = c.req.param("token");
-    if (!isTokenShaped(token)) return message(c, 404, "Unknown link", "This sign-in link is not known here.");
+    if (!isTokenShaped(token)) return message(c, 404, "unknownLinkTitle", "unknown");
     const interaction = await interactionOf(c);
     if (interaction instanceof Response) return interaction;
     const fields = await formOk(c);
     if (fields instanceof Response) return fields;
     const accountId = await useSignInLink(deps.signIn, interaction.uid, token);
     if (accountId === undefined) {
-      return message(
-        c,
-        410,
-        "This link no longer works",
-        "A sign-in link works once, for 15 minutes. Ask for a new one.",
-      );
+      return message(c, 410, "linkGoneTitle", "linkGone");
     }
     return finish(c, { login: { accountId } });
   });
@@ -445,12 +465,15 @@ export function mountOAuthPages<E extends Env, S extends Schema, B extends strin
     if (fields instanceof Response) return fields;
     const accountId = interaction.session?.accountId;
     if (interaction.prompt.name !== "consent" || accountId === undefined) {
-      return message(c, 409, "Sign in first", "Sign in before you allow an assistant.");
+      return message(c, 409, "signInFirstTitle", "signInFirst");
     }
     // Any language's current text will do: each has its own version (issue 17 item 8).
-    if (consentTextByVersion(config, fields.consentVersion) === undefined) {
-      return message(c, 409, "The consent text changed", "Reload the page and read the new text.");
+    const agreed = consentTextByVersion(config, fields.consentVersion);
+    if (agreed === undefined) {
+      return message(c, 409, "consentChangedTitle", "consentChanged");
     }
+    // The text the person agreed to, and so the language of the mails about what it publishes.
+    await recordAgreedConsent(deps.signIn, accountId, agreed.version);
     const clientId = String(interaction.params.client_id);
     const grant =
       (interaction.grantId === undefined ? undefined : await provider.Grant.find(interaction.grantId)) ??
