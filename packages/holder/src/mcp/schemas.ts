@@ -80,10 +80,24 @@ const intentCode = z
   .describe("the intentCode intent_publish_intent returned (ic_…); keep it secret, like an unsubscribe link");
 const intentId = z.string().min(1).max(100);
 
+/**
+ * The binding lists area after "optional"; this holder requires it, since the country decides
+ * which offers can match, which demand-summary cell counts the intent and, without a budget, the
+ * hidden limit's currency. An intent matching anywhere would sit in no cell or in every one.
+ */
+const AREA_REQUIRED =
+  'area is required: the country decides which offers can match (SK or CZ), the demand-summary cell that counts the intent and the currency of a hidden limit without a budget. For a whole country give { "country": "SK" } without a region';
+
+const publishArea = z
+  .strictObject(areaSchema.shape, {
+    error: (issue) => (issue.input === undefined ? AREA_REQUIRED : undeclared(issue)),
+  })
+  .describe(AREA_REQUIRED);
+
 export const publishInput = strict({
   statement,
   criteria: criteriaSchema.optional(),
-  area: areaSchema,
+  area: publishArea,
   budget: moneySchema.optional(),
   hiddenLimit: hiddenLimit.optional(),
   buyBy: instant.optional().describe("when the person wants to have bought by"),

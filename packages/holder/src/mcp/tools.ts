@@ -124,6 +124,7 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
       title: "Publish what a person wants to buy",
       description:
         "Publishes a draft intent: what the person wants to buy, where, for how much. It takes no contact data at all (no e-mail, phone or name). " +
+        "area is required here (at least its country): it decides which offers can match. " +
         "It returns the intent, an intentCode and a consentUrl on this holder's own site. Give the consentUrl to the person: " +
         "they open it, enter their own e-mail, read the consent text and confirm by e-mail; only then is the intent active and matched. " +
         "Do not open, fill in or submit that page for them. Keep the intentCode secret: it reads the intent, lists its matches and withdraws it. " +
