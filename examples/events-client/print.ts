@@ -2,7 +2,7 @@
  * Prints the events of an MCP Events server with the Doorbell client SDK, one line each.
  *
  *   node --import tsx --conditions=@doorbell/source examples/events-client/print.ts \
- *     [--url http://127.0.0.1:8765/mcp] [--mode poll|push|webhook] [--event file.created] [--listen 127.0.0.1:8766]
+ *     [--url http://127.0.0.1:8765/mcp] [--mode poll|push|webhook] [--event file.created] [--listen 127.0.0.1:8768]
  *     [--token dev-token] [--dialect sketch|sep-3415]
  *
  * Without --mode the SDK picks webhook > push > poll from what both sides support; webhook mode
