@@ -42,6 +42,7 @@ import {
   wireOf,
   youngEnough,
 } from "./core.js";
+import { failureCategory } from "./failure-category.js";
 import type { AnyEventDefinition, SubscriptionContext } from "./types.js";
 import {
   type EventsTables,
@@ -125,22 +126,6 @@ function deliveryOf(event: EventOccurrence): DeliveryEvent {
     ...(event.cursor === undefined || event.cursor === null ? {} : { cursor: event.cursor }),
   };
 }
-
-/** Delivery's failure categories folded into the sketch's fixed list; nothing else leaks. */
-const CATEGORY: Record<string, string> = {
-  connection_refused: "connection_refused",
-  connection_error: "connection_refused",
-  dns_error: "connection_refused",
-  blocked_url: "connection_refused",
-  blocked_address: "connection_refused",
-  timeout: "timeout",
-  aborted: "timeout",
-  tls_error: "tls_error",
-  http_3xx: "http_4xx",
-  http_4xx: "http_4xx",
-  http_5xx: "http_5xx",
-  challenge_failed: "challenge_failed",
-};
 
 /** A stored subscription with what this process knows of its type. */
 interface Served {
@@ -922,13 +907,13 @@ export class WebhookMode {
     const log = await showDelivery(deliveriesIn(this.store.db), deliveryId, 1);
     const category = log.attempts[0]?.category;
     const reached = category === undefined || category === "wrong_answer" || category.startsWith("http_");
-    return reached ? "challenge_failed" : (CATEGORY[category] ?? "challenge_failed");
+    return reached ? "challenge_failed" : (failureCategory(category) ?? "challenge_failed");
   }
 
   private async status(view: SubscriptionView): Promise<DeliveryStatus> {
     const s = view.deliveryStatus;
     // Only the six categories: never an endpoint's words, never an events error name.
-    const lastError = s.lastError === null ? null : (CATEGORY[s.lastError] ?? "http_4xx");
+    const lastError = s.lastError === null ? null : (failureCategory(s.lastError) ?? "http_4xx");
     return {
       active: s.active,
       lastDeliveryAt: s.lastDeliveryAt === null ? null : new Date(s.lastDeliveryAt).toISOString(),
