@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import fs from "node:fs";
 import { createServer, type Server } from "node:http";
-import net, { type AddressInfo } from "node:net";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { createReceiver, toNodeHandler } from "@doorbell/webhooks";
 import { SMTPServer } from "smtp-server";
@@ -16,13 +16,7 @@ const ENTRY = path.join(import.meta.dirname, "cli-entry.ts");
 
 // ---- processes ---------------------------------------------------------------------------------
 
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { freePort } from "./free-port.js";
 
 export interface Started {
   name: string;

@@ -1,7 +1,6 @@
 // What the command tests share: an Io that captures what a command prints, a free loopback port,
 // and a long-running command run in-process until a check is done.
 import { readFile } from "node:fs/promises";
-import net from "node:net";
 import { serveCommand } from "../src/commands/serve.js";
 import type { Io } from "../src/main.js";
 
@@ -19,13 +18,7 @@ export function captureIo(env: Record<string, string> = {}) {
   return { io, out: () => out.join(""), err: () => err.join("") };
 }
 
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { freePort } from "./free-port.js";
 
 /**
  * Runs a long-running command: `start` passes `until` and `ready` to it (its control), `check`

@@ -1,0 +1,21 @@
+import net from "node:net";
+
+/**
+ * A loopback port free now, for a process started later. Picked below Linux's ephemeral range
+ * (32768–60999): a port the kernel hands out would be free only until some outgoing connection of
+ * a test running beside this one takes it as its local port, before the process listens.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const server = net.createServer();
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once("error", () => resolve(false));
+      server.listen(port, "127.0.0.1", () => resolve(true));
+    });
+    if (bound) {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      return port;
+    }
+  }
+}
