@@ -1,6 +1,6 @@
 import { type ListTasksRequest, type ListTasksResponse, Task } from "@a2a-js/sdk";
 import type { ServerCallContext, TaskStore } from "@a2a-js/sdk/server";
-import type { Database, Kysely, MigrationContext } from "@doorbell/store";
+import { asTables, type Database, type Kysely, type MigrationContext } from "@doorbell/store";
 
 /**
  * The SDK's task store in SQL (SQLite or PostgreSQL through @doorbell/store), so the tasks that
@@ -58,7 +58,7 @@ const offsetOf = (token: string): number => {
 
 /** A TaskStore on a database migrated with `agreementsInboxMigrations` (version 3 adds its table). */
 export function createSqlTaskStore<DB>(handle: Database<DB>): TaskStore {
-  const db = (handle as unknown as Database<TaskTables>).db;
+  const db = asTables<TaskTables>(handle.db);
   const read = (body: string): Task => Task.fromJSON(JSON.parse(body));
   return {
     async save(task, context) {

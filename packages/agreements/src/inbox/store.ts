@@ -1,4 +1,4 @@
-import { type Database, defineMigrations } from "@doorbell/store";
+import { asTables, type Database, defineMigrations } from "@doorbell/store";
 import { createTaskStoreTable } from "../a2a/sql-task-store.js";
 import type { LimitsPolicy } from "./limits.js";
 import type { ReceiverResult, ReceiverState } from "./receiver-checks.js";
@@ -238,7 +238,7 @@ const TABLES_OF_AN_INBOX = [
 
 /** The store on a migrated database (run `migrate(handle, [agreementsInboxMigrations])` first). */
 export function createSqlInboxStore<DB>(handle: Database<DB>): InboxStore {
-  const h = handle as unknown as Database<InboxTables>;
+  const h = asTables<InboxTables>(handle);
   const db = h.db;
   const toMessage = (row: InboxTables["agreements_messages"]): StoredMessage => ({
     ...row,
