@@ -1,3 +1,4 @@
+import { CodedError } from "@doorbell/errors";
 /** Stable codes, one per way the agent SDK refuses or fails. Messages are plain words, never a secret or a code. */
 export type AgentErrorCode =
   /** A value given to this SDK is malformed (an intentCode, a URL, a flag). */
@@ -37,16 +38,14 @@ export interface AgentErrorDetails {
   retryAt?: number;
 }
 
-export class AgentError extends Error {
+export class AgentError extends CodedError<AgentErrorCode> {
   override readonly name = "AgentError";
-  readonly code: AgentErrorCode;
   readonly holderCode: string | undefined;
   readonly retryAfterSeconds: number | undefined;
   readonly retryAt: number | undefined;
 
   constructor(code: AgentErrorCode, message: string, details: AgentErrorDetails = {}, cause?: unknown) {
-    super(message, cause === undefined ? undefined : { cause });
-    this.code = code;
+    super(code, message, cause === undefined ? undefined : { cause });
     this.holderCode = details.holderCode;
     this.retryAfterSeconds = details.retryAfterSeconds;
     this.retryAt = details.retryAt;

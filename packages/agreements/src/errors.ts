@@ -1,3 +1,4 @@
+import { CodedError } from "@doorbell/errors";
 /**
  * Stable codes, one per way a message, a signature, a key page or a record can be refused.
  * Messages are plain words and never carry key material.
@@ -49,15 +50,13 @@ export type AgreementErrorCode =
   | "ERR_RECORD_CHAIN"
   | "ERR_RECORD_SEAL";
 
-export class AgreementError extends Error {
+export class AgreementError extends CodedError<AgreementErrorCode> {
   override readonly name = "AgreementError";
-  readonly code: AgreementErrorCode;
   /** One plain line per further thing that failed (e.g. each schema violation); never key material. */
   readonly details: readonly string[];
 
   constructor(code: AgreementErrorCode, message: string, details: readonly string[] = []) {
-    super(message);
-    this.code = code;
+    super(code, message);
     this.details = details;
   }
 }

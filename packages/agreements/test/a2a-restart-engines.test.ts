@@ -13,7 +13,7 @@ import { WAITING_FOR_OWNER } from "../src/a2a/task-states.js";
 import { checkRecord } from "../src/check/check.js";
 import type { Responder } from "../src/inbox/agent-inbox.js";
 import type { LimitsPolicy } from "../src/inbox/limits.js";
-import { agreementsInboxMigrations } from "../src/inbox/store.js";
+import { agreementsInboxMigrations } from "../src/schema.js";
 import { type A2AAgent, rawClient, startA2AAgent, statusText } from "./a2a-agents.js";
 import { ASK, acceptQuotes, quoteDesks, twoParties } from "./quote-thread.js";
 

@@ -5,8 +5,9 @@
 import { type Database, migrate, openDatabase } from "@doorbell/store";
 import type { AgentInboxOptions, Responder } from "../src/inbox/agent-inbox.js";
 import type { LimitsPolicy } from "../src/inbox/limits.js";
-import { agreementsInboxMigrations, createSqlInboxStore, type InboxStore } from "../src/inbox/store.js";
+import { createSqlInboxStore, type InboxStore } from "../src/inbox/store.js";
 import type { KeyResolver } from "../src/jws/resolver.js";
+import { agreementsInboxMigrations } from "../src/schema.js";
 import type { Party } from "./inbox-parties.js";
 
 export interface AgentBase {

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentInbox } from "../src/inbox/agent-inbox.js";
 import { InboxError } from "../src/inbox/errors.js";
 import { type ExpiryTimers, startInboxExpiry } from "../src/inbox/expiry.js";
-import { agreementsInboxMigrations, createSqlInboxStore, type InboxStore } from "../src/inbox/store.js";
+import { createSqlInboxStore, type InboxStore } from "../src/inbox/store.js";
+import { agreementsInboxMigrations } from "../src/schema.js";
 import { makeParty, resolverFor } from "./inbox-parties.js";
 
 /** A timer the test fires by hand: no sleeping. */

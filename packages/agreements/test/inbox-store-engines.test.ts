@@ -1,12 +1,8 @@
 import { migrate } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  agreementsInboxMigrations,
-  createSqlInboxStore,
-  type InboxStore,
-  type StoredMessage,
-} from "../src/inbox/store.js";
+import { createSqlInboxStore, type InboxStore, type StoredMessage } from "../src/inbox/store.js";
+import { agreementsInboxMigrations } from "../src/schema.js";
 
 const message = (inbox: string, id: string, at: number, thread = "t-1"): StoredMessage => ({
   inbox,

@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { CodedError, type CodedErrorOptions } from "@doorbell/errors";
 import { forTerminal } from "./terminal-text.js";
 
 /** Where a command reads and writes; injected so commands are tested in-process. */
@@ -28,6 +29,10 @@ export const processIo: Io = {
 };
 
 /** A mistake in how the command was called: printed with the usage, exit code 2. */
-export class UsageError extends Error {
+export class UsageError extends CodedError<"ERR_CLI_USAGE"> {
   override readonly name = "UsageError";
+
+  constructor(message: string, options?: CodedErrorOptions) {
+    super("ERR_CLI_USAGE", message, options);
+  }
 }

@@ -1,3 +1,5 @@
+import { CodedError } from "@doorbell/errors";
+
 /**
  * Stable codes, one per way the store can refuse. Messages are plain words and never carry a key,
  * a plaintext, a sealed value or a database password.
@@ -42,14 +44,8 @@ export type StoreErrorCode =
   /** The test harness is misconfigured (e.g. no PostgreSQL URL in CI). */
   | "ERR_STORE_TEST_SETUP";
 
-export class StoreError extends Error {
+export class StoreError extends CodedError<StoreErrorCode> {
   override readonly name = "StoreError";
-  readonly code: StoreErrorCode;
-
-  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-  }
 }
 
 export const isStoreError = (value: unknown): value is StoreError => value instanceof StoreError;

@@ -13,14 +13,9 @@ export {
 export { isDatabaseBusy } from "./busy.js";
 export { type CodeHasher, constantTimeEqual, createCodeHasher } from "./code-hasher.js";
 export { type ConstraintViolation, constraintViolation } from "./constraint.js";
-export {
-  type Database,
-  type DatabaseConfig,
-  type DialectName,
-  type NoTables,
-  openDatabase,
-} from "./database.js";
+export { openDatabase } from "./database.js";
 export { isStoreError, StoreError, type StoreErrorCode } from "./errors.js";
+export type { Database, DatabaseConfig, DialectName, NoTables } from "./handle.js";
 export {
   formatKeyring,
   GENERATED_KEY_FILE,
@@ -58,3 +53,4 @@ export { type ResealColumnOptions, resealColumn } from "./reseal.js";
 export { autoIdColumn, type ColumnTypes, columnTypes } from "./schema.js";
 export { checkSealKeys, keyFingerprint, SEAL_KEYS_FIX, sealKeyCheckMigrations } from "./seal-key-check.js";
 export { createSealer, type Sealer, type SealerOptions } from "./sealer.js";
+export { asTables } from "./tables.js";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { sql } from "kysely";
-import type { Database } from "./database.js";
 import { StoreError } from "./errors.js";
+import type { Database } from "./handle.js";
 import { defineMigrations } from "./migrations.js";
 
 /**

@@ -1,7 +1,8 @@
 import { type CreateTableBuilder, type Kysely, sql } from "kysely";
-import type { Database, DialectName } from "./database.js";
 import { StoreError } from "./errors.js";
+import type { Database, DialectName } from "./handle.js";
 import { autoIdColumn, type ColumnTypes, columnTypes } from "./schema.js";
+import { asTables } from "./tables.js";
 
 /** What a migration gets besides the database: the engine and portable column types. */
 export interface MigrationContext {
@@ -134,7 +135,7 @@ export async function migrate<DB>(
     seen.add(entry.package);
   }
   const now = options.now ?? Date.now;
-  const db = handle.db as unknown as Kysely<MigrationTables>;
+  const db = asTables<MigrationTables>(handle.db);
   if (handle.dialect === "sqlite") return runMigrations(db, handle.dialect, packages, now);
 
   const lockTimeoutMs = options.lockTimeoutMs ?? 60_000;
@@ -237,7 +238,7 @@ async function runMigrations(
           .executeTakeFirst();
         if (already) return false; // another process applied it between our check and our lock
         try {
-          await migration.up(trx as unknown as Kysely<unknown>, context);
+          await migration.up(asTables<unknown>(trx), context);
         } catch (error) {
           throw new StoreError(
             "ERR_STORE_MIGRATION_FAILED",
@@ -265,7 +266,7 @@ async function runMigrations(
 
 /** The migrations recorded in the database, by package then version; empty before the first `migrate`. */
 export async function appliedMigrations<DB>(handle: Database<DB>): Promise<AppliedMigration[]> {
-  const db = handle.db as unknown as Kysely<MigrationTables>;
+  const db = asTables<MigrationTables>(handle.db);
   const tables = await db.introspection.getTables();
   if (!tables.some((table) => table.name === MIGRATIONS_TABLE)) return [];
   const rows = await db
@@ -291,7 +292,7 @@ export async function migrationsCurrent<DB>(
   handle: Database<DB>,
   packages: readonly PackageMigrations[],
 ): Promise<boolean> {
-  const db = handle.db as unknown as Kysely<MigrationTables>;
+  const db = asTables<MigrationTables>(handle.db);
   const rows = await db
     .selectFrom(MIGRATIONS_TABLE)
     .select(["package", (eb) => eb.fn.max("version").as("version")])

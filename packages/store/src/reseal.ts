@@ -1,6 +1,6 @@
-import { type Kysely, sql } from "kysely";
-import type { Database } from "./database.js";
+import { sql } from "kysely";
 import { StoreError } from "./errors.js";
+import type { Database } from "./handle.js";
 import type { Sealer } from "./sealer.js";
 
 export interface ResealColumnOptions {
@@ -36,7 +36,7 @@ export async function resealColumn<DB>(
   if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
     throw new StoreError("ERR_STORE_CONFIG", "batchSize must be a positive integer");
   }
-  const db = handle.db as unknown as Kysely<unknown>;
+  const db = handle.db;
   const table = sql.table(options.table);
   const key = sql.ref(options.keyColumn);
   const column = sql.ref(options.column);
@@ -63,9 +63,7 @@ export async function resealColumn<DB>(
       for (const update of updates) {
         const result = await sql`
           update ${table} set ${column} = ${update.next}
-          where ${key} = ${update.key} and ${column} = ${update.old}`.execute(
-          trx as unknown as Kysely<unknown>,
-        );
+          where ${key} = ${update.key} and ${column} = ${update.old}`.execute(trx);
         resealed += Number(result.numAffectedRows ?? 0n);
       }
     });

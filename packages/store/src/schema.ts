@@ -1,5 +1,5 @@
 import type { CreateTableBuilder } from "kysely";
-import type { DialectName } from "./database.js";
+import type { DialectName } from "./handle.js";
 
 /**
  * Column types that read back identically on SQLite and PostgreSQL. Timestamps are integer epoch

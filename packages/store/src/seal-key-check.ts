@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { sql } from "kysely";
-import type { Database } from "./database.js";
 import { StoreError } from "./errors.js";
+import type { Database } from "./handle.js";
 import { type Keyring, masterKey } from "./keyring.js";
 import { defineMigrations, migrate } from "./migrations.js";
 

@@ -14,8 +14,9 @@ import os from "node:os";
 import path from "node:path";
 import type { Transaction } from "kysely";
 import pg from "pg";
-import { type Database, type DatabaseConfig, type DialectName, openDatabase } from "./database.js";
+import { openDatabase } from "./database.js";
 import { StoreError } from "./errors.js";
+import type { Database, DatabaseConfig, DialectName } from "./handle.js";
 
 export const TEST_PG_URL_ENV = "DOORBELL_TEST_PG_URL";
 

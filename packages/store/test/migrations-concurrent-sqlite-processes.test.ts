@@ -11,7 +11,9 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "doorbell-store-procs-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 function start(file: string) {
-  const proc = spawn(process.execPath, ["--import", "tsx", child, file], { stdio: ["pipe", "pipe", "pipe"] });
+  const proc = spawn(process.execPath, ["--conditions=@doorbell/source", "--import", "tsx", child, file], {
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   let out = "";
   let err = "";
   proc.stdout.on("data", (chunk) => {

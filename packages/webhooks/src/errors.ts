@@ -1,3 +1,5 @@
+import { CodedError } from "@doorbell/errors";
+
 /** Stable codes, one per way a webhook can be refused. Messages are plain words and never carry a secret. */
 export type WebhookErrorCode =
   | "ERR_WEBHOOK_INVALID_SECRET"
@@ -16,17 +18,17 @@ export type WebhookErrorCode =
   | "ERR_WEBHOOK_UNKNOWN_SUBSCRIPTION"
   | "ERR_WEBHOOK_HANDLER_FAILED"
   | "ERR_WEBHOOK_BUSY"
+  /** The in-memory webhook-id store holds its maximum; the receiver answers 503 and asks to retry. */
+  | "ERR_WEBHOOK_DEDUP_FULL"
   | "ERR_EGRESS_POLICY";
 
-export class WebhookError extends Error {
+export class WebhookError extends CodedError<WebhookErrorCode> {
   override readonly name = "WebhookError";
-  readonly code: WebhookErrorCode;
   /** One plain line per thing that was checked and failed (e.g. per signature tried); never secret material. */
   readonly details: readonly string[];
 
   constructor(code: WebhookErrorCode, message: string, details: readonly string[] = []) {
-    super(message);
-    this.code = code;
+    super(code, message);
     this.details = details;
   }
 }

@@ -1,3 +1,4 @@
+import { CodedError } from "@doorbell/errors";
 /**
  * The A2A push binding rule (specs/a2a-push-binding-rule.md): push is used only on an acknowledged
  * binding that matches what the client sent. Anything else refuses the push channel (never the
@@ -75,15 +76,15 @@ export interface NegotiatePushBindingInput {
   readonly confirmed?: boolean;
 }
 
-export class PushBindingUnverifiedError extends Error {
-  readonly code = "ERR_PUSH_BINDING_UNVERIFIED";
+export class PushBindingUnverifiedError extends CodedError<"ERR_PUSH_BINDING_UNVERIFIED"> {
+  override readonly name = "PushBindingUnverifiedError";
   readonly reasons: readonly PushBindingReason[];
   constructor(card: PushCardFacts, reasons: readonly PushBindingReason[]) {
     super(
+      "ERR_PUSH_BINDING_UNVERIFIED",
       `agent "${card.name}" (card version ${card.version}) advertises push but the binding is not acknowledged ` +
         `as sent (${reasons.join(", ")}), and no polling fallback is configured`,
     );
-    this.name = "PushBindingUnverifiedError";
     this.reasons = reasons;
   }
 }

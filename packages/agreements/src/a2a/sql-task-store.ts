@@ -1,6 +1,7 @@
 import { type ListTasksRequest, type ListTasksResponse, Task } from "@a2a-js/sdk";
 import type { ServerCallContext, TaskStore } from "@a2a-js/sdk/server";
-import type { Database, Kysely, MigrationContext } from "@doorbell/store";
+import { asTables, type Database } from "@doorbell/store";
+import type { TaskTables } from "../schema.js";
 
 /**
  * The SDK's task store in SQL (SQLite or PostgreSQL through @doorbell/store), so the tasks that
@@ -9,38 +10,6 @@ import type { Database, Kysely, MigrationContext } from "@doorbell/store";
  * own JSON (`Task.toJSON`), scoped by tenant and by the caller's user name, as the SDK's in-memory
  * store scopes them.
  */
-
-interface TaskTables {
-  agreements_a2a_task_store: {
-    tenant: string;
-    owner: string;
-    id: string;
-    context_id: string;
-    state: number;
-    status_at: string;
-    body: string;
-  };
-}
-
-/** Creates the table (version 3 of `agreementsInboxMigrations`, so every inbox database has it). */
-export async function createTaskStoreTable(db: Kysely<unknown>, { types }: MigrationContext): Promise<void> {
-  await db.schema
-    .createTable("agreements_a2a_task_store")
-    .addColumn("tenant", "text", (c) => c.notNull())
-    .addColumn("owner", "text", (c) => c.notNull())
-    .addColumn("id", "text", (c) => c.notNull())
-    .addColumn("context_id", "text", (c) => c.notNull())
-    .addColumn("state", "integer", (c) => c.notNull())
-    .addColumn("status_at", "text", (c) => c.notNull())
-    .addColumn("body", types.json, (c) => c.notNull())
-    .addPrimaryKeyConstraint("agreements_a2a_task_store_pk", ["tenant", "owner", "id"])
-    .execute();
-  await db.schema
-    .createIndex("agreements_a2a_task_store_context")
-    .on("agreements_a2a_task_store")
-    .columns(["tenant", "owner", "context_id"])
-    .execute();
-}
 
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 100;
@@ -58,7 +27,7 @@ const offsetOf = (token: string): number => {
 
 /** A TaskStore on a database migrated with `agreementsInboxMigrations` (version 3 adds its table). */
 export function createSqlTaskStore<DB>(handle: Database<DB>): TaskStore {
-  const db = (handle as unknown as Database<TaskTables>).db;
+  const db = asTables<TaskTables>(handle.db);
   const read = (body: string): Task => Task.fromJSON(JSON.parse(body));
   return {
     async save(task, context) {

@@ -1,4 +1,5 @@
 import { TaskState } from "@a2a-js/sdk";
+import { CodedError } from "@doorbell/errors";
 import type { PushBindingReason, PushCardFacts, PushMode } from "./push-binding.js";
 
 /**
@@ -84,11 +85,10 @@ export interface TaskReconcilerOptions {
   onError?(taskId: string, error: unknown): void;
 }
 
-export class ReconcilerConfigError extends Error {
-  readonly code = "ERR_RECONCILE_INTERVAL";
+export class ReconcilerConfigError extends CodedError<"ERR_RECONCILE_INTERVAL"> {
+  override readonly name = "ReconcilerConfigError";
   constructor(message: string) {
-    super(message);
-    this.name = "ReconcilerConfigError";
+    super("ERR_RECONCILE_INTERVAL", message);
   }
 }
 

@@ -1,4 +1,5 @@
 import { createPublicKey, type KeyObject } from "node:crypto";
+import { CodedError } from "@doorbell/errors";
 import { dkimSign } from "mailauth";
 import { DKIM_SIGNED_HEADERS } from "./headers.js";
 
@@ -11,11 +12,10 @@ export interface DkimKey {
   readonly algorithm: "ed25519-sha256" | "rsa-sha256";
 }
 
-export class DkimSignError extends Error {
-  readonly code = "ERR_DKIM_SIGN";
+export class DkimSignError extends CodedError<"ERR_DKIM_SIGN"> {
+  override readonly name = "DkimSignError";
   constructor(message: string) {
-    super(message);
-    this.name = "DkimSignError";
+    super("ERR_DKIM_SIGN", message);
   }
 }
 

@@ -1,3 +1,4 @@
+import { CodedError } from "@doorbell/errors";
 /**
  * Errors of the agent inbox and its channels, with a stable code and a plain-words message. (The
  * core's `AgreementError` codes are about documents; these are about an inbox's own operation.)
@@ -20,12 +21,6 @@ export type InboxErrorCode =
   /** The thread has no A2A task binding (or the binding is of the wrong kind). */
   | "ERR_A2A_NO_TASK";
 
-export class InboxError extends Error {
+export class InboxError extends CodedError<InboxErrorCode> {
   override readonly name = "InboxError";
-  constructor(
-    readonly code: InboxErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
 }

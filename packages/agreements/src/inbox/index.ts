@@ -1,3 +1,4 @@
+export { agreementsInboxMigrations } from "../schema.js";
 export {
   AgentInbox,
   type AgentInboxOptions,
@@ -30,7 +31,6 @@ export {
   startInboxSmtpServer,
 } from "./smtp.js";
 export {
-  agreementsInboxMigrations,
   type Channel,
   createSqlInboxStore,
   type InboxRow,

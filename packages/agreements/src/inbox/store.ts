@@ -1,5 +1,5 @@
-import { type Database, defineMigrations } from "@doorbell/store";
-import { createTaskStoreTable } from "../a2a/sql-task-store.js";
+import { asTables, type Database } from "@doorbell/store";
+import type { InboxTables } from "../schema.js";
 import type { LimitsPolicy } from "./limits.js";
 import type { ReceiverResult, ReceiverState } from "./receiver-checks.js";
 
@@ -101,132 +101,6 @@ export interface InboxStore {
   clientTasks(inbox: string): Promise<TaskBinding[]>;
 }
 
-interface InboxTables {
-  agreements_inboxes: { address: string; policy: string; expires_at: number | null; created_at: number };
-  agreements_messages: {
-    inbox: string;
-    id: string;
-    thread: string;
-    direction: string;
-    type: string;
-    hash: string;
-    canonical: string;
-    jws: string | null;
-    result: string;
-    at: number;
-  };
-  agreements_nonces: { inbox: string; sender: string; nonce: string; expires_at: number };
-  agreements_threads: { inbox: string; thread: string; state: string; channel: string; updated_at: number };
-  agreements_pending: {
-    inbox: string;
-    id: string;
-    thread: string;
-    channel: string;
-    draft: string;
-    reasons: string;
-    created_at: number;
-  };
-  agreements_records: { inbox: string; thread: string; record: string };
-  agreements_a2a_tasks: {
-    inbox: string;
-    thread: string;
-    role: string;
-    task_id: string;
-    endpoint: string | null;
-  };
-}
-
-export const agreementsInboxMigrations = defineMigrations("agreements", [
-  {
-    version: 1,
-    name: "agent_inboxes",
-    async up(db, { types }) {
-      await db.schema
-        .createTable("agreements_inboxes")
-        .addColumn("address", "text", (c) => c.primaryKey())
-        .addColumn("policy", types.json, (c) => c.notNull())
-        .addColumn("expires_at", types.timestamp)
-        .addColumn("created_at", types.timestamp, (c) => c.notNull())
-        .execute();
-      await db.schema
-        .createTable("agreements_messages")
-        .addColumn("inbox", "text", (c) => c.notNull())
-        .addColumn("id", "text", (c) => c.notNull())
-        .addColumn("thread", "text", (c) => c.notNull())
-        .addColumn("direction", "text", (c) => c.notNull())
-        .addColumn("type", "text", (c) => c.notNull())
-        .addColumn("hash", "text", (c) => c.notNull())
-        .addColumn("canonical", "text", (c) => c.notNull())
-        .addColumn("jws", "text")
-        .addColumn("result", "text", (c) => c.notNull())
-        .addColumn("at", types.timestamp, (c) => c.notNull())
-        .addPrimaryKeyConstraint("agreements_messages_pk", ["inbox", "id"])
-        .execute();
-      await db.schema
-        .createIndex("agreements_messages_thread")
-        .on("agreements_messages")
-        .columns(["inbox", "thread", "at"])
-        .execute();
-      await db.schema
-        .createTable("agreements_nonces")
-        .addColumn("inbox", "text", (c) => c.notNull())
-        .addColumn("sender", "text", (c) => c.notNull())
-        .addColumn("nonce", "text", (c) => c.notNull())
-        .addColumn("expires_at", types.timestamp, (c) => c.notNull())
-        .addPrimaryKeyConstraint("agreements_nonces_pk", ["inbox", "sender", "nonce"])
-        .execute();
-      await db.schema
-        .createTable("agreements_threads")
-        .addColumn("inbox", "text", (c) => c.notNull())
-        .addColumn("thread", "text", (c) => c.notNull())
-        .addColumn("state", "text", (c) => c.notNull())
-        .addColumn("channel", "text", (c) => c.notNull())
-        .addColumn("updated_at", types.timestamp, (c) => c.notNull())
-        .addPrimaryKeyConstraint("agreements_threads_pk", ["inbox", "thread"])
-        .execute();
-      await db.schema
-        .createTable("agreements_pending")
-        .addColumn("inbox", "text", (c) => c.notNull())
-        .addColumn("id", "text", (c) => c.notNull())
-        .addColumn("thread", "text", (c) => c.notNull())
-        .addColumn("channel", "text", (c) => c.notNull())
-        .addColumn("draft", types.json, (c) => c.notNull())
-        .addColumn("reasons", types.json, (c) => c.notNull())
-        .addColumn("created_at", types.timestamp, (c) => c.notNull())
-        .addPrimaryKeyConstraint("agreements_pending_pk", ["inbox", "id"])
-        .execute();
-      await db.schema
-        .createTable("agreements_records")
-        .addColumn("inbox", "text", (c) => c.notNull())
-        .addColumn("thread", "text", (c) => c.notNull())
-        .addColumn("record", types.json, (c) => c.notNull())
-        .addPrimaryKeyConstraint("agreements_records_pk", ["inbox", "thread"])
-        .execute();
-    },
-  },
-  {
-    version: 2,
-    name: "a2a_tasks",
-    async up(db) {
-      await db.schema
-        .createTable("agreements_a2a_tasks")
-        .addColumn("inbox", "text", (c) => c.notNull())
-        .addColumn("thread", "text", (c) => c.notNull())
-        .addColumn("role", "text", (c) => c.notNull())
-        .addColumn("task_id", "text", (c) => c.notNull())
-        .addColumn("endpoint", "text")
-        .addPrimaryKeyConstraint("agreements_a2a_tasks_pk", ["inbox", "thread"])
-        .execute();
-    },
-  },
-  {
-    // The A2A tasks themselves (the SDK's task store), so they outlive a restart (issue 18).
-    version: 3,
-    name: "a2a_task_store",
-    up: createTaskStoreTable,
-  },
-]);
-
 const TABLES_OF_AN_INBOX = [
   "agreements_messages",
   "agreements_nonces",
@@ -238,7 +112,7 @@ const TABLES_OF_AN_INBOX = [
 
 /** The store on a migrated database (run `migrate(handle, [agreementsInboxMigrations])` first). */
 export function createSqlInboxStore<DB>(handle: Database<DB>): InboxStore {
-  const h = handle as unknown as Database<InboxTables>;
+  const h = asTables<InboxTables>(handle);
   const db = h.db;
   const toMessage = (row: InboxTables["agreements_messages"]): StoredMessage => ({
     ...row,

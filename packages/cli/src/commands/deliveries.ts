@@ -121,7 +121,7 @@ async function openLog(
     // Opening would create an empty database: say where we looked instead.
     throw new Error(`no holder database at ${url}: give --data-dir or --database as for doorbell serve`);
   }
-  const store = (await openDatabase({ url })) as unknown as Database<DeliveryTables>;
+  const store = await openDatabase<DeliveryTables>({ url });
   try {
     // Additive only: a newer CLI beside an older holder adds the log's tables.
     await migrate(store, [deliveryMigrations]);

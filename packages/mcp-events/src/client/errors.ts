@@ -1,3 +1,4 @@
+import { CodedError } from "@doorbell/errors";
 /**
  * Stable codes, one per way the MCP Events client refuses or fails. Messages are plain words and
  * never carry a secret, a subscription id (a bearer capability on unauthenticated servers) or a
@@ -49,9 +50,8 @@ export interface EventsClientErrorDetails {
   serverData?: unknown;
 }
 
-export class EventsClientError extends Error {
+export class EventsClientError extends CodedError<EventsClientErrorCode> {
   override readonly name = "EventsClientError";
-  readonly code: EventsClientErrorCode;
   readonly serverCode: number | undefined;
   readonly serverMessage: string | undefined;
   readonly serverData: unknown;
@@ -62,8 +62,7 @@ export class EventsClientError extends Error {
     details: EventsClientErrorDetails = {},
     cause?: unknown,
   ) {
-    super(message, cause === undefined ? undefined : { cause });
-    this.code = code;
+    super(code, message, cause === undefined ? undefined : { cause });
     this.serverCode = details.serverCode;
     this.serverMessage = details.serverMessage;
     this.serverData = details.serverData;

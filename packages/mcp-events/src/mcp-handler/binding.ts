@@ -7,6 +7,7 @@
  * an egress policy. `emit` queues an event for every live subscription to it in the outbox, and
  * the engine's worker delivers each once, with retries, suspension and `deliveryStatus`.
  */
+
 import { randomUUID } from "node:crypto";
 import {
   createDeliveryEngine,
@@ -17,7 +18,8 @@ import {
   showDelivery,
   type Worker,
 } from "@doorbell/delivery";
-import type { Database, Kysely, Sealer } from "@doorbell/store";
+import { CodedError } from "@doorbell/errors";
+import { asTables, type Database, type Kysely, type Sealer } from "@doorbell/store";
 import { checkUrl, type EgressPolicy } from "@doorbell/webhooks";
 import { ProtocolError } from "@modelcontextprotocol/server";
 import {
@@ -100,21 +102,14 @@ const FAILED_VERIFICATIONS = { max: 5, windowMs: 10 * 60_000 };
 const CANDIDATE_LEASE_MS = 5 * 60_000;
 
 /** A subscription store or delivery failure with a stable code (mcp-handler answers it as -32603). */
-export class McpHandlerEventsError extends Error {
-  constructor(
-    readonly code:
-      | "ERR_MCP_HANDLER_STALE_OPERATION"
-      | "ERR_MCP_HANDLER_NO_EXPIRY"
-      | "ERR_MCP_HANDLER_UNKNOWN_EVENT",
-    message: string,
-  ) {
-    super(message);
-    this.name = "McpHandlerEventsError";
-  }
+export class McpHandlerEventsError extends CodedError<
+  "ERR_MCP_HANDLER_STALE_OPERATION" | "ERR_MCP_HANDLER_NO_EXPIRY" | "ERR_MCP_HANDLER_UNKNOWN_EVENT"
+> {
+  override readonly name = "McpHandlerEventsError";
 }
 
-const deliveriesIn = (db: Kysely<McpHandlerEventsTables>) => db as unknown as Kysely<DeliveryTables>;
-const rowsIn = (db: Kysely<McpHandlerEventsTables>) => db as unknown as Kysely<McpHandlerTables>;
+const deliveriesIn = (db: Kysely<McpHandlerEventsTables>) => asTables<DeliveryTables>(db);
+const rowsIn = (db: Kysely<McpHandlerEventsTables>) => asTables<McpHandlerTables>(db);
 
 export function mcpHandlerEvents(options: McpHandlerEventsOptions): McpHandlerEvents {
   const { store, sealer, policy } = options;
@@ -124,7 +119,7 @@ export function mcpHandlerEvents(options: McpHandlerEventsOptions): McpHandlerEv
   const maxPerPrincipal = options.maxSubscriptionsPerPrincipal ?? 100;
   const catalog = new Map(options.events.map((event) => [event.name, event]));
   const engine = createDeliveryEngine({
-    store: store as unknown as Database<DeliveryTables>,
+    store: asTables<DeliveryTables>(store),
     sealer,
     policy,
     clock,

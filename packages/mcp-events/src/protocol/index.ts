@@ -21,4 +21,30 @@ export {
   WireError,
 } from "./errors.js";
 export { EVENTS_EXTENSION, EVENTS_METHODS, EVENTS_NOTIFICATIONS, SUBSCRIPTION_ID_META } from "./methods.js";
-export * from "./model.js";
+export {
+  DELIVERY_ERROR_CATEGORIES,
+  DELIVERY_MODES,
+  type DeliveryErrorCategory,
+  type DeliveryMode,
+  type DeliveryStatus,
+  type ErrorObject,
+  type EventDescriptor,
+  type EventOccurrence,
+  type JsonObject,
+  type ListOutcome,
+  type ListQuery,
+  type PollOutcome,
+  type PollQuery,
+  type RequestId,
+  type StreamActive,
+  type StreamEnd,
+  type StreamEvent,
+  type StreamHeartbeat,
+  type StreamProblem,
+  type StreamQuery,
+  type SubscribeOutcome,
+  type SubscribeQuery,
+  type SubscriptionSpec,
+  type UnsubscribeQuery,
+  type WebhookBody,
+} from "./model.js";

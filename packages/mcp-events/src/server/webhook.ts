@@ -10,6 +10,7 @@ import {
   type Worker,
 } from "@doorbell/delivery";
 import {
+  asTables,
   createSealer,
   type Database,
   generateKeyEntry,
@@ -94,10 +95,9 @@ export { type EventsTables, eventsMigrations } from "./webhook-store.js";
 
 type Tables = DeliveryTables & EventsTables;
 
-// One database holds both packages' tables; each package's statements see only their own. Kysely's
-// types are invariant in the table map, so these two narrowings are the only casts.
-const subscriptionsIn = (db: Kysely<Tables>) => db as unknown as Kysely<EventsTables>;
-const deliveriesIn = (db: Kysely<Tables>) => db as unknown as Kysely<DeliveryTables>;
+// One database holds both packages' tables; each package's statements see only their own.
+const subscriptionsIn = (db: Kysely<Tables>) => asTables<EventsTables>(db);
+const deliveriesIn = (db: Kysely<Tables>) => asTables<DeliveryTables>(db);
 
 /** How long a receiver document's answer is trusted, per (principal, url). */
 const RECEIVER_DOCUMENT_TTL_MS = 10 * 60_000;
@@ -190,7 +190,7 @@ export class WebhookMode {
     this.engine =
       this.options.engine ??
       createDeliveryEngine({
-        store: this.store as unknown as Database<DeliveryTables>,
+        store: asTables<DeliveryTables>(this.store),
         sealer: this.sealer,
         policy: this.options.policy,
         clock: this.core.clock,

@@ -79,7 +79,7 @@ const targetOf = (input: string | URL, policy: EgressPolicy): Target => {
 };
 
 /** Stops a request whose answer we do not read; undici closes the connection. */
-class Hangup extends Error {}
+const hangup = (why: string): Error => new Error(why);
 
 /**
  * The plumbing postWebhook and getJson share: the URL is judged before any socket exists, the
@@ -151,7 +151,7 @@ export const guardedRequest = <T>(input: GuardedRequest<T>): Promise<T> => {
       stop(reason);
     }, policy.timeoutMs);
     const onCallerAbort = () => {
-      const reason = signal?.reason instanceof Error ? signal.reason : new Hangup("aborted by the caller");
+      const reason = signal?.reason instanceof Error ? signal.reason : hangup("aborted by the caller");
       failWith(reason);
       stop(reason);
     };
@@ -168,13 +168,13 @@ export const guardedRequest = <T>(input: GuardedRequest<T>): Promise<T> => {
         if (category !== undefined) {
           // The body of a failure is never read: stopping closes the connection.
           settle(() => onFailure({ category, reason: REASONS[category], status, headers }));
-          stop(new Hangup("a failure's body is not read"));
+          stop(hangup("a failure's body is not read"));
           return;
         }
         answer = { status, headers };
         if (input.wantBody && !input.wantBody(status, headers)) {
           settleAnswer();
-          stop(new Hangup("the body is not wanted"));
+          stop(hangup("the body is not wanted"));
         }
       },
       onResponseData(_controller, chunk) {
@@ -186,7 +186,7 @@ export const guardedRequest = <T>(input: GuardedRequest<T>): Promise<T> => {
           length += Math.max(0, room);
           truncated = true;
           settleAnswer();
-          stop(new Hangup("the body is longer than the cap"));
+          stop(hangup("the body is longer than the cap"));
           return;
         }
         chunks.push(chunk);

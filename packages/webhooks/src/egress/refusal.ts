@@ -1,3 +1,4 @@
+import { CodedError } from "@doorbell/errors";
 import { WebhookError } from "../errors.js";
 
 /**
@@ -13,13 +14,15 @@ export class EgressRefusal extends WebhookError {
   }
 }
 
-/** A resolver failure, tagged so it is reported as `dns_error` whatever the resolver threw. */
-export class ResolutionFailure extends Error {
-  readonly code: string;
+/**
+ * A resolver failure, tagged so it is reported as `dns_error` whatever the resolver threw. It goes
+ * to Node's lookup callback, whose contract is an errno-style `code` (ENOTFOUND, EAI_AGAIN), so its
+ * code is the resolver's and not one of WebhookError's; it never leaves the egress.
+ */
+export class ResolutionFailure extends CodedError {
+  override readonly name = "ResolutionFailure";
 
   constructor(code: string) {
-    super("the host name could not be resolved");
-    this.name = "ResolutionFailure";
-    this.code = code;
+    super(code, "the host name could not be resolved");
   }
 }

@@ -1,3 +1,5 @@
+import { WebhookError } from "../errors.js";
+
 /**
  * Remembers which webhook-ids were processed, so a handler runs at most once per id.
  * A key is first claimed (processing, with a lease so a crashed handler does not block it
@@ -21,10 +23,6 @@ interface Entry {
   until: number;
 }
 
-export class DedupCapacityError extends Error {
-  override readonly name = "DedupCapacityError";
-}
-
 /** The default store: one process, in memory, bounded. */
 export function createMemoryDedupStore(options: MemoryDedupOptions = {}): DedupStore {
   const maxEntries = options.maxEntries ?? 1_000_000;
@@ -41,7 +39,8 @@ export function createMemoryDedupStore(options: MemoryDedupOptions = {}): DedupS
       const existing = entries.get(key);
       if (existing && existing.until > now) return existing.processed ? "processed" : "processing";
       if (entries.size >= maxEntries || now >= nextSweep) sweep(now);
-      if (entries.size >= maxEntries) throw new DedupCapacityError("the webhook-id store is full");
+      if (entries.size >= maxEntries)
+        throw new WebhookError("ERR_WEBHOOK_DEDUP_FULL", "the webhook-id store is full");
       entries.set(key, { processed: false, until: now + leaseMs });
       return "claimed";
     },

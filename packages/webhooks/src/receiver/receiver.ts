@@ -5,7 +5,7 @@ import { createStandardVerifier } from "../standard/verify.js";
 import { type Clock, systemClock } from "../timestamp.js";
 import { readBodyCapped } from "./body.js";
 import { type ChallengeRequest, readChallenge } from "./challenge.js";
-import { createMemoryDedupStore, DedupCapacityError, type DedupStore } from "./dedup.js";
+import { createMemoryDedupStore, type DedupStore } from "./dedup.js";
 
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 /** Push profile §6 rule 4: an id processed in the last 10 minutes is not processed again. */
@@ -123,13 +123,14 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       };
       return await runOnce(event);
     } catch (error) {
-      if (error instanceof WebhookError)
-        return json(statusOf(error.code), refusal(error.code, error.message));
-      if (error instanceof DedupCapacityError) {
+      // A full webhook-id store is the receiver's own trouble, not the sender's: busy, retry later.
+      if (error instanceof WebhookError && error.code === "ERR_WEBHOOK_DEDUP_FULL") {
         return json(503, refusal("ERR_WEBHOOK_BUSY", "too many webhooks in the replay window"), {
           "retry-after": "60",
         });
       }
+      if (error instanceof WebhookError)
+        return json(statusOf(error.code), refusal(error.code, error.message));
       throw error;
     }
   };
