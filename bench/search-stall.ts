@@ -10,7 +10,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { openDatabase } from "@doorbell/store";
-import { createHolderServices } from "../packages/holder/src/holder.js";
+import { createHolderServices } from "../packages/holder/src/app/services.js";
 import { demoCatalogue } from "../packages/holder/src/offers/demo-catalogue.js";
 import { createTestHolderContext } from "../packages/holder/src/testing.js";
 

@@ -8,7 +8,7 @@ import { randomBase62 } from "./domain/intents.js";
 import { createLocalMailbox, type LocalMailbox } from "./mail/local-mailbox.js";
 import type { Mailer } from "./mail/mailer.js";
 import { createSmtpMailer, type SmtpMailer } from "./mail/smtp.js";
-import type { HolderTables } from "./schema.js";
+import type { HolderTables } from "./model/tables.js";
 
 export interface HolderMail {
   mailer: Mailer;

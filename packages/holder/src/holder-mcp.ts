@@ -3,8 +3,8 @@
  * tool calls on /metrics, limits shared across processes, and OAuth per request.
  */
 import type { Logger } from "pino";
+import type { HolderServices } from "./app/services.js";
 import type { HolderEvents } from "./events/index.js";
-import type { HolderServices } from "./holder.js";
 import { type HolderLimits, operatorHintText } from "./limits/index.js";
 import type { SharedMcpLimit } from "./mcp/endpoint.js";
 import { createMcpHandler, type HolderMcpEndpoint, type McpHandlerOptions } from "./mcp/handler.js";

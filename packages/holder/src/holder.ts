@@ -3,14 +3,7 @@
  * PostgreSQL URL), migrations, seal keys, the context, the services wired together, the matching
  * index, the expiry timer, the MCP endpoint and the pages — `{ fetch, listen, close }`.
  *
- * The wiring (createHolderServices) is the one place the parts meet:
- *   intent activated/changed  → matching.onActivated (the intent against current offers)
- *   intent ended              → matching.onEnded (out of the index)
- *   matches recorded          → consent.sendMatchDigest (the person's e-mail)
- *                               + push.enqueueMatches, in the same transaction (the doorbells)
- *   intent activated / ended  → push.onActivated / push.onIntentEnded (approvals, subscriptions)
- *   matches recorded, intent activated / changed / ended
- *                             → changes (MCP Events: wakes that intent's subscriptions)
+ * The wiring (createHolderServices, app/services.ts) is the one place the parts meet.
  */
 import fs from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -41,24 +34,22 @@ import {
 } from "@doorbell/store";
 import { developmentPolicy, type EgressPolicy, productionPolicy } from "@doorbell/webhooks";
 import { type Logger, pino } from "pino";
-import { atMostAtOnce } from "./at-most-at-once.js";
+import { holderMigrations } from "./app/migrations.js";
+import { createHolderServices, type HolderServices } from "./app/services.js";
 import { type Background, startBackground } from "./cluster/background.js";
 import { type ChangeBus, startChangeBus } from "./cluster/change-bus.js";
 import { type IntentFeed, startIntentFeed } from "./cluster/intent-feed.js";
 import { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
-import { createDemandService } from "./demand.js";
-import { createConsentService, DIGEST_WINDOW_MS, type HolderConsentService } from "./domain/consent.js";
-import { createIntentService, type IntentHooks, type IntentServiceOptions } from "./domain/intents.js";
-import type { DemandService, IntentService, OfferService } from "./domain/services.js";
+import { DIGEST_WINDOW_MS } from "./domain/consent.js";
 import {
   createHolderEvents,
   createIntentChangeFeed,
   type HolderEvents,
   type HolderEventsOptions,
-  type IntentChangeListener,
 } from "./events/index.js";
 import { openHolderMail } from "./holder-mail.js";
 import { createHolderMcp } from "./holder-mcp.js";
+import { createHostAllowList } from "./html/host-guard.js";
 import {
   createHolderLimits,
   type HolderLimits,
@@ -66,9 +57,10 @@ import {
   type LimitRule,
   limitsMigrations,
 } from "./limits/index.js";
-import { SMTP_CONNECTIONS, type SmtpMailer } from "./mail/smtp.js";
-import { createMatchingService, type MatchingService } from "./matching/service.js";
+import type { SmtpMailer } from "./mail/smtp.js";
 import type { HolderMcpEndpoint, McpHandlerOptions } from "./mcp/handler.js";
+import type { OfferService } from "./model/services.js";
+import type { HolderTables } from "./model/tables.js";
 import {
   assistantsOfIntent,
   createHolderOAuth,
@@ -82,84 +74,11 @@ import { type MetricsOptions, metricsExposureProblem } from "./observability/met
 import { oldestPendingAgeMs } from "./observability/outbox-age.js";
 import { demoCatalogue } from "./offers/demo-catalogue.js";
 import { closeSearch } from "./offers/search.js";
-import { createOfferService } from "./offers/service.js";
 import { ownHosts } from "./own-hosts.js";
 import { pushMigrations } from "./push/schema.js";
-import { createPushService, type PushOptions, type PushService } from "./push/service.js";
-import { type HolderTables, holderMigrations } from "./schema.js";
+import type { PushService } from "./push/service.js";
 import { createHolderApp, MCP_PATH } from "./web/app.js";
-import { createHostAllowList } from "./web/host-guard.js";
 import { isLoopbackHost, nodeServers } from "./web/node-server.js";
-
-export interface HolderServices {
-  intents: IntentService;
-  consent: HolderConsentService;
-  matching: MatchingService;
-  offers: OfferService;
-  demand: DemandService;
-  /** The push profile, when the holder offers it (a delivery engine was given). */
-  push?: PushService;
-}
-
-/**
- * The services on one context, wired to each other. Call `matching.start()` before serving. With
- * `push`, the holder offers the push profile: run `deliveryMigrations` and `pushMigrations` first.
- */
-export function createHolderServices(
-  ctx: HolderContext,
-  options: { push?: PushOptions; changes?: IntentChangeListener; intents?: IntentServiceOptions } = {},
-): HolderServices {
-  const changes = options.changes;
-  let consent: HolderConsentService | undefined;
-  const push = options.push === undefined ? undefined : createPushService(ctx, options.push);
-  const matching = createMatchingService(ctx, {
-    // Called only after `intents` below exists: the intent service decides who reads which intent.
-    readableIntent: (principal, id) => intents.readableIntent(principal, id),
-    async onMatched(intentIds) {
-      // First the listeners of every process (it only sends), then the slower work here.
-      changes?.matchesRecorded(intentIds);
-      // A few at a time, one per kept SMTP connection: an import that matched hundreds of
-      // intents does not wait for their mails one after another.
-      const mail = consent;
-      if (mail !== undefined)
-        await atMostAtOnce(SMTP_CONNECTIONS, intentIds, (id) => mail.sendMatchDigest(id));
-      await push?.changed(intentIds);
-    },
-    ...(push === undefined
-      ? {}
-      : {
-          inTransaction: (trx, found) => push.enqueueMatches(trx, found),
-          catchUp: (trx, intentId) => push.catchUpMatches(trx, intentId),
-        }),
-  });
-  const hooks: IntentHooks = {
-    async onActivated(intentId) {
-      await matching.onActivated(intentId);
-      await push?.onActivated(intentId);
-      changes?.statusChanged(intentId);
-    },
-    async onEnded(intentId, reason) {
-      matching.onEnded(intentId);
-      await push?.onIntentEnded(intentId, reason);
-      changes?.statusChanged(intentId);
-    },
-    async onChanged(intentId) {
-      await matching.onActivated(intentId);
-      changes?.statusChanged(intentId);
-    },
-  };
-  // Issue #8: the OAuth options (who owns an intent published with a token) when OAuth is on.
-  const intents = createIntentService(ctx, hooks, options.intents);
-  consent = createConsentService(ctx, hooks);
-  return {
-    intents,
-    consent,
-    matching,
-    offers: createOfferService(ctx, matching),
-    demand: createDemandService(ctx),
-    ...(push === undefined ? {} : { push }),
-  };
-}
 
 /**
  * Where the holder may ring doorbells. Production (the push profile's rule 1: https on 443, public

@@ -1,53 +1,21 @@
 // @doorbell/holder: an Isto Intents holder (MCP binding 0.1 + consent-link profile).
 
-export { DEFAULT_CONSENT_TEXT, defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
+export { holderMigrations } from "./app/migrations.js";
+export { createHolderServices, type HolderServices } from "./app/services.js";
+export { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
 export { BUDGET_BANDS, type BudgetBand, createDemandService } from "./demand.js";
 export { createConsentService, type HolderConsentService } from "./domain/consent.js";
 export { createIntentService, type IntentHooks } from "./domain/intents.js";
-export type {
-  CatalogueOfferInput,
-  ConsentService,
-  ConsentView,
-  DemandGrid,
-  DemandService,
-  IntentChanges,
-  IntentService,
-  MatchService,
-  OfferService,
-  ReplyOfferInput,
-} from "./domain/services.js";
-export {
-  type Area,
-  type Category,
-  type Country,
-  type Criteria,
-  type Currency,
-  type DemandCell,
-  type DemandSummary,
-  HolderError,
-  type HolderErrorCode,
-  type Intent,
-  type IntentStatus,
-  type Match,
-  type Money,
-  type Offer,
-  type OfferSource,
-  type Principal,
-  type PublishInput,
-  type PublishResult,
-  type Visibility,
-} from "./domain/types.js";
 export {
   type CreateHolderOptions,
   createHolder,
-  createHolderServices,
   DEFAULT_LANGUAGES,
   type Holder,
-  type HolderServices,
   type HolderSummary,
   holderEgressPolicy,
   importDemoCatalogueOnce,
 } from "./holder.js";
+export { DEFAULT_CONSENT_TEXT } from "./i18n/consent-texts.js";
 export {
   addressKey,
   type ClientAddressResolver,
@@ -79,6 +47,40 @@ export type { Mailer, MailMessage } from "./mail/mailer.js";
 export { createSmtpMailer, type SmtpMailer, type SmtpMailerOptions } from "./mail/smtp.js";
 export { createMatchingService, type MatchingService } from "./matching/service.js";
 export * from "./mcp/index.js";
+export type {
+  CatalogueOfferInput,
+  ConsentService,
+  ConsentView,
+  DemandGrid,
+  DemandService,
+  IntentChanges,
+  IntentService,
+  MatchService,
+  OfferService,
+  ReplyOfferInput,
+} from "./model/services.js";
+export type { HolderTables } from "./model/tables.js";
+export {
+  type Area,
+  type Category,
+  type Country,
+  type Criteria,
+  type Currency,
+  type DemandCell,
+  type DemandSummary,
+  HolderError,
+  type HolderErrorCode,
+  type Intent,
+  type IntentStatus,
+  type Match,
+  type Money,
+  type Offer,
+  type OfferSource,
+  type Principal,
+  type PublishInput,
+  type PublishResult,
+  type Visibility,
+} from "./model/types.js";
 export * from "./observability/index.js";
 export {
   type CatalogueFormat,
@@ -109,7 +111,6 @@ export {
   type PushSubscriptionView,
   type SubscribeRequest,
 } from "./push/service.js";
-export { type HolderTables, holderMigrations } from "./schema.js";
 export {
   createHolderApp,
   DESCRIPTOR_PATH,

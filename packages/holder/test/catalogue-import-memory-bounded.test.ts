@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CatalogueOfferInput } from "../src/domain/services.js";
+import type { CatalogueOfferInput } from "../src/model/services.js";
 import { checkCatalogueFile, streamCatalogueFile } from "../src/offers/catalogue-file.js";
 import { REFS_IN_MEMORY, seenRefs } from "../src/offers/catalogue-refs.js";
 import { activeIntent, startServices } from "./services-harness.js";

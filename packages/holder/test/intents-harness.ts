@@ -2,7 +2,7 @@ import type { EngineFixture } from "@doorbell/store/testing";
 import type { HolderContext } from "../src/context.js";
 import { createConsentService } from "../src/domain/consent.js";
 import { createIntentService, type EndReason, type IntentServiceOptions } from "../src/domain/intents.js";
-import { HolderError, type PublishInput, type PublishResult } from "../src/domain/types.js";
+import { HolderError, type PublishInput, type PublishResult } from "../src/model/types.js";
 import {
   createTestHolderContext,
   DAY,

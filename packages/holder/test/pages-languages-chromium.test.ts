@@ -16,7 +16,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHolder, type Holder } from "../src/holder.js";
 import { consentTextFor } from "../src/i18n/consent-texts.js";
-import type { Lang } from "../src/i18n/languages.js";
+import type { Lang } from "../src/model/languages.js";
 import { chromiumSuite, launchChromium, navigates } from "./chromium.js";
 
 let SHOTS = "";

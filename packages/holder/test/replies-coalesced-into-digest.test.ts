@@ -6,7 +6,7 @@
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPLY_COALESCE_MS } from "../src/domain/consent.js";
-import type { ReplyOfferInput } from "../src/domain/services.js";
+import type { ReplyOfferInput } from "../src/model/services.js";
 import { activeIntent, mailsTo, octaviaWanted, startServices } from "./services-harness.js";
 
 const reply = (inReplyTo: string, n: number): ReplyOfferInput => ({

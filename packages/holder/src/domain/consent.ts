@@ -6,6 +6,7 @@
  * lives in its own module under consent/; this one binds them into the service.
  */
 import type { HolderContext } from "../context.js";
+import type { ConsentService } from "../model/services.js";
 import { confirmState } from "./confirm-state.js";
 import { confirmEmail } from "./consent/confirm.js";
 import { sendDueDigests, sendMatchDigest } from "./consent/digest.js";
@@ -13,12 +14,10 @@ import { consentView, giveConsent } from "./consent/give-consent.js";
 import { manageView, withdrawByManageToken } from "./consent/manage.js";
 import { renewByManageToken } from "./consent/renew.js";
 import { type IntentHooks, noIntentHooks } from "./intents.js";
-import type { ConsentService } from "./services.js";
 
-export { offerFromRow } from "../offers/rows.js";
+export { offerFromRow } from "../model/offer-rows.js";
 export { DIGEST_LIST_MAX, REPLY_COALESCE_MS } from "./consent/digest.js";
 export { DIGEST_WINDOW_MS } from "./consent/digest-window.js";
-export { type NormalisedEmail, normaliseEmail } from "./consent/email.js";
 export { MANAGE_MATCHES_MAX } from "./consent/manage.js";
 
 /** The consent service plus what the matching engine calls when it has recorded matches. */

@@ -7,6 +7,8 @@
  * them into the service and re-exports what the rest of the holder uses.
  */
 import type { HolderContext } from "../context.js";
+import type { IntentService } from "../model/services.js";
+import { HolderError } from "../model/types.js";
 import { authorize } from "./intents/access.js";
 import type { IntentServiceOptions, Intents } from "./intents/context.js";
 import { expireDue } from "./intents/expire.js";
@@ -18,8 +20,6 @@ import { intentFromRow, loadIntentRow } from "./intents/rows.js";
 import { update } from "./intents/update.js";
 import { validatePublish } from "./intents/validate.js";
 import { withdraw } from "./intents/withdraw.js";
-import type { IntentService } from "./services.js";
-import { HolderError } from "./types.js";
 
 export {
   CODE_CHARS,

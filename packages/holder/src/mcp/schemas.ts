@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { REGIONS, STATEMENT_MAX } from "../domain/intents.js";
-import type { DemandGrid } from "../domain/services.js";
+import type { DemandGrid } from "../model/services.js";
 import { OFFER_LIMITS } from "../offers/validate.js";
 
 /** Binding rule 2, in every tool description. */

@@ -42,8 +42,8 @@
  * attributes may also be named attributes.make and so on. An empty cell means the field is not given.
  */
 import { createReadStream } from "node:fs";
-import type { CatalogueOfferInput } from "../domain/services.js";
-import { HolderError } from "../domain/types.js";
+import type { CatalogueOfferInput } from "../model/services.js";
+import { HolderError } from "../model/types.js";
 import { csvEntries } from "./catalogue-csv.js";
 import { type CatalogueFileProblem, type Entry, Problems } from "./catalogue-entries.js";
 import { jsonEntries } from "./catalogue-json.js";

@@ -1,5 +1,5 @@
-import type { CatalogueOfferInput } from "../domain/services.js";
-import type { Country } from "../domain/types.js";
+import type { CatalogueOfferInput } from "../model/services.js";
+import type { Country } from "../model/types.js";
 import { type RegionInfo, regionsOf } from "./regions.js";
 
 /**

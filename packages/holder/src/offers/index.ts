@@ -1,3 +1,4 @@
+export { offerFromRow } from "../model/offer-rows.js";
 export {
   type CatalogueFileProblem,
   type CatalogueFormat,
@@ -25,7 +26,6 @@ export {
   regionInfo,
   regionsOf,
 } from "./regions.js";
-export { offerFromRow } from "./rows.js";
 export { SEARCH_LIMITS, searchOffers, searchTerms } from "./search.js";
 export { offerSearch } from "./search-schema.js";
 export { createOfferService, type OfferServiceOptions, REPLY_NOT_ACCEPTED } from "./service.js";

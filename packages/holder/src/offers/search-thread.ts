@@ -8,8 +8,8 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import type { Database } from "@doorbell/store";
-import { HolderError } from "../domain/types.js";
-import type { HolderTables, OfferRow } from "../schema.js";
+import type { HolderTables, OfferRow } from "../model/tables.js";
+import { HolderError } from "../model/types.js";
 
 /** Searches waiting for the thread beyond this are refused ("busy, try again"), not queued. */
 export const SEARCH_QUEUE_MAX = 32;

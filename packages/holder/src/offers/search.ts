@@ -1,8 +1,8 @@
 import { type Database, sql } from "@doorbell/store";
-import { HolderError, type Offer } from "../domain/types.js";
 import { fold } from "../matching/rule.js";
-import type { HolderTables, OfferRow } from "../schema.js";
-import { offerFromRow } from "./rows.js";
+import { offerFromRow } from "../model/offer-rows.js";
+import type { HolderTables, OfferRow } from "../model/tables.js";
+import { HolderError, type Offer } from "../model/types.js";
 import { type SearchThread, searchThreadFor } from "./search-thread.js";
 
 /**

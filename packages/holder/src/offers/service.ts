@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { Insertable, Kysely } from "@doorbell/store";
 import type { HolderContext } from "../context.js";
-import type { CatalogueOfferInput, OfferService, ReplyOfferInput } from "../domain/services.js";
-import type { Offer } from "../domain/types.js";
 import { reserveArrivals } from "../matching/reader.js";
 import { fits, intentFilter, offerFacts } from "../matching/rule.js";
 import { FILTER_COLUMNS, type FoundMatches, type MatchingService } from "../matching/service.js";
-import type { HolderTables, OfferRow } from "../schema.js";
-import { offerFromRow, replyRef, stableAttributesJson } from "./rows.js";
+import { offerFromRow, replyRef, stableAttributesJson } from "../model/offer-rows.js";
+import type { CatalogueOfferInput, OfferService, ReplyOfferInput } from "../model/services.js";
+import type { HolderTables, OfferRow } from "../model/tables.js";
+import type { Offer } from "../model/types.js";
 import { searchOffers } from "./search.js";
 import { validateCatalogueOffers, validateReplyOffer } from "./validate.js";
 

@@ -1,5 +1,5 @@
-import type { CatalogueOfferInput, ReplyOfferInput } from "../domain/services.js";
-import { type Category, HolderError } from "../domain/types.js";
+import type { CatalogueOfferInput, ReplyOfferInput } from "../model/services.js";
+import { type Category, HolderError } from "../model/types.js";
 import { isRegionOf } from "./regions.js";
 
 /**

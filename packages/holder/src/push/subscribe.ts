@@ -3,7 +3,7 @@
  * renewal when the same code subscribes the same url again.
  */
 import { effectiveStatus } from "../domain/intents.js";
-import { HolderError, type Principal } from "../domain/types.js";
+import { HolderError, type Principal } from "../model/types.js";
 import { mailApproval } from "./approval.js";
 import { engineDb, type Push, type PushDb } from "./context.js";
 import { PUSH_EVENTS } from "./doorbells.js";

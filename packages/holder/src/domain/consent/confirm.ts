@@ -1,7 +1,7 @@
 /** The double opt-in link: activates the intent and starts matching. */
 import type { HolderContext } from "../../context.js";
+import { HolderError, type Intent } from "../../model/types.js";
 import { effectiveStatus, findByToken, type IntentHooks, intentFromRow, runHook } from "../intents.js";
-import { HolderError, type Intent } from "../types.js";
 import { goneMessage, wellFormed } from "./tokens.js";
 
 export async function confirmEmail(

@@ -1,8 +1,11 @@
 /** The consent page (consent-link rules 2, 3, 5): what it shows, and the person's consent, first come. */
 import type { HolderContext } from "../../context.js";
 import { consentTextByVersion, consentTextFor } from "../../i18n/consent-texts.js";
-import type { Lang } from "../../i18n/languages.js";
+import { normaliseEmail } from "../../mail/address.js";
 import { confirmationMail } from "../../mail/templates.js";
+import type { Lang } from "../../model/languages.js";
+import type { ConsentView } from "../../model/services.js";
+import { HolderError } from "../../model/types.js";
 import {
   effectiveStatus,
   intentFromRow,
@@ -12,9 +15,6 @@ import {
   sendQuietly,
   TAKEN_PREFIX,
 } from "../intents.js";
-import type { ConsentView } from "../services.js";
-import { HolderError } from "../types.js";
-import { normaliseEmail } from "./email.js";
 import { findConsent, goneMessage, wellFormed } from "./tokens.js";
 
 export async function consentView(

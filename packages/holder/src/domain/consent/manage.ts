@@ -1,8 +1,8 @@
 /** The manage page of every e-mail: the intent and its matches, and withdrawing in one action. */
 import type { HolderContext } from "../../context.js";
 import { readMatches, START } from "../../matching/reader.js";
+import type { Intent, Match } from "../../model/types.js";
 import { type IntentHooks, intentFromRow, withdrawIntent } from "../intents.js";
-import type { Intent, Match } from "../types.js";
 import { byManageToken } from "./tokens.js";
 
 /** The manage page shows at most this many matches, newest first. */

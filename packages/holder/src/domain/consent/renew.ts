@@ -5,9 +5,9 @@
  * active. The matching index learns the new end through the onChanged hook.
  */
 import type { HolderContext } from "../../context.js";
+import { HolderError, type Intent } from "../../model/types.js";
 import { renewalEnd } from "../intents/renewal.js";
 import { type IntentHooks, intentFromRow, runHook } from "../intents.js";
-import { HolderError, type Intent } from "../types.js";
 import { byManageToken } from "./tokens.js";
 
 export async function renewByManageToken(

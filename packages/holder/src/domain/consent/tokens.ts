@@ -1,7 +1,7 @@
 /** The consent and manage links: their tokens, compared only as keyed hashes. */
 import type { HolderContext } from "../../context.js";
+import { HolderError } from "../../model/types.js";
 import { findByToken, type IntentRecord, PAGE_TOKEN, TAKEN_PREFIX } from "../intents.js";
-import { HolderError } from "../types.js";
 
 export const wellFormed = (token: unknown): token is string =>
   typeof token === "string" && PAGE_TOKEN.test(token);

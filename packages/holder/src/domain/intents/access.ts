@@ -1,6 +1,6 @@
 /** Who may act on which intent: an intentCode on its own, a signed-in client on its person's (issue #8). */
-import { SCOPE_READ } from "../../oauth/scopes.js";
-import { HolderError, type Principal } from "../types.js";
+import { SCOPE_READ } from "../../model/scopes.js";
+import { HolderError, type Principal } from "../../model/types.js";
 import type { Intents, OAuthPrincipal } from "./context.js";
 import { invalid, isRecord } from "./validate.js";
 

@@ -1,9 +1,9 @@
 /** What every intent operation shares: the holder's context, the hooks and the OAuth seams. */
 import type { Transaction } from "@doorbell/store";
 import type { HolderContext } from "../../context.js";
-import type { Lang } from "../../i18n/languages.js";
-import type { HolderTables } from "../../schema.js";
-import type { Intent, Principal } from "../types.js";
+import type { Lang } from "../../model/languages.js";
+import type { HolderTables } from "../../model/tables.js";
+import type { Intent, Principal } from "../../model/types.js";
 import type { IntentHooks } from "./hooks.js";
 
 export type OAuthPrincipal = Extract<Principal, { kind: "oauth" }>;

@@ -1,6 +1,6 @@
 /** The intent an intentCode stands for (consent-link rules 2 and 4), remembered once consent is given. */
 import type { HolderContext } from "../../context.js";
-import type { Principal } from "../types.js";
+import type { Principal } from "../../model/types.js";
 import { INTENT_CODE } from "./codes.js";
 import { effectiveStatus, findByToken } from "./rows.js";
 

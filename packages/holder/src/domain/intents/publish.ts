@@ -1,10 +1,10 @@
 /** Publishing: a draft awaiting consent (consent-link rule 1), or active at once for a signed-in person (issue #8). */
 
 import { consentLanguage } from "../../i18n/consent-texts.js";
-import { SCOPE_MANAGE } from "../../oauth/scopes.js";
-import { FRESH_MATCHING_STATE } from "../../schema.js";
-import type { PublishInput, PublishResult } from "../types.js";
-import { HolderError } from "../types.js";
+import { SCOPE_MANAGE } from "../../model/scopes.js";
+import { FRESH_MATCHING_STATE } from "../../model/tables.js";
+import type { PublishInput, PublishResult } from "../../model/types.js";
+import { HolderError } from "../../model/types.js";
 import { requireScope } from "./access.js";
 import { newIntentCode, newIntentId, newPageToken } from "./codes.js";
 import type { Intents, OAuthPrincipal } from "./context.js";

@@ -7,10 +7,11 @@
 import { consentLanguage } from "../../i18n/consent-texts.js";
 import { formatDay } from "../../i18n/format.js";
 import { mailWordsFor } from "../../i18n/mail-words.js";
+import { listUnsubscribeHeaders } from "../../mail/list-unsubscribe.js";
 import { quoteText } from "../../mail/quoting.js";
-import { SCOPE_MANAGE } from "../../oauth/scopes.js";
-import { listUnsubscribeHeaders } from "../../web/one-click-unsubscribe.js";
-import { HolderError, type Principal } from "../types.js";
+import { SCOPE_MANAGE } from "../../model/scopes.js";
+import type { RenewalOffer } from "../../model/services.js";
+import { HolderError, type Principal } from "../../model/types.js";
 import { authorize } from "./access.js";
 import type { Intents } from "./context.js";
 import { effectiveStatus, type IntentRecord, loadIntentRow } from "./rows.js";
@@ -45,12 +46,6 @@ export function renewalEnd(
     );
   }
   return until;
-}
-
-/** What the assistant learns: the date offered, and that the person decides. */
-export interface RenewalOffer {
-  validUntil: string;
-  status: "offered-to-person";
 }
 
 /** The manage page's renewal, the date filled in (the page keeps the end of that day, UTC). */

@@ -1,8 +1,8 @@
 /** An intent's row and what tools and pages see of it; finding a row by a token's keyed hash. */
 import type { Selectable, Transaction } from "@doorbell/store";
 import type { HolderContext } from "../../context.js";
-import type { HolderTables, IntentRow } from "../../schema.js";
-import { type Area, type Criteria, HolderError, type Intent, type IntentStatus } from "../types.js";
+import type { HolderTables, IntentRow } from "../../model/tables.js";
+import { type Area, type Criteria, HolderError, type Intent, type IntentStatus } from "../../model/types.js";
 import { newPseudonym } from "./codes.js";
 import { sealHiddenLimit } from "./sealed.js";
 import type { ValidPublish } from "./validate.js";

@@ -1,6 +1,6 @@
 /** Sealed values of an intent (the hidden limit, the contact), each bound to the intent's id. */
 import type { HolderContext } from "../../context.js";
-import type { Currency } from "../types.js";
+import type { Currency } from "../../model/types.js";
 
 export const hiddenLimitAad = (intentId: string): string => `holder.intent.hidden_limit:${intentId}`;
 export const contactAad = (intentId: string): string => `holder.intent.contact:${intentId}`;

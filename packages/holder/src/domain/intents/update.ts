@@ -1,7 +1,7 @@
 /** A signed-in client changes an intent (issue #8); an intentCode cannot (consent-link rule 4). */
-import { SCOPE_MANAGE } from "../../oauth/scopes.js";
-import type { IntentChanges } from "../services.js";
-import { HolderError, type Intent, type Money, type Principal } from "../types.js";
+import { SCOPE_MANAGE } from "../../model/scopes.js";
+import type { IntentChanges } from "../../model/services.js";
+import { HolderError, type Intent, type Money, type Principal } from "../../model/types.js";
 import { authorize } from "./access.js";
 import type { Intents } from "./context.js";
 import { runHook } from "./hooks.js";

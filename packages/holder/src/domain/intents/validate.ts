@@ -9,7 +9,7 @@ import {
   HolderError,
   type Money,
   type Visibility,
-} from "../types.js";
+} from "../../model/types.js";
 import type { HiddenLimit } from "./sealed.js";
 
 export const invalid = (message: string): HolderError => new HolderError("ERR_HOLDER_INVALID", message);

@@ -22,21 +22,27 @@ import { bodyLimit } from "hono/body-limit";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import type { Logger } from "pino";
 import type { HolderConfig } from "../../context.js";
-import { normaliseEmail } from "../../domain/consent.js";
-import type { ConsentService, IntentService, MatchService } from "../../domain/services.js";
-import { HolderError, type HolderErrorCode } from "../../domain/types.js";
+import {
+  createFormGuard,
+  isTokenShaped,
+  MAX_FORM_BYTES,
+  pageHeaders,
+  readForm,
+} from "../../html/security.js";
 import { consentTextByVersion } from "../../i18n/consent-texts.js";
 import { plural } from "../../i18n/format.js";
-import { DEFAULT_LANG, type Lang } from "../../i18n/languages.js";
 import { messagesFor } from "../../i18n/messages/index.js";
 import { requestLanguage } from "../../i18n/request-language.js";
 import { type HolderLimits, peerAddress } from "../../limits/index.js";
+import { normaliseEmail } from "../../mail/address.js";
 import type { LocalMailbox } from "../../mail/local-mailbox.js";
 import { allowRequestedMail, minutesToWait } from "../../mail/request-limits.js";
+import { DEFAULT_LANG, type Lang } from "../../model/languages.js";
+import type { ConsentService, IntentService, MatchService } from "../../model/services.js";
+import { HolderError, type HolderErrorCode } from "../../model/types.js";
 import type { IntentAssistants } from "../../oauth/owners.js";
 import type { PushService } from "../../push/service.js";
 import { consentChoiceField, NotificationApprovalPage } from "./notification-views.js";
-import { createFormGuard, isTokenShaped, MAX_FORM_BYTES, pageHeaders, readForm } from "./security.js";
 import {
   ActivePage,
   CheckEmailPage,

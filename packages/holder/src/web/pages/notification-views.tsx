@@ -5,12 +5,12 @@
  * listens, with one button to stop it.
  */
 import type { FC } from "hono/jsx";
-import { DEFAULT_LANG, type Lang } from "../../i18n/languages.js";
+import { formatDateTime, isoDateTime } from "../../html/format.js";
+import { Layout } from "../../html/layout.js";
 import { messagesFor } from "../../i18n/messages/index.js";
+import { DEFAULT_LANG, type Lang } from "../../model/languages.js";
 import type { AssistantAccess } from "../../oauth/owners.js";
 import type { NotificationReceipt } from "../../push/service.js";
-import { formatDateTime, isoDateTime } from "./format.js";
-import { Layout } from "./layout.js";
 
 /** The form field of one consent-page choice. */
 export const consentChoiceField = (subscriptionId: string): string => `notify_${subscriptionId}`;

@@ -3,12 +3,6 @@
  * a contact, a hidden limit's value or another token than the one in its own URL.
  */
 import type { Child, FC } from "hono/jsx";
-import type { Intent, Match } from "../../domain/types.js";
-import { DEFAULT_LANG, type Lang } from "../../i18n/languages.js";
-import { messagesFor } from "../../i18n/messages/index.js";
-import type { MailboxEntry } from "../../mail/local-mailbox.js";
-import type { AssistantAccess } from "../../oauth/owners.js";
-import type { NotificationReceipt } from "../../push/service.js";
 import {
   criteriaLines,
   formatArea,
@@ -19,8 +13,14 @@ import {
   safeExternalUrl,
   statusWords,
   visibilityWords,
-} from "./format.js";
-import { Layout } from "./layout.js";
+} from "../../html/format.js";
+import { Layout } from "../../html/layout.js";
+import { messagesFor } from "../../i18n/messages/index.js";
+import type { MailboxEntry } from "../../mail/local-mailbox.js";
+import { DEFAULT_LANG, type Lang } from "../../model/languages.js";
+import type { Intent, Match } from "../../model/types.js";
+import type { AssistantAccess } from "../../oauth/owners.js";
+import type { NotificationReceipt } from "../../push/service.js";
 import { AssistantsWithAccess, NotificationChoices, NotificationReceipts } from "./notification-views.js";
 
 const When: FC<{ value: string | number; lang?: Lang }> = ({ value, lang = DEFAULT_LANG }) => (

@@ -5,9 +5,9 @@
  */
 import { createHash } from "node:crypto";
 import type { Child, FC } from "hono/jsx";
-import { DEFAULT_LANG, LANGUAGE_NAMES, type Lang } from "../../i18n/languages.js";
-import { messagesFor } from "../../i18n/messages/index.js";
-import { languageLinks } from "../../i18n/request-language.js";
+import { messagesFor } from "../i18n/messages/index.js";
+import { languageLinks } from "../i18n/request-language.js";
+import { DEFAULT_LANG, LANGUAGE_NAMES, type Lang } from "../model/languages.js";
 
 export const STYLESHEET = [
   ":root{color-scheme:light dark;--fg:#1b1f24;--bg:#ffffff;--muted:#4f5864;--accent:#0b57b0;--accent-fg:#ffffff;",

@@ -1,5 +1,6 @@
-import type { Lang } from "../i18n/languages.js";
-import type { RenewalOffer } from "./intents/renewal.js";
+import type { Kysely } from "@doorbell/store";
+import type { Lang } from "./languages.js";
+import type { HolderTables } from "./tables.js";
 import type {
   Criteria,
   DemandCell,
@@ -11,6 +12,12 @@ import type {
   PublishInput,
   PublishResult,
 } from "./types.js";
+
+/** What the assistant learns: the date offered, and that the person decides. */
+export interface RenewalOffer {
+  validUntil: string;
+  status: "offered-to-person";
+}
 
 /**
  * The services the MCP tools and the pages call. Each method validates its own input (the MCP
@@ -148,4 +155,34 @@ export interface DemandGrid {
   /** The regions (ISO 3166-2) a cell may name, per country. */
   regions: Readonly<Record<string, readonly string[]>>;
   budgetBands: readonly { id: string; currency: string; min: number; max: number | null }[];
+}
+
+/**
+ * The matches one write makes, grouped by offer: compact, because one import at 1,000,000 intents
+ * finds millions, and an object per match cost more than finding them.
+ */
+export interface FoundMatches {
+  /** When all of them are delivered (ms since the epoch), as a read will show it. */
+  readonly deliveredAt: number;
+  /** Each offer with the intents it fits; an intent may be under several offers. */
+  readonly byOffer: readonly { readonly offerId: string; readonly intentIds: readonly string[] }[];
+  /** How many (offer, intent) matches in all. */
+  readonly count: number;
+  /** The intents among them not yet reported in the same round (see `newRound`). */
+  readonly firstInRound: readonly string[];
+}
+
+/**
+ * The port matching writes through inside the offers' transaction: the push profile implements it
+ * (one outbox row per subscription), so no match is committed without its doorbell and matching
+ * needs to know nothing of push.
+ */
+export interface MatchSink {
+  /** Inside the transaction that recorded matches: one matches doorbell per subscription. */
+  enqueueMatches(trx: Kysely<HolderTables>, found: FoundMatches): Promise<void>;
+  /**
+   * Rings the intent's live subscriptions for its matches no doorbell counted yet; the caller
+   * holds the arrivals lock. Returns how many matches were counted.
+   */
+  catchUpMatches(trx: Kysely<HolderTables>, intentId: string): Promise<number>;
 }

@@ -3,12 +3,13 @@
  * page's language (English when none is given). Every function is pure so the pages render the
  * same text in tests and in production.
  */
-import type { Area, Criteria, IntentStatus, Money, Visibility } from "../../domain/types.js";
-import * as i18n from "../../i18n/format.js";
-import { DEFAULT_LANG, type Lang } from "../../i18n/languages.js";
-import { messagesFor } from "../../i18n/messages/index.js";
 
-export { isoDateTime } from "../../i18n/format.js";
+import * as i18n from "../i18n/format.js";
+import { messagesFor } from "../i18n/messages/index.js";
+import { DEFAULT_LANG, type Lang } from "../model/languages.js";
+import type { Area, Criteria, IntentStatus, Money, Visibility } from "../model/types.js";
+
+export { isoDateTime } from "../i18n/format.js";
 
 export const formatArea = (area: Area, lang: Lang = DEFAULT_LANG): string => i18n.formatArea(area, lang);
 export const formatMoney = (money: Money, lang: Lang = DEFAULT_LANG): string => i18n.formatMoney(money, lang);

@@ -1,6 +1,6 @@
 /** E-mail addresses typed on the consent page or the sign-in page: checked and normalised. */
 import { domainToASCII } from "node:url";
-import { HolderError } from "../types.js";
+import { HolderError } from "../model/types.js";
 
 const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;

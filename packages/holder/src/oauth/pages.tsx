@@ -22,25 +22,20 @@ import type { FC } from "hono/jsx";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import type { Interaction, Provider } from "oidc-provider";
 import type { Logger } from "pino";
-import type { HolderConfig } from "../../context.js";
-import { HolderError } from "../../domain/types.js";
-import { consentTextByVersion, consentTextFor } from "../../i18n/consent-texts.js";
-import { plural } from "../../i18n/format.js";
-import { DEFAULT_LANG, type Lang } from "../../i18n/languages.js";
-import { type Messages, messagesFor } from "../../i18n/messages/index.js";
-import { requestLanguage } from "../../i18n/request-language.js";
-import { type HolderLimits, type LimitHint, peerAddress } from "../../limits/index.js";
-import { MAX_NAME_CHARS } from "../../mail/quoting.js";
-import { allowRequestedMail, minutesToWait } from "../../mail/request-limits.js";
-import { SIGNIN_PATH } from "../../oauth/scopes.js";
-import {
-  recordAgreedConsent,
-  type SignInContext,
-  sendSignInLink,
-  useSignInLink,
-} from "../../oauth/signin.js";
-import { CONTENT_SECURITY_POLICY, Layout } from "./layout.js";
-import { createFormGuard, isTokenShaped, MAX_FORM_BYTES, PAGE_HEADERS, readForm } from "./security.js";
+import type { HolderConfig } from "../context.js";
+import { CONTENT_SECURITY_POLICY, Layout } from "../html/layout.js";
+import { createFormGuard, isTokenShaped, MAX_FORM_BYTES, PAGE_HEADERS, readForm } from "../html/security.js";
+import { consentTextByVersion, consentTextFor } from "../i18n/consent-texts.js";
+import { plural } from "../i18n/format.js";
+import { type Messages, messagesFor } from "../i18n/messages/index.js";
+import { requestLanguage } from "../i18n/request-language.js";
+import { type HolderLimits, type LimitHint, peerAddress } from "../limits/index.js";
+import { MAX_NAME_CHARS } from "../mail/quoting.js";
+import { allowRequestedMail, minutesToWait } from "../mail/request-limits.js";
+import { DEFAULT_LANG, type Lang } from "../model/languages.js";
+import { SIGNIN_PATH } from "../model/scopes.js";
+import { HolderError } from "../model/types.js";
+import { recordAgreedConsent, type SignInContext, sendSignInLink, useSignInLink } from "./signin.js";
 
 export interface OAuthPagesDeps {
   provider: Provider;

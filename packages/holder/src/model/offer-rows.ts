@@ -1,5 +1,5 @@
-import type { Offer } from "../domain/types.js";
-import type { OfferRow } from "../schema.js";
+import type { OfferRow } from "../model/tables.js";
+import type { Offer } from "./types.js";
 
 /** JSON with keys in sorted order, so an unchanged offer serialises to the same text. */
 export function stableAttributesJson(attributes: Record<string, string | number>): string {
