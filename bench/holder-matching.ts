@@ -2,6 +2,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { type Database, type Kysely, openDatabase, sql } from "@doorbell/store";
+import { demoCatalogue, seededRandom } from "../packages/holder/src/catalogue/demo-catalogue.js";
+import { createOfferService } from "../packages/holder/src/catalogue/service.js";
 import {
   createMatchingService,
   FILTER_COLUMNS,
@@ -14,8 +16,6 @@ import {
 import type { CatalogueOfferInput } from "../packages/holder/src/model/services.js";
 import type { HolderTables } from "../packages/holder/src/model/tables.js";
 import type { Offer } from "../packages/holder/src/model/types.js";
-import { demoCatalogue, seededRandom } from "../packages/holder/src/offers/demo-catalogue.js";
-import { createOfferService } from "../packages/holder/src/offers/service.js";
 import { createTestHolderContext } from "../packages/holder/src/testing.js";
 import { compare, printComparison } from "./harness.js";
 

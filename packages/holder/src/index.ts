@@ -1,11 +1,5 @@
 // @doorbell/holder: an Isto Intents holder (MCP binding 0.1 + consent-link profile).
 
-export { holderMigrations } from "./app/migrations.js";
-export { createHolderServices, type HolderServices } from "./app/services.js";
-export { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
-export { BUDGET_BANDS, type BudgetBand, createDemandService } from "./demand.js";
-export { createConsentService, type HolderConsentService } from "./domain/consent.js";
-export { createIntentService, type IntentHooks } from "./domain/intents.js";
 export {
   type CreateHolderOptions,
   createHolder,
@@ -14,8 +8,23 @@ export {
   type HolderSummary,
   holderEgressPolicy,
   importDemoCatalogueOnce,
-} from "./holder.js";
+} from "./app/holder.js";
+export { holderMigrations } from "./app/migrations.js";
+export { createHolderServices, type HolderServices } from "./app/services.js";
+export {
+  type CatalogueFormat,
+  catalogueFormatFromPath,
+  checkCatalogueFile,
+  createOfferService,
+  demoCatalogue,
+  readCatalogueFile,
+  streamCatalogueFile,
+} from "./catalogue/index.js";
+export { createConsentService, type HolderConsentService } from "./consent/index.js";
+export { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
+export { BUDGET_BANDS, type BudgetBand, createDemandService } from "./demand.js";
 export { DEFAULT_CONSENT_TEXT } from "./i18n/consent-texts.js";
+export { createIntentService, type IntentHooks } from "./intents/index.js";
 export {
   addressKey,
   type ClientAddressResolver,
@@ -82,15 +91,6 @@ export {
   type Visibility,
 } from "./model/types.js";
 export * from "./observability/index.js";
-export {
-  type CatalogueFormat,
-  catalogueFormatFromPath,
-  checkCatalogueFile,
-  createOfferService,
-  demoCatalogue,
-  readCatalogueFile,
-  streamCatalogueFile,
-} from "./offers/index.js";
 export { COUNTRIES, regionsOf } from "./offers/regions.js";
 export {
   checkedDoorbell,

@@ -12,7 +12,7 @@ import { forEachEngine } from "@doorbell/store/testing";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { holderMigrations } from "../src/app/migrations.js";
-import { createConsentService, DIGEST_WINDOW_MS } from "../src/domain/consent.js";
+import { createConsentService, DIGEST_WINDOW_MS } from "../src/consent/index.js";
 import type { Mailer } from "../src/mail/mailer.js";
 import { createSmtpMailer, type SmtpMailer } from "../src/mail/smtp.js";
 import type { ReplyOfferInput } from "../src/model/services.js";

@@ -4,7 +4,7 @@
  */
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { contactAad, openContact } from "../src/domain/intents.js";
+import { contactAad, openContact } from "../src/intents/index.js";
 import { normaliseEmail } from "../src/mail/address.js";
 import {
   basicIntent,

@@ -5,7 +5,7 @@
  */
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseIsoInstant } from "../src/domain/intents.js";
+import { parseIsoInstant } from "../src/intents/index.js";
 import type { PublishInput } from "../src/model/types.js";
 import { basicIntent, DAY, holderOn, refusal, T0 } from "./intents-harness.js";
 

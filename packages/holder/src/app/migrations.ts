@@ -1,5 +1,5 @@
 import { defineMigrations, type Migration, sql } from "@doorbell/store";
-import { offerSearch } from "../offers/search-schema.js";
+import { offerSearch } from "../catalogue/search-schema.js";
 
 const core: Migration = {
   version: 1,

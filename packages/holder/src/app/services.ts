@@ -9,15 +9,15 @@
  *                             → changes (MCP Events: wakes that intent's subscriptions)
  */
 import { atMostAtOnce } from "../at-most-at-once.js";
+import { createOfferService } from "../catalogue/service.js";
+import { createConsentService, type HolderConsentService } from "../consent/index.js";
 import type { HolderContext } from "../context.js";
 import { createDemandService } from "../demand.js";
-import { createConsentService, type HolderConsentService } from "../domain/consent.js";
-import { createIntentService, type IntentHooks, type IntentServiceOptions } from "../domain/intents.js";
 import type { IntentChangeListener } from "../events/index.js";
+import { createIntentService, type IntentHooks, type IntentServiceOptions } from "../intents/index.js";
 import { SMTP_CONNECTIONS } from "../mail/smtp.js";
 import { createMatchingService, type MatchingService } from "../matching/service.js";
 import type { DemandService, IntentService, OfferService } from "../model/services.js";
-import { createOfferService } from "../offers/service.js";
 import { createPushService, type PushOptions, type PushService } from "../push/service.js";
 
 export interface HolderServices {

@@ -7,14 +7,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { EgressPolicy } from "@doorbell/webhooks";
 import type { Env, Hono, Schema } from "hono";
-import type { IntentServiceOptions } from "../domain/intents.js";
 import { hostRefused } from "../html/host-guard.js";
+import type { IntentServiceOptions } from "../intents/index.js";
 import { type HolderLimits, operatorHintText, peerAddress } from "../limits/index.js";
 import { ISSUER_PATH } from "../model/scopes.js";
 import { purgeExpiredModels } from "./adapter.js";
 import { clientMetadataResolver } from "./client-metadata.js";
 import { type AssistantAccessService, assistantAccess, intentOwnership } from "./owners.js";
-import { mountOAuthPages } from "./pages.js";
+import { mountOAuthPages } from "./pages/index.js";
 import { createAuthorizationServer } from "./provider.js";
 import {
   builtInVerifier,

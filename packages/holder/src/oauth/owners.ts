@@ -10,9 +10,9 @@
  */
 import type { Database, Transaction } from "@doorbell/store";
 import type { Provider } from "oidc-provider";
-import type { IntentServiceOptions, OAuthPrincipal } from "../domain/intents.js";
 import { formatDateTime } from "../i18n/format.js";
 import { mailWordsFor } from "../i18n/mail-words.js";
+import type { IntentServiceOptions, OAuthPrincipal } from "../intents/index.js";
 import { normaliseEmail } from "../mail/address.js";
 import { listUnsubscribeHeaders } from "../mail/list-unsubscribe.js";
 import { quoteText } from "../mail/quoting.js";

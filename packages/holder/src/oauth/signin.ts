@@ -9,8 +9,8 @@
 
 import type { Database } from "@doorbell/store";
 import type { HolderContext } from "../context.js";
-import { newPageToken, randomBase62 } from "../domain/intents.js";
 import { mailWordsFor } from "../i18n/mail-words.js";
+import { newPageToken, randomBase62 } from "../intents/index.js";
 import { normaliseEmail } from "../mail/address.js";
 import { quoteName } from "../mail/quoting.js";
 import { DEFAULT_LANG, type Lang } from "../model/languages.js";

@@ -4,6 +4,7 @@
  */
 
 import type { SubscriptionView } from "@doorbell/delivery";
+import { consentLanguage } from "../i18n/consent-texts.js";
 import {
   effectiveStatus,
   manageUrl,
@@ -11,8 +12,7 @@ import {
   openContact,
   PAGE_TOKEN,
   sendQuietly,
-} from "../domain/intents.js";
-import { consentLanguage } from "../i18n/consent-texts.js";
+} from "../intents/index.js";
 import { notificationApprovalMail } from "../mail/templates.js";
 import { HolderError } from "../model/types.js";
 import { emit, type Push } from "./context.js";

@@ -30,7 +30,7 @@ import { type MetricsOptions, mountMetrics } from "../observability/metrics-rout
 import type { PushService } from "../push/service.js";
 import { mountOneClickUnsubscribe } from "./one-click-unsubscribe.js";
 import { mountCheckPage } from "./pages/check-page.js";
-import { mountPages } from "./pages/index.js";
+import { personPages } from "./person-pages.js";
 
 export const DESCRIPTOR_PATH = "/.well-known/isto-intents.json";
 export const JWKS_PATH = "/.well-known/jwks.json";
@@ -232,18 +232,21 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
     holderName: deps.config.name,
     log: deps.log,
   });
-  mountPages(app, {
-    consent: deps.services.consent,
-    intents: deps.services.intents,
-    matches: deps.services.matches,
-    ...(deps.services.push === undefined ? {} : { push: deps.services.push }),
-    ...(deps.assistants === undefined ? {} : { assistants: deps.assistants }),
-    config: deps.config,
-    ...(deps.mailbox === undefined ? {} : { mailbox: deps.mailbox }),
-    ...(deps.mailboxPath === undefined ? {} : { mailboxPath: deps.mailboxPath }),
-    ...(deps.limits === undefined ? {} : { limits: deps.limits }),
-    log: deps.log,
-  });
+  app.route(
+    "/",
+    personPages({
+      consent: deps.services.consent,
+      intents: deps.services.intents,
+      matches: deps.services.matches,
+      ...(deps.services.push === undefined ? {} : { push: deps.services.push }),
+      ...(deps.assistants === undefined ? {} : { assistants: deps.assistants }),
+      config: deps.config,
+      ...(deps.mailbox === undefined ? {} : { mailbox: deps.mailbox }),
+      ...(deps.mailboxPath === undefined ? {} : { mailboxPath: deps.mailboxPath }),
+      ...(deps.limits === undefined ? {} : { limits: deps.limits }),
+      log: deps.log,
+    }),
+  );
 
   app.notFound((c) => {
     c.header("cache-control", "no-store");
