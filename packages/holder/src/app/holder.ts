@@ -8,7 +8,6 @@
 import fs from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
-import { setTimeout as delay } from "node:timers/promises";
 import { createKeyPageFetcher, createKeyResolver } from "@doorbell/agreements";
 import {
   createDeliveryEngine,
@@ -23,7 +22,6 @@ import {
   createCodeHasher,
   createSealer,
   type Database,
-  type LoadedKeyring,
   leadershipMigrations,
   loadKeyring,
   migrate,
@@ -35,7 +33,6 @@ import {
 import { developmentPolicy, type EgressPolicy, productionPolicy } from "@doorbell/webhooks";
 import { type Logger, pino } from "pino";
 import { demoCatalogue } from "../catalogue/demo-catalogue.js";
-import { closeSearch } from "../catalogue/search.js";
 import { type Background, startBackground } from "../cluster/background.js";
 import { type ChangeBus, startChangeBus } from "../cluster/change-bus.js";
 import { type IntentFeed, startIntentFeed } from "../cluster/intent-feed.js";
@@ -68,17 +65,21 @@ import {
 } from "../oauth/index.js";
 import { createAccessLogger, logNodeRequest } from "../observability/access-log.js";
 import { createHolderMetrics, type HolderMetrics } from "../observability/metrics.js";
-import { type MetricsOptions, metricsExposureProblem } from "../observability/metrics-route.js";
+import type { MetricsOptions } from "../observability/metrics-route.js";
 import { oldestPendingAgeMs } from "../observability/outbox-age.js";
 import { ownHosts } from "../own-hosts.js";
 import { pushMigrations } from "../push/schema.js";
 import type { PushService } from "../push/service.js";
 import { createHolderApp, MCP_PATH } from "../web/app.js";
 import { isLoopbackHost, nodeServers } from "../web/node-server.js";
+import { closeAfterFailedStart, drainAndClose, listenGuarded } from "./lifecycle.js";
 import { openHolderMail } from "./mail.js";
 import { createHolderMcp } from "./mcp.js";
 import { holderMigrations } from "./migrations.js";
 import { createHolderServices, type HolderServices } from "./services.js";
+import type { HolderSummary } from "./summary.js";
+
+export type { HolderSummary } from "./summary.js";
 
 /**
  * Where the holder may ring doorbells. Production (the push profile's rule 1: https on 443, public
@@ -192,29 +193,6 @@ export interface CreateHolderOptions {
   log?: Logger;
 }
 
-export interface HolderSummary {
-  name: string;
-  publicUrl: string;
-  mcpUrl: string;
-  database: string;
-  dialect: "sqlite" | "postgres";
-  keys: LoadedKeyring["source"];
-  keyFile?: string;
-  mail: string;
-  /** Issue #16 item 1: the dev mailbox's unguessable address (printed in the start-up summary). */
-  mailboxUrl?: string;
-  demo: { imported: number; skipped: boolean } | undefined;
-  activeIntents: number;
-  /** Where doorbells may go (see `CreateHolderOptions.webhookPolicy`). */
-  webhookPolicy: "production" | "development";
-  /** Signed-in buyers (issue #8): the built-in authorization server, an external issuer, or none. */
-  oauth: "built-in" | "external" | "off";
-  /** Where /check fetches key pages from (issue #18); empty: visitors give them. */
-  checkTrustedOrigins: readonly string[];
-  /** At most one match digest per intent in this long (issue #14); 0: every import's at once. */
-  digestWindowMs: number;
-}
-
 export interface Holder {
   /** The whole HTTP surface, web-standard. */
   fetch(request: Request): Promise<Response>;
@@ -240,7 +218,6 @@ export interface Holder {
 }
 
 /** How long requests in flight get to finish on close before long-lived streams (MCP, events) are ended. */
-const STREAM_GRACE_MS = 1_000;
 const DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080";
 export const DEFAULT_LANGUAGES = ["sk", "cs", "en"] as const;
 
@@ -479,36 +456,29 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     return {
       fetch: (request) => Promise.resolve(app.fetch(request)),
       async listen(port = 8080, host = "127.0.0.1") {
-        if (mailbox !== undefined && !isLoopbackHost(host)) {
-          // The local mailbox page shows every confirm and manage link: never serve it beyond this machine.
-          throw new Error(
-            `no SMTP server is configured, so mail goes to the local mailbox page; listen on a loopback address (not ${host}) or configure --smtp`,
-          );
-        }
-        const exposed = metricsExposureProblem(options.metrics, host, publicUrl, isLoopbackHost);
-        if (exposed !== undefined) throw new Error(exposed);
-        const address = await servers.listen(port, host);
+        const address = await listenGuarded(servers, port, host, {
+          localMailbox: mailbox !== undefined,
+          metrics: options.metrics,
+          publicUrl,
+        });
         if (isLoopbackHost(address.host)) listeningOnLoopback = true;
         return address;
       },
       close() {
         closing ??= (async () => {
-          // Graceful drain (issue #14): stop accepting, let requests in flight finish (a second,
-          // then long-lived streams are ended), then the deliveries in hand, then give up leases.
+          // /readyz answers 503 from here on (lifecycle.ts drains in order).
           draining = true;
-          const stopped = servers.close();
-          await Promise.race([stopped, delay(STREAM_GRACE_MS)]);
-          await handler.close();
-          await events?.close();
-          await stopped;
-          await worker?.stop();
-          await background?.stop();
-          await feed?.stop();
-          await bus?.stop();
-          smtp?.close();
-          sharedLimits.close();
-          await closeSearch(store);
-          await store.close();
+          await drainAndClose(servers, {
+            store,
+            mcp: handler,
+            events,
+            worker,
+            background,
+            feed,
+            bus,
+            smtp,
+            limits: sharedLimits,
+          });
         })();
         return closing;
       },
@@ -522,15 +492,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       metrics,
     };
   } catch (error) {
-    await worker?.stop();
-    await background?.stop();
-    await feed?.stop();
-    await bus?.stop();
-    await mcp?.close();
-    await events?.close();
-    smtp?.close();
-    limits?.close();
-    await store.close();
+    await closeAfterFailedStart({ store, mcp, events, worker, background, feed, bus, smtp, limits });
     throw error;
   }
 }
