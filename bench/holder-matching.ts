@@ -2,8 +2,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { type Database, type Kysely, openDatabase, sql } from "@doorbell/store";
-import type { CatalogueOfferInput } from "../packages/holder/src/domain/services.js";
-import type { Offer } from "../packages/holder/src/domain/types.js";
+import { demoCatalogue, seededRandom } from "../packages/holder/src/catalogue/demo-catalogue.js";
+import { createOfferService } from "../packages/holder/src/catalogue/service.js";
 import {
   createMatchingService,
   FILTER_COLUMNS,
@@ -13,9 +13,9 @@ import {
   type MatchingService,
   offerFacts,
 } from "../packages/holder/src/matching/index.js";
-import { demoCatalogue, seededRandom } from "../packages/holder/src/offers/demo-catalogue.js";
-import { createOfferService } from "../packages/holder/src/offers/service.js";
-import type { HolderTables } from "../packages/holder/src/schema.js";
+import type { CatalogueOfferInput } from "../packages/holder/src/model/services.js";
+import type { HolderTables } from "../packages/holder/src/model/tables.js";
+import type { Offer } from "../packages/holder/src/model/types.js";
 import { createTestHolderContext } from "../packages/holder/src/testing.js";
 import { compare, printComparison } from "./harness.js";
 

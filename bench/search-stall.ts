@@ -10,8 +10,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { openDatabase } from "@doorbell/store";
-import { createHolderServices } from "../packages/holder/src/holder.js";
-import { demoCatalogue } from "../packages/holder/src/offers/demo-catalogue.js";
+import { createHolderServices } from "../packages/holder/src/app/services.js";
+import { demoCatalogue } from "../packages/holder/src/catalogue/demo-catalogue.js";
 import { createTestHolderContext } from "../packages/holder/src/testing.js";
 
 const OFFERS = Number(process.env.DOORBELL_BENCH_OFFERS ?? 200_000);

@@ -1,8 +1,8 @@
 import type { CodeHasher, Database, Sealer } from "@doorbell/store";
 import type { Logger } from "pino";
-import type { ConsentTranslations } from "./i18n/consent-texts.js";
+import { type ConsentTranslations, DEFAULT_CONSENT_TEXT } from "./i18n/consent-texts.js";
 import type { Mailer } from "./mail/mailer.js";
-import type { HolderTables } from "./schema.js";
+import type { HolderTables } from "./model/tables.js";
 
 /** The holder's settings; every default is what `doorbell serve` runs with. */
 export interface HolderConfig {
@@ -45,9 +45,6 @@ export interface HolderContext {
   readonly clock: () => number;
   readonly log: Logger;
 }
-
-export const DEFAULT_CONSENT_TEXT =
-  "I ask the holder to keep this intent and to send me, by e-mail, offers from its market that match it, until I withdraw it or it expires. My e-mail address is not given to sellers or to the assistant that published the intent. I can withdraw at any time from any e-mail the holder sends me.";
 
 export function defaultConfig(publicUrl: string): HolderConfig {
   const day = 24 * 60 * 60 * 1000;

@@ -1,7 +1,7 @@
 import { sql } from "@doorbell/store";
 import type { HolderContext } from "./context.js";
-import type { DemandGrid, DemandService } from "./domain/services.js";
-import { type DemandCell, type DemandSummary, HolderError } from "./domain/types.js";
+import type { DemandGrid, DemandService } from "./model/services.js";
+import { type DemandCell, type DemandSummary, HolderError } from "./model/types.js";
 import { COUNTRIES, isRegionOf, regionsOf } from "./offers/regions.js";
 
 /**

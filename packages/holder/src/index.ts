@@ -1,53 +1,30 @@
 // @doorbell/holder: an Isto Intents holder (MCP binding 0.1 + consent-link profile).
 
-export { DEFAULT_CONSENT_TEXT, defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
-export { BUDGET_BANDS, type BudgetBand, createDemandService } from "./demand.js";
-export { createConsentService, type HolderConsentService } from "./domain/consent.js";
-export { createIntentService, type IntentHooks } from "./domain/intents.js";
-export type {
-  CatalogueOfferInput,
-  ConsentService,
-  ConsentView,
-  DemandGrid,
-  DemandService,
-  IntentChanges,
-  IntentService,
-  MatchService,
-  OfferService,
-  ReplyOfferInput,
-} from "./domain/services.js";
-export {
-  type Area,
-  type Category,
-  type Country,
-  type Criteria,
-  type Currency,
-  type DemandCell,
-  type DemandSummary,
-  HolderError,
-  type HolderErrorCode,
-  type Intent,
-  type IntentStatus,
-  type Match,
-  type Money,
-  type Offer,
-  type OfferSource,
-  type Principal,
-  type PublishInput,
-  type PublishResult,
-  type Visibility,
-} from "./domain/types.js";
 export {
   type CreateHolderOptions,
   createHolder,
-  createHolderServices,
   DEFAULT_LANGUAGES,
   type Holder,
-  type HolderServices,
   type HolderSummary,
   holderEgressPolicy,
   importDemoCatalogueOnce,
-} from "./holder.js";
+} from "./app/holder.js";
+export { holderMigrations } from "./app/migrations.js";
+export { createHolderServices, type HolderServices } from "./app/services.js";
+export {
+  type CatalogueFormat,
+  catalogueFormatFromPath,
+  checkCatalogueFile,
+  createOfferService,
+  demoCatalogue,
+  readCatalogueFile,
+  streamCatalogueFile,
+} from "./catalogue/index.js";
+export { createConsentService, type HolderConsentService } from "./consent/index.js";
+export { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
+export { BUDGET_BANDS, type BudgetBand, createDemandService } from "./demand.js";
+export { DEFAULT_CONSENT_TEXT } from "./i18n/consent-texts.js";
+export { createIntentService, type IntentHooks } from "./intents/index.js";
 export {
   addressKey,
   type ClientAddressResolver,
@@ -79,16 +56,41 @@ export type { Mailer, MailMessage } from "./mail/mailer.js";
 export { createSmtpMailer, type SmtpMailer, type SmtpMailerOptions } from "./mail/smtp.js";
 export { createMatchingService, type MatchingService } from "./matching/service.js";
 export * from "./mcp/index.js";
-export * from "./observability/index.js";
+export type {
+  CatalogueOfferInput,
+  ConsentService,
+  ConsentView,
+  DemandGrid,
+  DemandService,
+  IntentChanges,
+  IntentService,
+  MatchService,
+  OfferService,
+  ReplyOfferInput,
+} from "./model/services.js";
+export type { HolderTables } from "./model/tables.js";
 export {
-  type CatalogueFormat,
-  catalogueFormatFromPath,
-  checkCatalogueFile,
-  createOfferService,
-  demoCatalogue,
-  readCatalogueFile,
-  streamCatalogueFile,
-} from "./offers/index.js";
+  type Area,
+  type Category,
+  type Country,
+  type Criteria,
+  type Currency,
+  type DemandCell,
+  type DemandSummary,
+  HolderError,
+  type HolderErrorCode,
+  type Intent,
+  type IntentStatus,
+  type Match,
+  type Money,
+  type Offer,
+  type OfferSource,
+  type Principal,
+  type PublishInput,
+  type PublishResult,
+  type Visibility,
+} from "./model/types.js";
+export * from "./observability/index.js";
 export { COUNTRIES, regionsOf } from "./offers/regions.js";
 export {
   checkedDoorbell,
@@ -109,7 +111,6 @@ export {
   type PushSubscriptionView,
   type SubscribeRequest,
 } from "./push/service.js";
-export { type HolderTables, holderMigrations } from "./schema.js";
 export {
   createHolderApp,
   DESCRIPTOR_PATH,

@@ -15,10 +15,11 @@ import {
   migrate,
 } from "@doorbell/store";
 import { pino } from "pino";
+import { holderMigrations } from "./app/migrations.js";
 import { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
 import { createLocalMailbox, type LocalMailbox } from "./mail/local-mailbox.js";
+import type { HolderTables } from "./model/tables.js";
 import { type PushTables, pushMigrations } from "./push/schema.js";
-import { type HolderTables, holderMigrations } from "./schema.js";
 
 export const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
 export const MINUTE = 60_000;

@@ -4,8 +4,8 @@
 import { forEachEngine } from "@doorbell/store/testing";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createOfferService } from "../src/catalogue/service.js";
 import { LIST_MATCHES_MAX } from "../src/matching/service.js";
-import { createOfferService } from "../src/offers/service.js";
 import {
   activeIntent,
   MINUTE,

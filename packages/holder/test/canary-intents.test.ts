@@ -5,7 +5,7 @@
  */
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HolderError } from "../src/domain/types.js";
+import { HolderError } from "../src/model/types.js";
 import { basicIntent, DAY, holderOn, linksInMail, recordMatch, T0, tokenOf } from "./intents-harness.js";
 
 const CONTACT = "Canary.Person.5521@Example.SK";

@@ -8,7 +8,7 @@ import {
   parseCatalogueFile,
   readCatalogueFile,
   streamCatalogueFile,
-} from "../src/offers/catalogue-file.js";
+} from "../src/catalogue/catalogue-file.js";
 
 // `doorbell catalogue import FILE.json|csv`: every problem comes with the line it is on, all at once.
 

@@ -10,9 +10,9 @@ import os from "node:os";
 import path from "node:path";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CatalogueOfferInput } from "../src/domain/services.js";
-import { checkCatalogueFile, streamCatalogueFile } from "../src/offers/catalogue-file.js";
-import { REFS_IN_MEMORY, seenRefs } from "../src/offers/catalogue-refs.js";
+import { checkCatalogueFile, streamCatalogueFile } from "../src/catalogue/catalogue-file.js";
+import { REFS_IN_MEMORY, seenRefs } from "../src/catalogue/catalogue-refs.js";
+import type { CatalogueOfferInput } from "../src/model/services.js";
 import { activeIntent, startServices } from "./services-harness.js";
 
 const BATCH = 500; // the offer service's default batch size

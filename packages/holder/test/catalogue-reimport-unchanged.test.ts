@@ -5,8 +5,8 @@
  */
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DIGEST_WINDOW_MS } from "../src/domain/consent.js";
-import { readCatalogueFile } from "../src/offers/catalogue-file.js";
+import { readCatalogueFile } from "../src/catalogue/catalogue-file.js";
+import { DIGEST_WINDOW_MS } from "../src/consent/index.js";
 import { startAgentEndpoint } from "./push-endpoint.js";
 import { activeIntent, mailsTo, startServices } from "./services-harness.js";
 

@@ -21,7 +21,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { pino } from "pino";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHolder, type Holder } from "../src/holder.js";
+import { createHolder, type Holder } from "../src/app/holder.js";
 import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
 import { chromiumSuite, launchChromium, navigates } from "./chromium.js";
 

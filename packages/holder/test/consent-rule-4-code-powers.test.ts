@@ -6,7 +6,7 @@
  */
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Principal } from "../src/domain/types.js";
+import type { Principal } from "../src/model/types.js";
 import { activeIntent, basicIntent, DAY, holderOn, publishDraft, refusal } from "./intents-harness.js";
 
 const codePrincipal = async (h: Awaited<ReturnType<typeof holderOn>>, code: string): Promise<Principal> => {

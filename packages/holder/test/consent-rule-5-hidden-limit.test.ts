@@ -4,7 +4,7 @@
  */
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hiddenLimitAad, openHiddenLimit } from "../src/domain/intents.js";
+import { hiddenLimitAad, openHiddenLimit } from "../src/intents/index.js";
 import { activeIntent, basicIntent, holderOn, publishDraft, refusal, tokenOf } from "./intents-harness.js";
 
 const LIMIT = 48_731;

@@ -6,7 +6,7 @@
  */
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createConsentService, DIGEST_WINDOW_MS } from "../src/domain/consent.js";
+import { createConsentService, DIGEST_WINDOW_MS } from "../src/consent/index.js";
 import type { Mailer } from "../src/mail/mailer.js";
 import {
   activeIntent,

@@ -1,7 +1,7 @@
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BUDGET_BANDS, createDemandService } from "../src/demand.js";
-import type { DemandCell } from "../src/domain/types.js";
+import type { DemandCell } from "../src/model/types.js";
 import { createTestHolderContext, fakeClock } from "../src/testing.js";
 import { DAY_MS, insertIntent } from "./offer-helpers.js";
 

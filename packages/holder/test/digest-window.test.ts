@@ -11,11 +11,11 @@ import { type Database, migrate, type PackageMigrations, sql } from "@doorbell/s
 import { forEachEngine } from "@doorbell/store/testing";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createConsentService, DIGEST_WINDOW_MS } from "../src/domain/consent.js";
-import type { ReplyOfferInput } from "../src/domain/services.js";
+import { holderMigrations } from "../src/app/migrations.js";
+import { createConsentService, DIGEST_WINDOW_MS } from "../src/consent/index.js";
 import type { Mailer } from "../src/mail/mailer.js";
 import { createSmtpMailer, type SmtpMailer } from "../src/mail/smtp.js";
-import { holderMigrations } from "../src/schema.js";
+import type { ReplyOfferInput } from "../src/model/services.js";
 import { createTestHolderContext, HOUR, MINUTE, type TestHolderContext } from "../src/testing.js";
 import { activeIntent as confirmedOn, holderOn, recordMatch } from "./intents-harness.js";
 import {

@@ -4,8 +4,8 @@
  */
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { normaliseEmail } from "../src/domain/consent.js";
-import { contactAad, openContact } from "../src/domain/intents.js";
+import { contactAad, openContact } from "../src/intents/index.js";
+import { normaliseEmail } from "../src/mail/address.js";
 import {
   basicIntent,
   DAY,

@@ -4,7 +4,7 @@
 import os from "node:os";
 import { checkUrl, judgeAddress } from "@doorbell/webhooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { holderEgressPolicy } from "../src/holder.js";
+import { holderEgressPolicy } from "../src/app/holder.js";
 
 const OWN = "the URL points to one of this server's own hosts";
 // A public address this machine is made to have, as a holder listening on a public interface does.

@@ -13,8 +13,8 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createHolder, type Holder } from "../src/app/holder.js";
 import { MATCHES_DELIVERED, STATUS_CHANGED } from "../src/events/index.js";
-import { createHolder, type Holder } from "../src/holder.js";
 import type { LocalMailbox } from "../src/mail/local-mailbox.js";
 import { basicPublish, octavia, type Published, tokenOf } from "./mcp-harness.js";
 

@@ -12,8 +12,8 @@ import { forEachEngine } from "@doorbell/store/testing";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consentTextFor } from "../src/i18n/consent-texts.js";
-import type { Lang } from "../src/i18n/languages.js";
 import { isLocalMailbox, type MailboxEntry } from "../src/mail/local-mailbox.js";
+import type { Lang } from "../src/model/languages.js";
 import {
   authorizationUrl,
   closeHolders,

@@ -102,7 +102,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       "a@example.sk",
       basicIntent({ validUntil: new Date(T0 + DAY).toISOString() }),
     );
-    const { createIntentService } = await import("../src/domain/intents.js");
+    const { createIntentService } = await import("../src/intents/index.js");
     const failing = createIntentService(h.ctx, {
       onActivated() {},
       onEnded() {

@@ -9,7 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHolder, type Holder } from "../src/holder.js";
+import { createHolder, type Holder } from "../src/app/holder.js";
 import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
 import { AGGREGATOR_NOTE } from "../src/mcp/schemas.js";
 import { PUSH_TOOL_NAMES, TOOL_NAMES } from "../src/mcp/tools.js";

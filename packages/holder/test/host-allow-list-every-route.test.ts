@@ -9,8 +9,8 @@ import path from "node:path";
 import { forEachEngine } from "@doorbell/store/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHolder, type Holder } from "../src/holder.js";
-import { createHostAllowList } from "../src/web/host-guard.js";
+import { createHolder, type Holder } from "../src/app/holder.js";
+import { createHostAllowList } from "../src/html/host-guard.js";
 
 /** One request with exactly these headers (fetch would set Host itself). */
 function raw(

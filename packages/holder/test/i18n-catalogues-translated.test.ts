@@ -5,9 +5,9 @@
  * language (an abbreviation, a word both languages borrowed) are listed by path.
  */
 import { describe, expect, it } from "vitest";
-import type { Lang } from "../src/i18n/languages.js";
 import { mailWordsFor } from "../src/i18n/mail-words.js";
 import { messagesFor } from "../src/i18n/messages/index.js";
+import type { Lang } from "../src/model/languages.js";
 
 /** One value for every parameter: a string, a number and a limit hint at once. */
 const ANY = Object.assign(Object.create({ toString: () => "§" }), {

@@ -3,12 +3,13 @@
  * that language shows. Pure functions, so no engine matrix.
  */
 import { describe, expect, it } from "vitest";
-import { DEFAULT_CONSENT_TEXT, defaultConfig } from "../src/context.js";
+import { defaultConfig } from "../src/context.js";
 import {
   consentLanguage,
   consentTextByVersion,
   consentTextFor,
   consentTexts,
+  DEFAULT_CONSENT_TEXT,
 } from "../src/i18n/consent-texts.js";
 import { formatArea, formatDateTime, formatMoney, plural } from "../src/i18n/format.js";
 import { languageFromHeader, negotiateLanguage, parseAcceptLanguage } from "../src/i18n/negotiate.js";

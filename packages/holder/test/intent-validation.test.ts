@@ -5,8 +5,8 @@
  */
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseIsoInstant } from "../src/domain/intents.js";
-import type { PublishInput } from "../src/domain/types.js";
+import { parseIsoInstant } from "../src/intents/index.js";
+import type { PublishInput } from "../src/model/types.js";
 import { basicIntent, DAY, holderOn, refusal, T0 } from "./intents-harness.js";
 
 const future = new Date(T0 + 10 * DAY).toISOString();

@@ -1,8 +1,8 @@
 import type { EngineFixture } from "@doorbell/store/testing";
+import { createConsentService } from "../src/consent/index.js";
 import type { HolderContext } from "../src/context.js";
-import { createConsentService } from "../src/domain/consent.js";
-import { createIntentService, type EndReason, type IntentServiceOptions } from "../src/domain/intents.js";
-import { HolderError, type PublishInput, type PublishResult } from "../src/domain/types.js";
+import { createIntentService, type EndReason, type IntentServiceOptions } from "../src/intents/index.js";
+import { HolderError, type PublishInput, type PublishResult } from "../src/model/types.js";
 import {
   createTestHolderContext,
   DAY,

@@ -10,7 +10,7 @@ import path from "node:path";
 import { forEachEngine } from "@doorbell/store/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHolder, type Holder } from "../src/holder.js";
+import { createHolder, type Holder } from "../src/app/holder.js";
 import { ERROR_META_KEY } from "../src/mcp/results.js";
 import { basicIntent, tokenOf } from "./intents-harness.js";
 import { INITIALIZE, jsonRpcOf, MCP_HEADERS, modernPost, rawRequest } from "./mcp-harness.js";

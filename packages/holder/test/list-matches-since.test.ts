@@ -1,11 +1,11 @@
 import type { Kysely } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createOfferService } from "../src/catalogue/service.js";
 import type { HolderContext } from "../src/context.js";
 import { readStatement } from "../src/matching/reader.js";
 import { createMatchingService, LIST_MATCHES_MAX } from "../src/matching/service.js";
-import { createOfferService } from "../src/offers/service.js";
-import type { HolderTables } from "../src/schema.js";
+import type { HolderTables } from "../src/model/tables.js";
 import { createTestHolderContext, fakeClock, MINUTE } from "../src/testing.js";
 import { carOffer, insertIntent } from "./offer-helpers.js";
 

@@ -7,13 +7,13 @@
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consentTextFor } from "../src/i18n/consent-texts.js";
-import type { Lang } from "../src/i18n/languages.js";
 import {
   confirmationMail,
   matchDigestMail,
   notificationApprovalMail,
   withdrawnMail,
 } from "../src/mail/templates.js";
+import type { Lang } from "../src/model/languages.js";
 import { basicIntent, holderOn, linksInMail, recordMatch, T0, tokenOf } from "./intents-harness.js";
 
 const common = {

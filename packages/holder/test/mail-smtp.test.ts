@@ -6,8 +6,8 @@ import { once } from "node:events";
 import net, { type AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HolderError } from "../src/domain/types.js";
 import { createSmtpMailer, SMTP_CONNECTIONS } from "../src/mail/smtp.js";
+import { HolderError } from "../src/model/types.js";
 
 interface Received {
   from: string;

@@ -1,7 +1,7 @@
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createOfferService } from "../src/catalogue/service.js";
 import { createMatchingService, type FoundMatches } from "../src/matching/service.js";
-import { createOfferService } from "../src/offers/service.js";
 import { createTestHolderContext, fakeClock, type TestHolderContext } from "../src/testing.js";
 import { carOffer, DAY_MS, flatOffer, insertIntent, matchesOf, setIntentStatus } from "./offer-helpers.js";
 

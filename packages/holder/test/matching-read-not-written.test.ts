@@ -1,10 +1,10 @@
 import { type Database, migrate, type PackageMigrations } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { holderMigrations } from "../src/app/migrations.js";
+import { createOfferService } from "../src/catalogue/service.js";
 import { readMatches } from "../src/matching/reader.js";
 import { createMatchingService } from "../src/matching/service.js";
-import { createOfferService } from "../src/offers/service.js";
-import { holderMigrations } from "../src/schema.js";
 import { createTestHolderContext, fakeClock } from "../src/testing.js";
 import { carOffer, insertIntent, matchesOf, setIntentStatus } from "./offer-helpers.js";
 

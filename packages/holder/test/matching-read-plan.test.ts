@@ -6,9 +6,9 @@
 import { sql } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createOfferService } from "../src/catalogue/service.js";
 import { boundRead } from "../src/matching/reader.js";
 import { createMatchingService } from "../src/matching/service.js";
-import { createOfferService } from "../src/offers/service.js";
 import { createTestHolderContext, fakeClock } from "../src/testing.js";
 import { carOffer, insertIntent } from "./offer-helpers.js";
 

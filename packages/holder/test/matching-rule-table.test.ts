@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Criteria, Currency, Offer } from "../src/domain/types.js";
 import { IntentIndex } from "../src/matching/intent-index.js";
 import { fits, type IntentFilterSource, intentFilter, offerFacts } from "../src/matching/rule.js";
+import type { Criteria, Currency, Offer } from "../src/model/types.js";
 
 // The matching rule as a table: each row changes one thing from a fitting pair and says whether
 // the offer still fits. Every row runs through the rule (`fits`) and through the index (`match`),

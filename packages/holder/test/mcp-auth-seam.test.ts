@@ -8,9 +8,9 @@ import { Client as SdkClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Principal } from "../src/domain/types.js";
 import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
 import { principalFromAuth } from "../src/mcp/principal.js";
+import type { Principal } from "../src/model/types.js";
 import { activeIntent, refused, startHolder, type TestHolder } from "./mcp-harness.js";
 
 describe("principalFromAuth", () => {

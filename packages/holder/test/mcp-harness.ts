@@ -15,13 +15,13 @@ import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { expect } from "vitest";
+import { createHolderServices, type HolderServices } from "../src/app/services.js";
 import type { HolderConfig } from "../src/context.js";
-import type { CatalogueOfferInput } from "../src/domain/services.js";
-import { createHolderServices, type HolderServices } from "../src/holder.js";
 import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
 import { createMcpHandler, type HolderMcpEndpoint, type McpHandlerOptions } from "../src/mcp/handler.js";
 import { ERROR_META_KEY, type ToolErrorMeta } from "../src/mcp/results.js";
 import type { HolderToolServices } from "../src/mcp/tools.js";
+import type { CatalogueOfferInput } from "../src/model/services.js";
 import { createTestHolderContext, fakeClock, type TestHolderContext } from "../src/testing.js";
 import { createHolderApp } from "../src/web/app.js";
 

@@ -13,7 +13,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { forEachEngine, type TestDatabase } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHolder, type Holder } from "../src/holder.js";
+import { createHolder, type Holder } from "../src/app/holder.js";
 import { isLocalMailbox } from "../src/mail/local-mailbox.js";
 import { createHolderLogger } from "../src/observability/log-format.js";
 import { basicIntent, tokenOf } from "./intents-harness.js";

@@ -13,7 +13,7 @@ import path from "node:path";
 import { forEachEngine } from "@doorbell/store/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHolder, type Holder } from "../src/holder.js";
+import { createHolder, type Holder } from "../src/app/holder.js";
 import { isLocalMailbox, type MailboxEntry } from "../src/mail/local-mailbox.js";
 import {
   authorizationUrl,

@@ -22,7 +22,7 @@ import type {
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { pino } from "pino";
 import { expect } from "vitest";
-import { createHolder, type Holder } from "../src/holder.js";
+import { createHolder, type Holder } from "../src/app/holder.js";
 import { isLocalMailbox } from "../src/mail/local-mailbox.js";
 import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
 import type { HolderOAuthOptions } from "../src/oauth/index.js";

@@ -14,7 +14,7 @@ import path from "node:path";
 import { forEachEngine } from "@doorbell/store/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHolder, type Holder } from "../src/holder.js";
+import { createHolder, type Holder } from "../src/app/holder.js";
 
 async function holderOn(database: string): Promise<{ holder: Holder; url: string; dir: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "doorbell-oauth-"));

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import type { CatalogueOfferInput } from "../src/domain/services.js";
-import type { Criteria } from "../src/domain/types.js";
 import { readMatches, START } from "../src/matching/reader.js";
-import { FRESH_MATCHING_STATE, type IntentRow } from "../src/schema.js";
+import type { CatalogueOfferInput } from "../src/model/services.js";
+import { FRESH_MATCHING_STATE, type IntentRow } from "../src/model/tables.js";
+import type { Criteria } from "../src/model/types.js";
 import type { TestHolderContext } from "../src/testing.js";
 
 export const DAY_MS = 24 * 60 * 60 * 1000;

@@ -1,8 +1,8 @@
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ReplyOfferInput } from "../src/domain/services.js";
+import { createOfferService } from "../src/catalogue/service.js";
 import { createMatchingService } from "../src/matching/service.js";
-import { createOfferService } from "../src/offers/service.js";
+import type { ReplyOfferInput } from "../src/model/services.js";
 import { createTestHolderContext, fakeClock } from "../src/testing.js";
 import { DAY_MS, insertIntent, matchesOf } from "./offer-helpers.js";
 

@@ -10,10 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Database, openDatabase } from "@doorbell/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SEARCH_COST, searchOffers } from "../src/catalogue/search.js";
+import { SEARCH_QUEUE_MAX } from "../src/catalogue/search-thread.js";
+import { createOfferService } from "../src/catalogue/service.js";
 import { createMatchingService } from "../src/matching/service.js";
-import { SEARCH_COST, searchOffers } from "../src/offers/search.js";
-import { SEARCH_QUEUE_MAX } from "../src/offers/search-thread.js";
-import { createOfferService } from "../src/offers/service.js";
 import { createTestHolderContext, type TestHolderContext } from "../src/testing.js";
 
 describe("catalogue search on a SQLite file", () => {

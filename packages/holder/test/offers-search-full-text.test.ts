@@ -1,12 +1,13 @@
 import { migrate, type PackageMigrations } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CatalogueOfferInput } from "../src/domain/services.js";
+import { holderMigrations } from "../src/app/migrations.js";
+import { demoCatalogue } from "../src/catalogue/demo-catalogue.js";
+import { searchTerms } from "../src/catalogue/search.js";
+import { createOfferService } from "../src/catalogue/service.js";
 import { createMatchingService } from "../src/matching/service.js";
-import { demoCatalogue } from "../src/offers/demo-catalogue.js";
-import { searchTerms } from "../src/offers/search.js";
-import { createOfferService } from "../src/offers/service.js";
-import { type HolderTables, holderMigrations } from "../src/schema.js";
+import type { CatalogueOfferInput } from "../src/model/services.js";
+import type { HolderTables } from "../src/model/tables.js";
 import { createTestHolderContext, fakeClock } from "../src/testing.js";
 import { carOffer, flatOffer } from "./offer-helpers.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkCatalogueOffer, checkReplyOffer, validateCatalogueOffers } from "../src/offers/validate.js";
+import { checkCatalogueOffer, checkReplyOffer, validateCatalogueOffers } from "../src/catalogue/validate.js";
 import { carOffer, flatOffer } from "./offer-helpers.js";
 
 // Offer validation names the field, the rule and what was given, so a seller or an importer can fix

@@ -7,14 +7,14 @@ import type { AddressInfo } from "node:net";
 import type { EngineFixture } from "@doorbell/store/testing";
 import { type ServerType, serve } from "@hono/node-server";
 import { Hono } from "hono";
+import { createOfferService } from "../src/catalogue/service.js";
+import { createConsentService } from "../src/consent/index.js";
 import type { HolderConfig } from "../src/context.js";
-import { createConsentService } from "../src/domain/consent.js";
-import { createIntentService, effectiveStatus } from "../src/domain/intents.js";
-import type { PublishInput } from "../src/domain/types.js";
+import { createIntentService, effectiveStatus } from "../src/intents/index.js";
 import { createMatchingService } from "../src/matching/service.js";
-import { createOfferService } from "../src/offers/service.js";
+import type { PublishInput } from "../src/model/types.js";
 import { createTestHolderContext, fakeClock } from "../src/testing.js";
-import { mountPages, type PagesDeps } from "../src/web/pages/index.js";
+import { mountPages, type PagesDeps } from "../src/web/person-pages.js";
 
 export { DAY, HOUR, MINUTE, T0 } from "../src/testing.js";
 

@@ -14,9 +14,9 @@ import { forEachEngine } from "@doorbell/store/testing";
 import { pino } from "pino";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHolder, type Holder } from "../src/holder.js";
+import { createHolder, type Holder } from "../src/app/holder.js";
 import { consentTextFor } from "../src/i18n/consent-texts.js";
-import type { Lang } from "../src/i18n/languages.js";
+import type { Lang } from "../src/model/languages.js";
 import { chromiumSuite, launchChromium, navigates } from "./chromium.js";
 
 let SHOTS = "";

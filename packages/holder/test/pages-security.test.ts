@@ -12,10 +12,11 @@ import { Hono } from "hono";
 import { Fragment, jsx } from "hono/jsx";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultConfig } from "../src/context.js";
-import type { ConsentService, ConsentView } from "../src/domain/services.js";
-import { HolderError, type Intent, type Match } from "../src/domain/types.js";
-import { MAX_FORM_BYTES, mountPages, type PagesDeps } from "../src/web/pages/index.js";
-import { linkify } from "../src/web/pages/views.js";
+import { MAX_FORM_BYTES } from "../src/html/security.js";
+import type { ConsentService, ConsentView } from "../src/model/services.js";
+import { HolderError, type Intent, type Match } from "../src/model/types.js";
+import { linkify } from "../src/web/pages/mailbox-views.js";
+import { mountPages, type PagesDeps } from "../src/web/person-pages.js";
 import { FormClient, heading, hiddenField } from "./pages-harness.js";
 
 const TOKEN = "Tok3nTok3nTok3nTok3nTok3nTok3nAB";

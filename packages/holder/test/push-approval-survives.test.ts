@@ -7,7 +7,7 @@
  */
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Principal } from "../src/domain/types.js";
+import type { Principal } from "../src/model/types.js";
 import { HOUR } from "../src/testing.js";
 import { startAgentEndpoint } from "./push-endpoint.js";
 import {

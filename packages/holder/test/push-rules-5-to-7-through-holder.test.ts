@@ -7,7 +7,7 @@
 import { forEachEngine } from "@doorbell/store/testing";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { Principal } from "../src/domain/types.js";
+import type { Principal } from "../src/model/types.js";
 import {
   activeIntent,
   HOUR,

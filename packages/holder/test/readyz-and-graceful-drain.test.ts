@@ -8,7 +8,7 @@ import path from "node:path";
 import { forEachEngine } from "@doorbell/store/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHolder } from "../src/holder.js";
+import { createHolder } from "../src/app/holder.js";
 
 forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   it("ready while serving, 503 while draining; a request in flight still gets its answer", async () => {

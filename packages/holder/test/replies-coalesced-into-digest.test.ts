@@ -5,8 +5,8 @@
  */
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPLY_COALESCE_MS } from "../src/domain/consent.js";
-import type { ReplyOfferInput } from "../src/domain/services.js";
+import { REPLY_COALESCE_MS } from "../src/consent/index.js";
+import type { ReplyOfferInput } from "../src/model/services.js";
 import { activeIntent, mailsTo, octaviaWanted, startServices } from "./services-harness.js";
 
 const reply = (inReplyTo: string, n: number): ReplyOfferInput => ({

@@ -6,10 +6,10 @@
 import { createDeliveryEngine, type DeliveryEngine, type DeliveryEngineOptions } from "@doorbell/delivery";
 import type { EngineFixture } from "@doorbell/store/testing";
 import { developmentPolicy } from "@doorbell/webhooks";
-import type { CatalogueOfferInput } from "../src/domain/services.js";
-import type { PublishInput } from "../src/domain/types.js";
-import { createHolderServices, type HolderServices } from "../src/holder.js";
+import { createHolderServices, type HolderServices } from "../src/app/services.js";
 import type { Mailer } from "../src/mail/mailer.js";
+import type { CatalogueOfferInput } from "../src/model/services.js";
+import type { PublishInput } from "../src/model/types.js";
 import { createTestHolderContext, fakeClock, type TestHolderContext } from "../src/testing.js";
 
 export interface ServicesHolder {

@@ -5,7 +5,7 @@
  * names, addresses, URLs), what a page marks as code, the language switch's own names, and the
  * person's own quoted words in a mail. Whatever still has a word in it and matches is English.
  */
-import { LANGUAGE_NAMES } from "../src/i18n/languages.js";
+import { LANGUAGE_NAMES } from "../src/model/languages.js";
 
 const ENTITIES: Readonly<Record<string, string>> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
 

@@ -7,10 +7,10 @@
 import { type EventDefinition, EventsError, type JsonObject } from "@doorbell/mcp-events";
 import type { Kysely } from "@doorbell/store";
 import { z } from "zod";
-import type { IntentService } from "../domain/services.js";
-import type { IntentStatus } from "../domain/types.js";
 import { intentView, matchView } from "../mcp/results.js";
-import type { HolderTables } from "../schema.js";
+import type { IntentService } from "../model/services.js";
+import type { HolderTables } from "../model/tables.js";
+import type { IntentStatus } from "../model/types.js";
 import { decodeMatchCursor, encodeMatchCursor } from "./match-cursor.js";
 import { headOf, matchesAfter } from "./match-log.js";
 

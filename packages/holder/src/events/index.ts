@@ -21,8 +21,8 @@ import {
   withEventsListen,
 } from "@doorbell/mcp-events";
 import type { Kysely } from "@doorbell/store";
-import type { IntentService } from "../domain/services.js";
-import type { HolderTables } from "../schema.js";
+import type { IntentService } from "../model/services.js";
+import type { HolderTables } from "../model/tables.js";
 import {
   type CodeParams,
   intentOf,

@@ -1,7 +1,7 @@
 import type { Kysely } from "@doorbell/store";
-import type { Match } from "../domain/types.js";
 import { type MatchPosition, readMatches, START } from "../matching/reader.js";
-import type { HolderTables } from "../schema.js";
+import type { HolderTables } from "../model/tables.js";
+import type { Match } from "../model/types.js";
 
 export interface LoggedMatch {
   position: MatchPosition;

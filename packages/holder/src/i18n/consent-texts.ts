@@ -6,14 +6,17 @@
  * person agrees to that. A version id belongs to one language only, so the `consent_version`
  * kept with an intent says which text, in which language, the person agreed to.
  */
-import { DEFAULT_CONSENT_TEXT, type HolderConfig } from "../context.js";
-import { DEFAULT_LANG, LANGUAGES, type Lang } from "./languages.js";
+import { DEFAULT_LANG, LANGUAGES, type Lang } from "../model/languages.js";
 
 export interface ConsentText {
   lang: Lang;
   version: string;
   text: string;
 }
+
+/** The holder's default consent text (English); DEFAULT_CONSENT_TRANSLATIONS translate it. */
+export const DEFAULT_CONSENT_TEXT =
+  "I ask the holder to keep this intent and to send me, by e-mail, offers from its market that match it, until I withdraw it or it expires. My e-mail address is not given to sellers or to the assistant that published the intent. I can withdraw at any time from any e-mail the holder sends me.";
 
 export type ConsentTranslations = Partial<Record<Exclude<Lang, "en">, { version: string; text: string }>>;
 
@@ -34,7 +37,10 @@ export const DEFAULT_CONSENT_TRANSLATIONS: Required<ConsentTranslations> = {
 
 const TRANSLATED = LANGUAGES.filter((lang): lang is Exclude<Lang, "en"> => lang !== DEFAULT_LANG);
 
-type ConsentConfig = Pick<HolderConfig, "consentText" | "consentVersion"> & {
+/** The part of the holder's config that says which consent text is current. */
+type ConsentConfig = {
+  consentText: string;
+  consentVersion: string;
   consentTranslations?: ConsentTranslations | undefined;
 };
 

@@ -4,8 +4,9 @@
  * used ("15,000 EUR", "30 Nov 2026, 12:00 UTC"); Slovak and Czech follow their locale
  * ("15 000 €", "30. 11. 2026, 12:00 UTC"). Times are in UTC and say so.
  */
-import type { Area, Money } from "../domain/types.js";
-import { type Lang, LOCALES } from "./languages.js";
+
+import { type Lang, LOCALES } from "../model/languages.js";
+import type { Area, Money } from "../model/types.js";
 import { countryName, regionName } from "./places.js";
 
 const cache = <T>(make: (lang: Lang) => T): ((lang: Lang) => T) => {

@@ -3,8 +3,9 @@
  * the consent text they agreed to (consent-texts.ts `consentLanguage`). English is the reference:
  * `MailWords` is its shape.
  */
+
+import type { Lang } from "../model/languages.js";
 import type { PluralForms } from "./format.js";
-import type { Lang } from "./languages.js";
 import { messagesFor } from "./messages/index.js";
 
 const en = {

@@ -3,7 +3,7 @@
  * then the cookie it leaves) before the browser's `Accept-Language`, and English when nothing
  * matches. Pure functions of header values, so the pages and the tests share them.
  */
-import { DEFAULT_LANG, isLang, type Lang } from "./languages.js";
+import { DEFAULT_LANG, isLang, type Lang } from "../model/languages.js";
 
 export interface LanguageRange {
   /** Lower-case primary subtag, e.g. "sk" of "sk-SK"; "*" for the wildcard. */

@@ -2,7 +2,7 @@
  * The market's countries and regions (ISO 3166-1 and 3166-2 codes) by name in each language.
  * An unknown code is shown as given.
  */
-import type { Lang } from "./languages.js";
+import type { Lang } from "../model/languages.js";
 
 type Names = Readonly<Record<string, string>>;
 

@@ -4,7 +4,7 @@
  */
 import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
-import { LANGUAGES, type Lang } from "./languages.js";
+import { LANGUAGES, type Lang } from "../model/languages.js";
 import { negotiateLanguage } from "./negotiate.js";
 
 /** The switch's query parameter: `?lang=sk`. */

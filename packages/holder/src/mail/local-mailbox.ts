@@ -1,5 +1,5 @@
 import type { Database, Sealer } from "@doorbell/store";
-import type { HolderTables } from "../schema.js";
+import type { HolderTables } from "../model/tables.js";
 import type { Mailer, MailMessage } from "./mailer.js";
 
 /** One stored mail, opened for the dev mailbox page. */

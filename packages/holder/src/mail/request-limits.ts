@@ -7,8 +7,9 @@
  *
  * The recipient is counted by its normalised address, stored only as a keyed hash (limits/).
  */
-import { normaliseEmail } from "../domain/consent.js";
+
 import type { HolderLimits, LimitHint } from "../limits/index.js";
+import { normaliseEmail } from "./address.js";
 
 export interface MailRequest {
   /** The address the mail would go to, as typed. */

@@ -1,7 +1,7 @@
 import nodemailer from "nodemailer";
 import { parseConnectionUrl } from "nodemailer/lib/shared/index.js";
 import type SMTPPool from "nodemailer/lib/smtp-pool/index.js";
-import { HolderError } from "../domain/types.js";
+import { HolderError } from "../model/types.js";
 import type { Mailer, MailMessage } from "./mailer.js";
 
 export interface SmtpMailerOptions {

@@ -4,11 +4,12 @@
  * the two parts never say different things. Every e-mail carries the manage link. Nothing here
  * ever receives a hidden limit (only whether one is set) or an intentCode.
  */
-import type { Area, Money } from "../domain/types.js";
+
 import * as i18n from "../i18n/format.js";
-import { DEFAULT_LANG, type Lang } from "../i18n/languages.js";
 import { mailWordsFor, notificationPromise } from "../i18n/mail-words.js";
-import { listUnsubscribeHeaders } from "../web/one-click-unsubscribe.js";
+import { DEFAULT_LANG, type Lang } from "../model/languages.js";
+import type { Area, Money } from "../model/types.js";
+import { listUnsubscribeHeaders } from "./list-unsubscribe.js";
 import type { MailMessage } from "./mailer.js";
 import { quoteText } from "./quoting.js";
 

@@ -1,4 +1,4 @@
-import type { Currency } from "../domain/types.js";
+import type { Currency } from "../model/types.js";
 import type { IntentFilter, OfferFacts } from "./rule.js";
 
 /**

@@ -1,7 +1,7 @@
 import { type Database, type DialectName, type Kysely, PostgresAdapter, sql } from "@doorbell/store";
-import type { Offer } from "../domain/types.js";
-import { offerFromRow } from "../offers/rows.js";
-import type { HolderTables, IntentRow, OfferRow } from "../schema.js";
+import { offerFromRow } from "../model/offer-rows.js";
+import type { HolderTables, IntentRow, OfferRow } from "../model/tables.js";
+import type { Offer } from "../model/types.js";
 import { fits, intentFilter, offerFacts } from "./rule.js";
 
 /**

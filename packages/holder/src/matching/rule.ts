@@ -1,4 +1,4 @@
-import type { Category, Country, Criteria, Currency, Offer } from "../domain/types.js";
+import type { Category, Country, Criteria, Currency, Offer } from "../model/types.js";
 
 /**
  * The matching rule, in one place. An offer fits an active intent when:

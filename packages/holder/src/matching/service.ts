@@ -1,11 +1,13 @@
 import { type Kysely, sql } from "@doorbell/store";
 import type { HolderContext } from "../context.js";
-import type { MatchService } from "../domain/services.js";
-import { HolderError, type Match, type Offer, type Principal } from "../domain/types.js";
-import type { HolderTables } from "../schema.js";
+import type { FoundMatches, MatchService } from "../model/services.js";
+import type { HolderTables } from "../model/tables.js";
+import { HolderError, type Match, type Offer, type Principal } from "../model/types.js";
 import { IntentIndex } from "./intent-index.js";
 import { lastArrival, type ReadMatch, readMatches, START } from "./reader.js";
 import { fits, type IntentFilterSource, intentFilter, type MatchableOffer, offerFacts } from "./rule.js";
+
+export type { FoundMatches } from "../model/services.js";
 
 /**
  * Matching: an in-memory index of the active intents (loaded from holder_intents at start, kept
@@ -41,21 +43,6 @@ export interface MatchingOptions {
   catchUp?(trx: Kysely<HolderTables>, intentId: string): Promise<number>;
   /** Rows per page when loading active intents at start (default 10,000). */
   loadPageSize?: number;
-}
-
-/**
- * The matches one write makes, grouped by offer: compact, because one import at 1,000,000 intents
- * finds millions, and an object per match cost more than finding them.
- */
-export interface FoundMatches {
-  /** When all of them are delivered (ms since the epoch), as a read will show it. */
-  readonly deliveredAt: number;
-  /** Each offer with the intents it fits; an intent may be under several offers. */
-  readonly byOffer: readonly { readonly offerId: string; readonly intentIds: readonly string[] }[];
-  /** How many (offer, intent) matches in all. */
-  readonly count: number;
-  /** The intents among them not yet reported in the same round (see `newRound`). */
-  readonly firstInRound: readonly string[];
 }
 
 /** How many of `found` each wanted intent has (for the few intents told one by one). */

@@ -6,7 +6,7 @@
  */
 import type { McpServer } from "@modelcontextprotocol/server";
 import { pino } from "pino";
-import type { Principal } from "../domain/types.js";
+import type { Principal } from "../model/types.js";
 import {
   createMcpEndpoint,
   type EndpointPolicy,

@@ -4,9 +4,9 @@
  * `{ kind: "oauth", subject, clientId, scopes }`. The services decide what a principal may do.
  */
 import type { AuthInfo } from "@modelcontextprotocol/server";
-import type { IntentService } from "../domain/services.js";
-import { HolderError, type Principal } from "../domain/types.js";
-import { RESOURCE_SCOPES } from "../oauth/scopes.js";
+import { RESOURCE_SCOPES } from "../model/scopes.js";
+import type { IntentService } from "../model/services.js";
+import { HolderError, type Principal } from "../model/types.js";
 
 /** An OAuth principal from a verified token; undefined otherwise. */
 export function principalFromAuth(authInfo: AuthInfo | undefined): Principal | undefined {

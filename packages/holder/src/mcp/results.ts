@@ -6,8 +6,8 @@
  * cannot reach an agent by accident (binding rule 1).
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { DemandSummary, HolderErrorCode, Intent, Match, Offer } from "../domain/types.js";
-import { HolderError } from "../domain/types.js";
+import type { DemandSummary, HolderErrorCode, Intent, Match, Offer } from "../model/types.js";
+import { HolderError } from "../model/types.js";
 import type { LimitNote } from "./rate-limit.js";
 
 /** The `_meta` key of a refusal's machine-readable part. */

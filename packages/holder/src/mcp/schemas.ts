@@ -5,9 +5,9 @@
  * category); these schemas give agents the shapes up front and refuse what is plainly wrong.
  */
 import { z } from "zod";
-import { REGIONS, STATEMENT_MAX } from "../domain/intents.js";
-import type { DemandGrid } from "../domain/services.js";
-import { OFFER_LIMITS } from "../offers/validate.js";
+import { OFFER_LIMITS } from "../catalogue/validate.js";
+import { REGIONS, STATEMENT_MAX } from "../intents/index.js";
+import type { DemandGrid } from "../model/services.js";
 
 /** Binding rule 2, in every tool description. */
 export const AGGREGATOR_NOTE =

@@ -22,8 +22,8 @@ import {
   ResourceTemplate,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import type { IntentService } from "../domain/services.js";
-import { HolderError, type Principal } from "../domain/types.js";
+import type { IntentService } from "../model/services.js";
+import { HolderError, type Principal } from "../model/types.js";
 import type { PushService } from "../push/service.js";
 import type { ModernHandler } from "./endpoint.js";
 import { principalFromAuth } from "./principal.js";

@@ -12,7 +12,7 @@
  * - The push tools and the public tools need no scope: a signed-in caller cannot use the push
  *   tools at all (they take the intentCode), so no sign-in could help.
  */
-import { RESOURCE_SCOPES, SCOPE_MANAGE, SCOPE_READ } from "../oauth/scopes.js";
+import { RESOURCE_SCOPES, SCOPE_MANAGE, SCOPE_READ } from "../model/scopes.js";
 
 /** A parsed `tools/call`: its JSON-RPC id, the tool and its arguments (an object, else empty). */
 export interface ToolCall {

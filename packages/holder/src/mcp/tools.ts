@@ -12,8 +12,8 @@
 import type { AuthInfo, CallToolResult, McpServer, ToolAnnotations } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
 import type { z } from "zod";
-import type { DemandService, IntentService, MatchService, OfferService } from "../domain/services.js";
-import { type Category, type Country, HolderError, type Principal } from "../domain/types.js";
+import type { DemandService, IntentService, MatchService, OfferService } from "../model/services.js";
+import { type Category, type Country, HolderError, type Principal } from "../model/types.js";
 import type { PushService } from "../push/service.js";
 import { buyerPrincipal, NEEDS_SIGN_IN, principalFromAuth } from "./principal.js";
 import type { CallLimit } from "./rate-limit.js";

@@ -12,7 +12,6 @@
  * fetched (client-metadata.ts) when the provider looks the client up.
  */
 import type { CodeHasher, Database, Sealer } from "@doorbell/store";
-import type { ClientMetadataResolver } from "./client-metadata.js";
 import type { OAuthTables } from "./schema.js";
 
 /** What oidc-provider hands an adapter; only a few fields matter here. */
@@ -23,6 +22,9 @@ export type AdapterPayload = Record<string, unknown> & {
   clientId?: string;
   consumed?: number;
 };
+
+/** Reads a client's metadata document (client-metadata.ts); declared here, where the adapter uses it. */
+export type ClientMetadataResolver = (clientId: string) => Promise<AdapterPayload | undefined>;
 
 export interface AdapterDeps {
   store: Database<OAuthTables>;

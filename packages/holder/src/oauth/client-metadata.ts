@@ -16,9 +16,7 @@
  * GET a URL at the client's own rate.
  */
 import { type EgressPolicy, getJson } from "@doorbell/webhooks";
-import type { AdapterPayload } from "./adapter.js";
-
-export type ClientMetadataResolver = (clientId: string) => Promise<AdapterPayload | undefined>;
+import type { AdapterPayload, ClientMetadataResolver } from "./adapter.js";
 
 const PASSED = ["client_name", "client_uri", "logo_uri", "policy_uri", "tos_uri", "scope"] as const;
 const CACHE_MS = 5 * 60_000;

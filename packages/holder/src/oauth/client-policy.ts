@@ -15,7 +15,7 @@
  */
 import { errors } from "oidc-provider";
 import { MAX_NAME_CHARS } from "../mail/quoting.js";
-import { RESOURCE_SCOPES } from "./scopes.js";
+import { RESOURCE_SCOPES } from "../model/scopes.js";
 
 export const MAX_CLIENT_METADATA_BYTES = 8 * 1024;
 export const MAX_CLIENT_STRING_CHARS = 512;

@@ -4,12 +4,13 @@
  * Fonts), and only the error's code and description, escaped. It speaks the language the holder's
  * other pages would: the switch's cookie, then the browser's `Accept-Language`, then English.
  */
-import type { Lang } from "../i18n/languages.js";
+
+import { Layout } from "../html/layout.js";
+import { PAGE_HEADERS } from "../html/security.js";
 import { messagesFor } from "../i18n/messages/index.js";
 import { negotiateLanguage } from "../i18n/negotiate.js";
 import { LANG_COOKIE } from "../i18n/request-language.js";
-import { Layout } from "../web/pages/layout.js";
-import { PAGE_HEADERS } from "../web/pages/security.js";
+import type { Lang } from "../model/languages.js";
 
 interface KoaLikeContext {
   type: string;

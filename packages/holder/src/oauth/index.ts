@@ -7,13 +7,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { EgressPolicy } from "@doorbell/webhooks";
 import type { Env, Hono, Schema } from "hono";
-import type { IntentServiceOptions } from "../domain/intents.js";
+import { hostRefused } from "../html/host-guard.js";
+import type { IntentServiceOptions } from "../intents/index.js";
 import { type HolderLimits, operatorHintText, peerAddress } from "../limits/index.js";
-import { hostRefused } from "../web/host-guard.js";
-import { mountOAuthPages } from "../web/pages/oauth-pages.js";
+import { ISSUER_PATH } from "../model/scopes.js";
 import { purgeExpiredModels } from "./adapter.js";
 import { clientMetadataResolver } from "./client-metadata.js";
 import { type AssistantAccessService, assistantAccess, intentOwnership } from "./owners.js";
+import { mountOAuthPages } from "./pages/index.js";
 import { createAuthorizationServer } from "./provider.js";
 import {
   builtInVerifier,
@@ -22,9 +23,15 @@ import {
   type ProtectedResource,
   protectedResource,
 } from "./resource.js";
-import { ISSUER_PATH } from "./scopes.js";
 import type { SignInContext } from "./signin.js";
 
+export {
+  ISSUER_PATH,
+  PROTECTED_RESOURCE_PATH,
+  SCOPE_MANAGE,
+  SCOPE_READ,
+  SIGNIN_PATH,
+} from "../model/scopes.js";
 export {
   type AssistantAccess,
   type AssistantAccessService,
@@ -33,7 +40,6 @@ export {
 } from "./owners.js";
 export type { ExternalIssuer, ProtectedResource } from "./resource.js";
 export { type OAuthTables, oauthMigrations } from "./schema.js";
-export { ISSUER_PATH, PROTECTED_RESOURCE_PATH, SCOPE_MANAGE, SCOPE_READ, SIGNIN_PATH } from "./scopes.js";
 
 export interface HolderOAuthOptions {
   /** Use this issuer's tokens (JWTs checked against its JWKS) instead of the built-in server. */

@@ -10,15 +10,15 @@
  */
 import type { Database, Transaction } from "@doorbell/store";
 import type { Provider } from "oidc-provider";
-import { normaliseEmail } from "../domain/consent.js";
-import type { IntentServiceOptions, OAuthPrincipal } from "../domain/intents.js";
-import type { Intent } from "../domain/types.js";
 import { formatDateTime } from "../i18n/format.js";
-import type { Lang } from "../i18n/languages.js";
 import { mailWordsFor } from "../i18n/mail-words.js";
+import type { IntentServiceOptions, OAuthPrincipal } from "../intents/index.js";
+import { normaliseEmail } from "../mail/address.js";
+import { listUnsubscribeHeaders } from "../mail/list-unsubscribe.js";
 import { quoteText } from "../mail/quoting.js";
-import type { HolderTables } from "../schema.js";
-import { listUnsubscribeHeaders } from "../web/one-click-unsubscribe.js";
+import type { Lang } from "../model/languages.js";
+import type { HolderTables } from "../model/tables.js";
+import type { Intent } from "../model/types.js";
 import type { OAuthTables } from "./schema.js";
 import { accountByContactHash, accountEmail, agreedConsentVersion, type SignInContext } from "./signin.js";
 

@@ -16,13 +16,13 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { CodeHasher, Database, Sealer } from "@doorbell/store";
 import Provider, { errors } from "oidc-provider";
 import type { Logger } from "pino";
+import { ISSUER_PATH, RESOURCE_SCOPES, SIGNIN_PATH } from "../model/scopes.js";
+import type { ClientMetadataResolver } from "./adapter.js";
 import { createStoreAdapter } from "./adapter.js";
-import type { ClientMetadataResolver } from "./client-metadata.js";
 import { checkClientMetadata } from "./client-policy.js";
 import { oauthErrorPage } from "./error-page.js";
 import { loadProviderKeys } from "./keys.js";
 import type { OAuthTables } from "./schema.js";
-import { ISSUER_PATH, RESOURCE_SCOPES, SIGNIN_PATH } from "./scopes.js";
 
 export interface AuthorizationServerOptions {
   store: Database<OAuthTables>;

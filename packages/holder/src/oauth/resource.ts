@@ -17,7 +17,7 @@
 import type { AuthInfo } from "@modelcontextprotocol/server";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import type { Provider } from "oidc-provider";
-import { PROTECTED_RESOURCE_PATH, RESOURCE_SCOPES } from "./scopes.js";
+import { PROTECTED_RESOURCE_PATH, RESOURCE_SCOPES } from "../model/scopes.js";
 
 export type TokenVerdict =
   | { ok: true; authInfo: AuthInfo }

@@ -9,13 +9,13 @@
 
 import type { Database } from "@doorbell/store";
 import type { HolderContext } from "../context.js";
-import { normaliseEmail } from "../domain/consent.js";
-import { newPageToken, randomBase62 } from "../domain/intents.js";
-import { DEFAULT_LANG, type Lang } from "../i18n/languages.js";
 import { mailWordsFor } from "../i18n/mail-words.js";
+import { newPageToken, randomBase62 } from "../intents/index.js";
+import { normaliseEmail } from "../mail/address.js";
 import { quoteName } from "../mail/quoting.js";
+import { DEFAULT_LANG, type Lang } from "../model/languages.js";
+import { SIGNIN_PATH } from "../model/scopes.js";
 import type { OAuthTables } from "./schema.js";
-import { SIGNIN_PATH } from "./scopes.js";
 
 const LINK_TTL_MS = 15 * 60_000;
 const signinAad = (tokenHash: string) => `holder.oauth.signin:${tokenHash}`;

@@ -10,9 +10,9 @@
 import { constants, PerformanceObserver } from "node:perf_hooks";
 import { getHeapStatistics } from "node:v8";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { OfferService } from "../domain/services.js";
 import type { Mailer } from "../mail/mailer.js";
 import type { Admission } from "../mcp/admission.js";
+import type { OfferService } from "../model/services.js";
 
 export interface HolderMetrics {
   readonly registry: Registry;

@@ -1,4 +1,4 @@
-import type { Country, Currency } from "../domain/types.js";
+import type { Country, Currency } from "../model/types.js";
 
 /**
  * The regions the holder serves: the ISO 3166-2 codes of Slovakia's kraje and Czechia's kraje

@@ -4,6 +4,7 @@
  */
 
 import type { SubscriptionView } from "@doorbell/delivery";
+import { consentLanguage } from "../i18n/consent-texts.js";
 import {
   effectiveStatus,
   manageUrl,
@@ -11,10 +12,9 @@ import {
   openContact,
   PAGE_TOKEN,
   sendQuietly,
-} from "../domain/intents.js";
-import { HolderError } from "../domain/types.js";
-import { consentLanguage } from "../i18n/consent-texts.js";
+} from "../intents/index.js";
 import { notificationApprovalMail } from "../mail/templates.js";
+import { HolderError } from "../model/types.js";
 import { emit, type Push } from "./context.js";
 import { engineView, enqueueStatus, grant, ownRow } from "./rows.js";
 import type { PushRow } from "./schema.js";

@@ -5,7 +5,7 @@
 import type { DeliveryEngine, DeliveryTables } from "@doorbell/delivery";
 import type { Kysely } from "@doorbell/store";
 import type { HolderContext } from "../context.js";
-import type { HolderTables } from "../schema.js";
+import type { HolderTables } from "../model/tables.js";
 import type { PushTables } from "./schema.js";
 import type { PushOptions } from "./types.js";
 

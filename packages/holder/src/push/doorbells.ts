@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
-import { HolderError } from "../domain/types.js";
+import { HolderError } from "../model/types.js";
 
 const schemaFile = (name: string): object =>
   JSON.parse(fs.readFileSync(new URL(`../../schemas/${name}`, import.meta.url), "utf8")) as object;

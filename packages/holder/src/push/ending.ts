@@ -1,5 +1,5 @@
 /** Subscriptions end with their intent (§4.2), and the engine's purged ones are forgotten. */
-import { effectiveStatus } from "../domain/intents.js";
+import { effectiveStatus } from "../intents/index.js";
 import { emit, engineDb, type Push } from "./context.js";
 import { checkedDoorbell } from "./doorbells.js";
 import { liveRows, STATUS_EVENT } from "./rows.js";

@@ -12,7 +12,7 @@ import type { EnqueueItem } from "@doorbell/delivery";
 import type { Kysely } from "@doorbell/store";
 import { type MatchPosition, type ReadMatch, readMatches } from "../matching/reader.js";
 import type { FoundMatches } from "../matching/service.js";
-import type { HolderTables } from "../schema.js";
+import type { HolderTables } from "../model/tables.js";
 import { engineDb, type Push, type PushDb } from "./context.js";
 import { checkedDoorbell } from "./doorbells.js";
 import { MATCHES_EVENT } from "./rows.js";

@@ -1,5 +1,5 @@
 /** The manage page's list, and the person taking a subscription back (§6 rule 3). */
-import { HolderError } from "../domain/types.js";
+import { HolderError } from "../model/types.js";
 import { emit, engineDb, type Push } from "./context.js";
 import { engineView, ownRow, rowsOf } from "./rows.js";
 import type { NotificationReceipt } from "./types.js";

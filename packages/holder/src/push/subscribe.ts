@@ -2,8 +2,8 @@
  * intent_subscribe_events (§4.1): a new subscription waiting for the person's approval, or a
  * renewal when the same code subscribes the same url again.
  */
-import { effectiveStatus } from "../domain/intents.js";
-import { HolderError, type Principal } from "../domain/types.js";
+import { effectiveStatus } from "../intents/index.js";
+import { HolderError, type Principal } from "../model/types.js";
 import { mailApproval } from "./approval.js";
 import { engineDb, type Push, type PushDb } from "./context.js";
 import { PUSH_EVENTS } from "./doorbells.js";

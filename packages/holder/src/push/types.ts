@@ -1,10 +1,8 @@
 /** What the push service answers and takes (push profile 0.4 §4, §9; the pages' receipts). */
 
 import type { DeliveryEngine } from "@doorbell/delivery";
-import type { Kysely } from "@doorbell/store";
-import type { Principal } from "../domain/types.js";
-import type { FoundMatches } from "../matching/service.js";
-import type { HolderTables } from "../schema.js";
+import type { MatchSink } from "../model/services.js";
+import type { Principal } from "../model/types.js";
 import type { PushEvent } from "./doorbells.js";
 import type { Approval } from "./schema.js";
 
@@ -58,18 +56,12 @@ export interface PushOptions {
   maxPerIntent?: number;
 }
 
-export interface PushService {
+/** The push profile's service; it is also matching's sink (MatchSink) for the doorbells' outbox. */
+export interface PushService extends MatchSink {
   subscribe(principal: Principal, request: SubscribeRequest): Promise<PushSubscriptionView>;
   unsubscribe(principal: Principal, subscriptionId: string): Promise<PushSubscriptionView>;
   /** The subscription as its intentCode holder may see it (for the MCP resource). */
   view(principal: Principal, subscriptionId: string): Promise<PushSubscriptionView>;
-  /** Inside the transaction that recorded matches: one matches doorbell per subscription. */
-  enqueueMatches(trx: Kysely<HolderTables>, found: FoundMatches): Promise<void>;
-  /**
-   * Rings the intent's live subscriptions for its matches no doorbell counted yet; the caller
-   * holds the arrivals lock (issue 14 item 4). Returns how many matches were counted.
-   */
-  catchUpMatches(trx: Kysely<HolderTables>, intentId: string): Promise<number>;
   /** After an intent became active: settle consent-page choices, mail pending approval links. */
   onActivated(intentId: string): Promise<void>;
   /** After an intent ended: end every subscription to it (§4.2). */

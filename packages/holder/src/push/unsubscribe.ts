@@ -1,5 +1,5 @@
 /** intent_unsubscribe_events and the subscription resource's read, both by the intentCode's holder. */
-import { HolderError, type Principal } from "../domain/types.js";
+import { HolderError, type Principal } from "../model/types.js";
 import { emit, engineDb, type Push } from "./context.js";
 import { engineView, intentIdOf, ownRow } from "./rows.js";
 import type { PushSubscriptionView } from "./types.js";

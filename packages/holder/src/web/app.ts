@@ -17,20 +17,20 @@ import { isDatabaseBusy } from "@doorbell/store";
 import { Hono } from "hono";
 import type { Logger } from "pino";
 import type { HolderConfig } from "../context.js";
-import type { ConsentService, DemandService, IntentService, MatchService } from "../domain/services.js";
+import { type HostPolicy, hostGuard } from "../html/host-guard.js";
 import type { HolderLimits } from "../limits/index.js";
 import type { LocalMailbox } from "../mail/local-mailbox.js";
 import type { McpHandler } from "../mcp/handler.js";
 import { BUSY_RETRY_AFTER_SECONDS } from "../mcp/results.js";
+import type { ConsentService, DemandService, IntentService, MatchService } from "../model/services.js";
 import { type HolderOAuth, type IntentAssistants, PROTECTED_RESOURCE_PATH } from "../oauth/index.js";
 import { type AccessLogger, accessLogMiddleware } from "../observability/access-log.js";
 import type { HolderMetrics } from "../observability/metrics.js";
 import { type MetricsOptions, mountMetrics } from "../observability/metrics-route.js";
 import type { PushService } from "../push/service.js";
-import { type HostPolicy, hostGuard } from "./host-guard.js";
 import { mountOneClickUnsubscribe } from "./one-click-unsubscribe.js";
 import { mountCheckPage } from "./pages/check-page.js";
-import { mountPages } from "./pages/index.js";
+import { personPages } from "./person-pages.js";
 
 export const DESCRIPTOR_PATH = "/.well-known/isto-intents.json";
 export const JWKS_PATH = "/.well-known/jwks.json";
@@ -232,18 +232,21 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
     holderName: deps.config.name,
     log: deps.log,
   });
-  mountPages(app, {
-    consent: deps.services.consent,
-    intents: deps.services.intents,
-    matches: deps.services.matches,
-    ...(deps.services.push === undefined ? {} : { push: deps.services.push }),
-    ...(deps.assistants === undefined ? {} : { assistants: deps.assistants }),
-    config: deps.config,
-    ...(deps.mailbox === undefined ? {} : { mailbox: deps.mailbox }),
-    ...(deps.mailboxPath === undefined ? {} : { mailboxPath: deps.mailboxPath }),
-    ...(deps.limits === undefined ? {} : { limits: deps.limits }),
-    log: deps.log,
-  });
+  app.route(
+    "/",
+    personPages({
+      consent: deps.services.consent,
+      intents: deps.services.intents,
+      matches: deps.services.matches,
+      ...(deps.services.push === undefined ? {} : { push: deps.services.push }),
+      ...(deps.assistants === undefined ? {} : { assistants: deps.assistants }),
+      config: deps.config,
+      ...(deps.mailbox === undefined ? {} : { mailbox: deps.mailbox }),
+      ...(deps.mailboxPath === undefined ? {} : { mailboxPath: deps.mailboxPath }),
+      ...(deps.limits === undefined ? {} : { limits: deps.limits }),
+      log: deps.log,
+    }),
+  );
 
   app.notFound((c) => {
     c.header("cache-control", "no-store");

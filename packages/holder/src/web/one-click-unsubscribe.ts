@@ -11,24 +11,14 @@
 import type { Context, Env, Hono, Schema } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Logger } from "pino";
-import type { ConsentService } from "../domain/services.js";
-import { HolderError } from "../domain/types.js";
-import type { Lang } from "../i18n/languages.js";
+import { isTokenShaped, PAGE_HEADERS } from "../html/security.js";
 import { messagesFor } from "../i18n/messages/index.js";
 import { requestLanguage } from "../i18n/request-language.js";
+import { ONE_CLICK, UNSUBSCRIBE_PATH_SUFFIX } from "../mail/list-unsubscribe.js";
+import type { Lang } from "../model/languages.js";
+import type { ConsentService } from "../model/services.js";
+import { HolderError } from "../model/types.js";
 import type { PushService } from "../push/types.js";
-import { isTokenShaped, PAGE_HEADERS } from "./pages/security.js";
-
-export const UNSUBSCRIBE_PATH_SUFFIX = "/unsubscribe";
-const ONE_CLICK = "List-Unsubscribe=One-Click";
-
-/** The RFC 8058 headers of a mail whose manage link is `manageUrl`. */
-export function listUnsubscribeHeaders(manageUrl: string): Record<string, string> {
-  return {
-    "List-Unsubscribe": `<${manageUrl}${UNSUBSCRIBE_PATH_SUFFIX}>`,
-    "List-Unsubscribe-Post": ONE_CLICK,
-  };
-}
 
 export interface OneClickDeps {
   consent: Pick<ConsentService, "manageView">;

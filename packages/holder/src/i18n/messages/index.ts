@@ -1,5 +1,5 @@
 /** The pages' catalogue for a language. */
-import type { Lang } from "../languages.js";
+import type { Lang } from "../../model/languages.js";
 import { cs } from "./cs.js";
 import { en, type Messages } from "./en.js";
 import { sk } from "./sk.js";

@@ -21,8 +21,8 @@ import {
 import type { Context, Env, Hono, MiddlewareHandler, Schema } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { FC } from "hono/jsx";
-import { Layout } from "./layout.js";
-import { pageHeaders } from "./security.js";
+import { Layout } from "../../html/layout.js";
+import { pageHeaders } from "../../html/security.js";
 
 export const CHECK_PATH = "/check";
 /** At most this many key pages with one record (two parties sign; a few spares). */
