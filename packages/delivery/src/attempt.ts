@@ -5,7 +5,6 @@ import { MATCHES_EVENT } from "./coalesce.js";
 import { type EngineContext, endpointOf, secretAd } from "./context.js";
 import { type Decision, decideFailure } from "./decide.js";
 import { recordDelivered } from "./delivered.js";
-import { sending } from "./group-commit.js";
 import type { OutboxRow, SubscriptionRow } from "./schema.js";
 import { end } from "./subscriptions.js";
 
@@ -163,7 +162,7 @@ export async function attemptRow(
         body,
       });
   const url = keys ? keys.url : endpointOf(ctx, sub);
-  const answered = sending(ctx);
+  const answered = ctx.outbox.sending(ctx);
   let result: Awaited<ReturnType<typeof postWebhook>>;
   try {
     result = await postWebhook({ url, headers, body, policy: ctx.policy });

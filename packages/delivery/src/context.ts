@@ -3,6 +3,7 @@ import type { EgressPolicy } from "@doorbell/webhooks";
 import type { Logger } from "pino";
 import type { CoalescingLimits } from "./coalesce.js";
 import type { DeliveryMetrics } from "./metrics.js";
+import type { OutboxBackend } from "./outbox/backend.js";
 import type { ChannelPolicies } from "./policy.js";
 import type { DeliveryTables } from "./schema.js";
 
@@ -11,6 +12,8 @@ export type Db = Kysely<DeliveryTables>;
 /** Everything the engine's parts share; built once by `createDeliveryEngine`. */
 export interface EngineContext {
   readonly store: Database<DeliveryTables>;
+  /** The outbox's storage for the store's engine, chosen once (engine.ts). */
+  readonly outbox: OutboxBackend;
   readonly sealer: Sealer;
   /** Epoch milliseconds. */
   readonly clock: () => number;

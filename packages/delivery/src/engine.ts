@@ -4,9 +4,14 @@ import type { EgressPolicy } from "@doorbell/webhooks";
 import { type Logger, pino } from "pino";
 import { type CoalescingLimits, coalescingLimits } from "./coalesce.js";
 import type { Db, EngineContext } from "./context.js";
-import { type DeliveryEvent, type EnqueueItem, type EnqueueResult, enqueue, enqueueMany } from "./enqueue.js";
+import { enqueue, enqueueMany } from "./enqueue.js";
 import { DeliveryError } from "./errors.js";
+import type { DeliveryEvent, EnqueueItem, EnqueueResult } from "./events.js";
 import { createMetrics, type DeliveryMetrics } from "./metrics.js";
+import type { OutboxBackend } from "./outbox/backend.js";
+import { postgresOutbox } from "./outbox/postgres/index.js";
+import { NOTIFY_CHANNEL } from "./outbox/postgres/notify.js";
+import { sqliteOutbox } from "./outbox/sqlite/index.js";
 import { channelPolicies, type EventsDeliveryOptions } from "./policy.js";
 import type { RetryPolicy } from "./retry.js";
 import type { DeliveryTables } from "./schema.js";
@@ -25,7 +30,13 @@ import {
 import { createWorker, sampleQueue, type Worker, type WorkerOptions } from "./worker.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-export const NOTIFY_CHANNEL = "doorbell_delivery";
+
+export { NOTIFY_CHANNEL };
+
+/** The outbox's storage for a store: the one place that asks which database it runs on. */
+export function outboxFor(store: Pick<Database<DeliveryTables>, "dialect">): OutboxBackend {
+  return store.dialect === "postgres" ? postgresOutbox : sqliteOutbox;
+}
 
 export interface DeliveryEngineOptions {
   /** The store handle; run `deliveryMigrations` on it first. */
@@ -95,6 +106,7 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
   const clock = options.clock ?? Date.now;
   const ctx: EngineContext = {
     store: options.store,
+    outbox: outboxFor(options.store),
     sealer: options.sealer,
     clock,
     random: options.random ?? (() => randomInt(0, 2 ** 32) / 2 ** 32),

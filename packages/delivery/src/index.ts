@@ -29,8 +29,8 @@ export {
   type DeliveryEngineOptions,
   NOTIFY_CHANNEL,
 } from "./engine.js";
-export type { DeliveryEvent, EnqueueItem, EnqueueResult } from "./enqueue.js";
 export { DeliveryError, type DeliveryErrorCode } from "./errors.js";
+export type { DeliveryEvent, EnqueueItem, EnqueueResult } from "./events.js";
 export type { DeliveryMetrics } from "./metrics.js";
 export type { ChannelPolicy, EventsDeliveryOptions, SuspensionRule } from "./policy.js";
 export { type ReplayResult, replayDeadLetter } from "./replay.js";

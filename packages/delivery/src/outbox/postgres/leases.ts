@@ -1,8 +1,8 @@
 import { sql } from "@doorbell/store";
-import { QUEUED_MATCHES_TYPE } from "./coalesce.js";
-import type { EngineContext } from "./context.js";
-import { eachChannels } from "./policy.js";
-import type { SubscriptionRow } from "./schema.js";
+import { QUEUED_MATCHES_TYPE } from "../../coalesce.js";
+import type { EngineContext } from "../../context.js";
+import { eachChannels } from "../../policy.js";
+import type { SubscriptionRow } from "../../schema.js";
 
 /**
  * Claiming and releasing subscriptions on PostgreSQL, each in ONE autocommit statement that never
