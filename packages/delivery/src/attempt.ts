@@ -1,9 +1,9 @@
 import { postWebhook } from "@doorbell/webhooks";
-import { type DeadLetterReason, deadLetter, logFailedAttempt } from "./attempt-log.js";
+import { deadLetter, logFailedAttempt } from "./attempt-log.js";
 import { type AttemptSigner, attemptSigner, signAttempt, withoutCursor } from "./channels.js";
 import { MATCHES_EVENT } from "./coalesce.js";
 import { type EngineContext, endpointOf, secretAd } from "./context.js";
-import { type Decision, decideFailure } from "./decide.js";
+import { type AttemptOutcome, planFailure } from "./decide.js";
 import { recordDelivered } from "./delivered.js";
 import type { OutboxRow, SubscriptionRow } from "./schema.js";
 import { end } from "./subscriptions.js";
@@ -21,12 +21,7 @@ export type HeadRow = Pick<
   older_waiting?: number | null;
 };
 
-/**
- * What one attempt did to the queue: go on with the next row, or stop for now. `gone`: delivered,
- * but the queue was removed meanwhile (the subscription ended), so stop. `retry_later`: a queue
- * ("queue" order) waits for this row; a channel of "each" order goes on with the next.
- */
-export type AttemptOutcome = "delivered" | "gone" | "dropped" | "retry_later" | "stopped";
+export type { AttemptOutcome } from "./decide.js";
 
 /**
  * The secrets to sign with: the current one, plus the previous one while a rotation overlaps and it
@@ -188,7 +183,7 @@ export async function attemptRow(
     });
     return recorded ? DELIVERED : GONE;
   }
-  const decision = decideFailure(policy, {
+  const plan = planFailure(policy, {
     row,
     answer: result,
     sentAt: now,
@@ -196,6 +191,7 @@ export async function attemptRow(
     random: ctx.random,
     before: { failedSince: sub.failed_since, failures: sub.consecutive_failures },
   });
+  const { decision } = plan;
   const status: AttemptStatus = {
     last_error: result.category,
     failed_since: decision.streak.failedSince,
@@ -218,7 +214,7 @@ export async function attemptRow(
       httpStatus: result.status,
       at: after,
     });
-    const reason = deadLetterReason(decision);
+    const reason = plan.deadLetter;
     if (reason !== null) {
       await deadLetter(trx, {
         subscriptionId: sub.id,
@@ -229,7 +225,7 @@ export async function attemptRow(
         at: after,
       });
     }
-    if (decision.kind === "retry") {
+    if (decision.kind === "retry" && plan.row === "retry") {
       await trx
         .updateTable("delivery_outbox")
         .set({
@@ -239,7 +235,7 @@ export async function attemptRow(
         })
         .where("id", "=", row.id)
         .execute();
-    } else if (decision.kind !== "end") {
+    } else if (plan.row === "delete") {
       await trx.deleteFrom("delivery_outbox").where("id", "=", row.id).execute();
     }
     await trx
@@ -264,26 +260,5 @@ export async function attemptRow(
       await end(ctx, trx, sub.id, decision.reason, { notify: decision.reason === "delivery-failed" });
     }
   });
-  return { outcome: failedOutcome(decision), status };
-}
-
-function deadLetterReason(decision: Decision): DeadLetterReason | null {
-  switch (decision.kind) {
-    case "retry":
-      return null;
-    case "drop":
-      return decision.deadLetter;
-    case "give-up":
-      return "retries-exhausted";
-    case "end":
-      return decision.deadLetter;
-  }
-}
-
-/** Whether the worker goes on with the next row after a failure. */
-function failedOutcome(decision: Decision): AttemptOutcome {
-  if (decision.kind === "end" || decision.suspend) return "stopped";
-  if (decision.kind === "retry") return "retry_later";
-  // A final row failed: the next ones are sent on a later pass, as before.
-  return decision.kind === "drop" && decision.deadLetter === null ? "stopped" : "dropped";
+  return { outcome: plan.outcome, status };
 }
