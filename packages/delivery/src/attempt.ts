@@ -1,7 +1,6 @@
 import { postWebhook } from "@doorbell/webhooks";
 import { deadLetter, logFailedAttempt } from "./attempt-log.js";
 import { type AttemptSigner, attemptSigner, signAttempt, withoutCursor } from "./channels.js";
-import { MATCHES_EVENT } from "./coalesce.js";
 import { type EngineContext, endpointOf, secretAd } from "./context.js";
 import { type AttemptOutcome, planFailure } from "./decide.js";
 import { recordDelivered } from "./delivered.js";
@@ -178,7 +177,7 @@ export async function attemptRow(
       seq: row.seq,
       subscriptionId: sub.id,
       at: after,
-      matches: row.type === MATCHES_EVENT,
+      matches: row.type === ctx.coalesced?.event,
       remove: policy.order === "each",
     });
     return recorded ? DELIVERED : GONE;

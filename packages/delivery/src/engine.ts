@@ -2,7 +2,12 @@ import { randomInt } from "node:crypto";
 import type { Database, Kysely, Sealer } from "@doorbell/store";
 import type { EgressPolicy } from "@doorbell/webhooks";
 import { type Logger, pino } from "pino";
-import { type CoalescingLimits, coalescingLimits } from "./coalesce.js";
+import {
+  type CoalescedEvent,
+  type CoalescingLimits,
+  checkedCoalescedEvent,
+  coalescingLimits,
+} from "./coalesce.js";
 import type { Db, EngineContext } from "./context.js";
 import { enqueue, enqueueMany } from "./enqueue.js";
 import { DeliveryError } from "./errors.js";
@@ -54,6 +59,12 @@ export interface DeliveryEngineOptions {
    * rule 4: it must not merge, delay or reorder them) and for benches.
    */
   coalescing?: Partial<CoalescingLimits> | "off";
+  /**
+   * The push channel's event that is added up while its window is closed and sent as one doorbell
+   * (push profile §6 rule 6): its type, what each event adds, and the body of the doorbell sent for
+   * them. Without it, or with `coalescing: "off"`, every event is queued as it comes.
+   */
+  coalesce?: CoalescedEvent;
   /** The push channel's delays after a first and second failed challenge (default [5000, 30000]). */
   challengeDelaysMs?: readonly number[];
   /**
@@ -113,7 +124,10 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
     policy: options.policy,
     channels: channelPolicies(options),
     limits: coalescingLimits(options.coalescing === "off" ? {} : options.coalescing),
-    coalesce: options.coalescing !== "off",
+    coalesced:
+      options.coalescing === "off" || options.coalesce === undefined
+        ? undefined
+        : checkedCoalescedEvent(options.coalesce),
     purgeAfterMs,
     secretOverlapMs: options.secretOverlapMs ?? 60 * 60 * 1000,
     metrics: createMetrics(() => sampleQueue({ store: options.store, clock })),

@@ -5,7 +5,7 @@ import {
   pushEnvelope,
   standardWebhookId,
 } from "./channels.js";
-import { MATCHES_EVENT, mergeMatches } from "./coalesce.js";
+import { coalescedReport, mergeMatches } from "./coalesce.js";
 import type { Db, EngineContext } from "./context.js";
 import { DeliveryError } from "./errors.js";
 import type { DeliveryEvent, EnqueueItem, EnqueueResult } from "./events.js";
@@ -59,8 +59,9 @@ export async function enqueueMany(
       return;
     }
     const timestamp = event.timestamp ?? defaultTimestamp;
-    if (sub.channel === "push" && event.type === MATCHES_EVENT && ctx.coalesce) {
-      const report = matchesReport(event.data);
+    const coalesced = ctx.coalesced;
+    if (sub.channel === "push" && coalesced !== undefined && event.type === coalesced.event) {
+      const report = coalescedReport(coalesced, event.data);
       const waiting = matches.get(subscriptionId) ?? {
         count: sub.agg_new_matches,
         latest: sub.agg_latest_delivered_at,
@@ -140,15 +141,4 @@ export async function enqueueMany(
   });
   for (const { channel, result, n } of counted.values()) ctx.metrics.enqueued.inc({ channel, result }, n);
   return results;
-}
-
-function matchesReport(data: Record<string, unknown>): { newMatches: number; latestDeliveredAt: string } {
-  const { newMatches, latestDeliveredAt } = data;
-  if (!Number.isSafeInteger(newMatches) || (newMatches as number) < 1) {
-    throw new DeliveryError("ERR_DELIVERY_INVALID_EVENT", "newMatches must be a positive integer");
-  }
-  if (typeof latestDeliveredAt !== "string" || Number.isNaN(Date.parse(latestDeliveredAt))) {
-    throw new DeliveryError("ERR_DELIVERY_INVALID_EVENT", "latestDeliveredAt must be a date-time");
-  }
-  return { newMatches: newMatches as number, latestDeliveredAt };
 }

@@ -1,6 +1,6 @@
 import { attemptRow, type HeadRow, type OpenedKeys, openKeys } from "./attempt.js";
 import { pushEnvelope } from "./channels.js";
-import { countMatchesDoorbell, MATCHES_EVENT, matchesOpenAt } from "./coalesce.js";
+import { countMatchesDoorbell, matchesOpenAt } from "./coalesce.js";
 import type { EngineContext } from "./context.js";
 import { DeliveryError } from "./errors.js";
 import { randomId } from "./ids.js";
@@ -330,25 +330,30 @@ function olderPending(head: HeadRow, waiting: ReadonlySet<number> | undefined): 
 
 /** Turns the waiting matches aggregate into one doorbell once the window is open (push profile §6 rule 6). */
 async function flushMatches(ctx: EngineContext, sub: SubscriptionRow): Promise<void> {
-  if (sub.agg_new_matches === 0) return;
+  const coalesced = ctx.coalesced;
+  if (sub.agg_new_matches === 0 || coalesced === undefined) return;
   const now = ctx.clock();
   if (now < matchesOpenAt(ctx.limits, sub)) return;
   await ctx.store.transaction(async (trx) => {
-    if (await hasQueuedMatches(trx, sub.id)) return;
+    if (await hasQueuedMatches(ctx, trx, sub.id)) return;
     const current = await trx
       .selectFrom("delivery_subscriptions")
       .selectAll()
       .where("id", "=", sub.id)
       .executeTakeFirstOrThrow();
     if (current.agg_new_matches === 0 || current.status !== "active") return;
-    const body = pushEnvelope(MATCHES_EVENT, new Date(now).toISOString(), {
-      subscriptionId: current.subscriber_id,
-      newMatches: current.agg_new_matches,
-      latestDeliveredAt: current.agg_latest_delivered_at,
+    // The caller builds the body (and checks it against its protocol) from the aggregate.
+    const timestamp = new Date(now).toISOString();
+    const data = coalesced.body({
+      subscriberId: current.subscriber_id,
+      count: current.agg_new_matches,
+      latest: current.agg_latest_delivered_at,
+      timestamp,
     });
+    const body = pushEnvelope(coalesced.event, timestamp, data);
     await insertRow(trx, sub.id, {
       webhookId: randomId("msg_"),
-      type: MATCHES_EVENT,
+      type: coalesced.event,
       body,
       now,
       final: false,

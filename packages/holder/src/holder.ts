@@ -84,6 +84,7 @@ import { demoCatalogue } from "./offers/demo-catalogue.js";
 import { closeSearch } from "./offers/search.js";
 import { createOfferService } from "./offers/service.js";
 import { ownHosts } from "./own-hosts.js";
+import { coalescedMatchesDoorbell } from "./push/coalesced-doorbell.js";
 import { pushMigrations } from "./push/schema.js";
 import { createPushService, type PushOptions, type PushService } from "./push/service.js";
 import { type HolderTables, holderMigrations } from "./schema.js";
@@ -410,6 +411,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       sealer,
       policy: holderEgressPolicy(webhookPolicy, publicUrl, hostPolicy.allowedHosts),
       clock,
+      coalesce: coalescedMatchesDoorbell,
       logger: log.child({ component: "delivery" }),
     });
     metrics.include(delivery.metrics.registry);

@@ -1,6 +1,6 @@
 import { sql } from "@doorbell/store";
-import { QUEUED_MATCHES_TYPE } from "../coalesce.js";
-import type { Db } from "../context.js";
+import { queuedCoalescedType } from "../coalesce.js";
+import type { Db, EngineContext } from "../context.js";
 
 /** Appends a row at the tail of the subscription's queue; the sequence number is taken under the row lock. */
 export async function insertRow(
@@ -50,13 +50,19 @@ export function deliveredSeq(id: string) {
 }
 
 /** Whether a coalesced doorbell is queued and not yet delivered. */
-export async function hasQueuedMatches(db: Db, id: string): Promise<boolean> {
+export async function hasQueuedMatches(
+  ctx: Pick<EngineContext, "coalesced">,
+  db: Db,
+  id: string,
+): Promise<boolean> {
+  const coalesced = queuedCoalescedType(ctx);
+  if (coalesced === undefined) return false;
   const row = await db
     .selectFrom("delivery_outbox")
     .select("id")
     .where("subscription_id", "=", id)
     .where("seq", ">", deliveredSeq(id))
-    .where("type", "=", QUEUED_MATCHES_TYPE)
+    .where("type", "=", coalesced)
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;

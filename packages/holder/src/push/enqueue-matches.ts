@@ -8,13 +8,13 @@
  * no match is counted twice, whichever process or path reaches it first; and no match is left out
  * by a path that did not see it (an index that was behind), since the next one counts it.
  */
-import type { EnqueueItem } from "@doorbell/delivery";
+import { type EnqueueItem, liveSubscription } from "@doorbell/delivery";
 import type { Kysely } from "@doorbell/store";
 import { type MatchPosition, type ReadMatch, readMatches } from "../matching/reader.js";
 import type { FoundMatches } from "../matching/service.js";
 import type { HolderTables } from "../schema.js";
+import { matchesReport } from "./coalesced-doorbell.js";
 import { engineDb, type Push, type PushDb } from "./context.js";
-import { checkedDoorbell } from "./doorbells.js";
 import { MATCHES_EVENT } from "./rows.js";
 import { eventsOf, iso } from "./views.js";
 
@@ -78,7 +78,7 @@ async function announceAll(push: Push, trx: PushDb, subs: readonly Counted[]): P
   const reads = new Map<string, Promise<ReadMatch[]>>();
   const announced: Announcement[] = [];
   for (const sub of subs) {
-    const one = await announcement(push, trx, sub, reads);
+    const one = await announcement(trx, sub, reads);
     if (one !== undefined) announced.push(one);
   }
   if (announced.length === 0) return 0;
@@ -111,7 +111,6 @@ const PLACES_PER_STATEMENT = 1_000;
  * subscriptions at the same place (usually all of them).
  */
 async function announcement(
-  push: Push,
   trx: PushDb,
   sub: Counted,
   reads: Map<string, Promise<ReadMatch[]>>,
@@ -133,11 +132,9 @@ async function announcement(
   const matches = await read;
   const last = matches.at(-1);
   if (last === undefined) return undefined;
-  const event = checkedDoorbell(MATCHES_EVENT, iso(push.ctx.clock()), {
-    subscriptionId: sub.id,
-    newMatches: matches.length,
-    latestDeliveredAt: iso(last.deliveredAt),
-  });
+  // Added to the subscription's waiting doorbell, whose body is built when it is sent
+  // (coalesced-doorbell.ts).
+  const event = { type: MATCHES_EVENT, data: matchesReport(matches.length, iso(last.deliveredAt)) };
   return {
     item: { subscriptionId: sub.id, event },
     place: { subscription_id: sub.id, since, at: last.position.at, seq: last.position.id },
@@ -151,7 +148,6 @@ const MANY_MATCHES = 2_000;
 function live(db: PushDb) {
   return db
     .selectFrom("holder_push as p")
-    .innerJoin("delivery_subscriptions as d", "d.id", "p.id")
     .innerJoin("holder_intents as i", "i.id", "p.intent_id")
     .leftJoin("holder_push_announced as a", "a.subscription_id", "p.id")
     .select([
@@ -164,7 +160,7 @@ function live(db: PushDb) {
       "a.at",
       "a.seq",
     ])
-    .where("d.status", "!=", "ended");
+    .where(({ exists }) => exists(liveSubscription(engineDb(db), "p.id")));
 }
 
 /**

@@ -1,4 +1,3 @@
-import { MATCHES_EVENT } from "../../coalesce.js";
 import type { Db, EngineContext } from "../../context.js";
 import type { EnqueueItem } from "../../events.js";
 import { MAX_SUBSCRIPTIONS_PER_STATEMENT, readTargets, type Target } from "../../targets.js";
@@ -16,7 +15,7 @@ const rememberedByEngine = new WeakMap<EngineContext, Remembered>();
  * Not read when every one was seen before: a subscription's channel and subscriber never change,
  * and the append statement itself drops the rows of an ended subscription and writes nothing
  * when one is gone (append.ts; it then calls `forgetTargets` and throws). The read only cost a round trip, waited for while the caller's
- * transaction is open (issue 14). Matches reports still read: they add to the stored aggregate.
+ * transaction is open (issue 14). Coalesced events still read: they add to the stored aggregate.
  */
 export async function rememberedTargets(
   ctx: EngineContext,
@@ -27,7 +26,7 @@ export async function rememberedTargets(
   const remembered = rememberedOf(ctx);
   const reads =
     ids.length > MAX_SUBSCRIPTIONS_PER_STATEMENT ||
-    (ctx.coalesce && items.some((item) => item.event.type === MATCHES_EVENT)) ||
+    (ctx.coalesced !== undefined && items.some((item) => item.event.type === ctx.coalesced?.event)) ||
     ids.some((id) => !remembered.has(id));
   if (!reads) {
     const targets = new Map<string, Target>();

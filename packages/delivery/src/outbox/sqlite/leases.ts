@@ -74,7 +74,7 @@ export async function release(ctx: EngineContext, request: ReleaseRequest): Prom
             .orderBy("seq")
             .limit(1)
             .executeTakeFirst();
-    const wake = nextWake(ctx, sub, head, await hasQueuedMatches(trx, id));
+    const wake = nextWake(ctx, sub, head, await hasQueuedMatches(ctx, trx, id));
     await trx
       .updateTable("delivery_subscriptions")
       .set({
