@@ -4,21 +4,12 @@ import { type AttemptSigner, attemptSigner, signAttempt, withoutCursor } from ".
 import { type EngineContext, endpointOf, secretAd } from "./context.js";
 import { type AttemptOutcome, planFailure } from "./decide.js";
 import { recordDelivered } from "./delivered.js";
-import type { OutboxRow, SubscriptionRow } from "./schema.js";
-import { end } from "./subscriptions.js";
+import type { HeadRow } from "./outbox/backend.js";
+import type { SubscriptionRow } from "./schema.js";
 
-/** The columns of an outbox row an attempt needs (the worker reads no more: see `headRows`). */
-export type HeadRow = Pick<
-  OutboxRow,
-  "seq" | "webhook_id" | "type" | "body" | "attempts" | "first_attempt_at" | "next_attempt_at" | "final"
-> & {
-  id: number;
-  /**
-   * Channels that retry each event on its own: the seq of an older row of the queue waiting for
-   * its retry when the row was read, or null (its cursor is then held back, `withoutCursor`).
-   */
-  older_waiting?: number | null;
-};
+export type { HeadRow };
+
+import { end } from "./subscriptions.js";
 
 export type { AttemptOutcome } from "./decide.js";
 

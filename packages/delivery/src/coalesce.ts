@@ -1,5 +1,4 @@
 import { sql } from "@doorbell/store";
-import type { EngineContext } from "./context.js";
 import { DeliveryError } from "./errors.js";
 
 /**
@@ -131,8 +130,7 @@ const queuedTypes = new WeakMap<CoalescedEvent, Literal>();
  * a partial index (schema.ts) is used only by queries that name the type literally, not as a
  * parameter. Undefined when nothing coalesces.
  */
-export function queuedCoalescedType(ctx: Pick<EngineContext, "coalesced">): Literal | undefined {
-  const coalesced = ctx.coalesced;
+export function queuedCoalescedType(coalesced: CoalescedEvent | undefined): Literal | undefined {
   if (coalesced === undefined) return undefined;
   let literal = queuedTypes.get(coalesced);
   if (!literal) {

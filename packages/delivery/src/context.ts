@@ -13,7 +13,7 @@ export type Db = Kysely<DeliveryTables>;
 export interface EngineContext {
   readonly store: Database<DeliveryTables>;
   /** The outbox's storage for the store's engine, chosen once (engine.ts). */
-  readonly outbox: OutboxBackend;
+  readonly outbox: OutboxBackend<EngineContext>;
   readonly sealer: Sealer;
   /** Epoch milliseconds. */
   readonly clock: () => number;

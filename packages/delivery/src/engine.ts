@@ -39,7 +39,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export { NOTIFY_CHANNEL };
 
 /** The outbox's storage for a store: the one place that asks which database it runs on. */
-export function outboxFor(store: Pick<Database<DeliveryTables>, "dialect">): OutboxBackend {
+export function outboxFor(store: Pick<Database<DeliveryTables>, "dialect">): OutboxBackend<EngineContext> {
   return store.dialect === "postgres" ? postgresOutbox : sqliteOutbox;
 }
 

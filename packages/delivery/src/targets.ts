@@ -1,6 +1,6 @@
-import type { Db } from "./context.js";
+import type { Kysely } from "@doorbell/store";
 import { DeliveryError } from "./errors.js";
-import type { Channel } from "./schema.js";
+import type { Channel, DeliveryTables } from "./schema.js";
 
 /** What an enqueue needs to know of a subscription before it builds the event bodies. */
 export interface Target {
@@ -15,7 +15,10 @@ export interface Target {
 export const MAX_SUBSCRIPTIONS_PER_STATEMENT = 500;
 
 /** The targets of an enqueue as stored, by id; throws when one does not exist. */
-export async function readTargets(db: Db, ids: readonly string[]): Promise<Map<string, Target>> {
+export async function readTargets(
+  db: Kysely<DeliveryTables>,
+  ids: readonly string[],
+): Promise<Map<string, Target>> {
   const targets = new Map<string, Target>();
   for (let first = 0; first < ids.length; first += MAX_SUBSCRIPTIONS_PER_STATEMENT) {
     const found = await db

@@ -1,9 +1,10 @@
-import { attemptRow, type HeadRow, type OpenedKeys, openKeys } from "./attempt.js";
+import { attemptRow, type OpenedKeys, openKeys } from "./attempt.js";
 import { pushEnvelope } from "./channels.js";
 import { countMatchesDoorbell, matchesOpenAt } from "./coalesce.js";
 import type { EngineContext } from "./context.js";
 import { DeliveryError } from "./errors.js";
 import { randomId } from "./ids.js";
+import type { HeadRow } from "./outbox/backend.js";
 import { hasQueuedMatches, insertRow } from "./outbox/rows.js";
 import type { SubscriptionRow } from "./schema.js";
 import { end } from "./subscriptions.js";

@@ -55,7 +55,7 @@ export async function hasQueuedMatches(
   db: Db,
   id: string,
 ): Promise<boolean> {
-  const coalesced = queuedCoalescedType(ctx);
+  const coalesced = queuedCoalescedType(ctx.coalesced);
   if (coalesced === undefined) return false;
   const row = await db
     .selectFrom("delivery_outbox")

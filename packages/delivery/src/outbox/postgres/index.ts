@@ -1,3 +1,4 @@
+import type { EngineContext } from "../../context.js";
 import type { OutboxBackend } from "../backend.js";
 import { appendRowsPostgres } from "./append.js";
 import { deleteSoon } from "./deletes.js";
@@ -12,7 +13,7 @@ import { rememberedTargets } from "./targets.js";
  * reads and deletes of one event-loop turn share a statement, each unit of work is a transaction
  * of its own (pooled connections already share WAL flushes), and commits wake every process.
  */
-export const postgresOutbox: OutboxBackend = {
+export const postgresOutbox: OutboxBackend<EngineContext> = {
   targets: rememberedTargets,
   append: appendRowsPostgres,
   claimDue: claimDuePostgres,

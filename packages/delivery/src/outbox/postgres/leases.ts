@@ -62,7 +62,7 @@ export async function readForRelease(
     each = eachChannels(ctx.channels);
     eachChannelLists.set(ctx, each);
   }
-  const coalesced = queuedCoalescedType(ctx);
+  const coalesced = queuedCoalescedType(ctx.coalesced);
   const matchesQueued = coalesced
     ? sql`exists (select 1 from delivery_outbox m where m.subscription_id = s.id and m.type = ${coalesced})`
     : sql`false`;

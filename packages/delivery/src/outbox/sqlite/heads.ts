@@ -1,5 +1,5 @@
-import type { HeadRow } from "../../attempt.js";
 import type { EngineContext } from "../../context.js";
+import type { HeadRow } from "../backend.js";
 import { deliveredSeq } from "../rows.js";
 
 /** Stand-ins compiled into the head query, replaced by each call's values. */

@@ -1,3 +1,4 @@
+import type { EngineContext } from "../../context.js";
 import { readTargets } from "../../targets.js";
 import type { OutboxBackend } from "../backend.js";
 import { insertRows } from "./append.js";
@@ -9,7 +10,7 @@ import { claimDue, release } from "./leases.js";
  * SQLite: one connection, so the engine's own writes of one event-loop turn share a commit (and its
  * fsync), hot reads run cached statements, and other processes are not told of commits: they poll.
  */
-export const sqliteOutbox: OutboxBackend = {
+export const sqliteOutbox: OutboxBackend<EngineContext> = {
   targets: (_ctx, db, ids) => readTargets(db, ids),
   append: insertRows,
   claimDue,
