@@ -13,7 +13,7 @@ import type { Kysely } from "@doorbell/store";
 import { type MatchPosition, type ReadMatch, readMatches } from "../matching/reader.js";
 import type { FoundMatches } from "../matching/service.js";
 import type { HolderTables } from "../schema.js";
-import { matchesReport } from "./coalesced-doorbell.js";
+import { matchesDoorbell } from "./coalesced-doorbell.js";
 import { engineDb, type Push, type PushDb } from "./context.js";
 import { MATCHES_EVENT } from "./rows.js";
 import { eventsOf, iso } from "./views.js";
@@ -78,7 +78,7 @@ async function announceAll(push: Push, trx: PushDb, subs: readonly Counted[]): P
   const reads = new Map<string, Promise<ReadMatch[]>>();
   const announced: Announcement[] = [];
   for (const sub of subs) {
-    const one = await announcement(trx, sub, reads);
+    const one = await announcement(push, trx, sub, reads);
     if (one !== undefined) announced.push(one);
   }
   if (announced.length === 0) return 0;
@@ -111,6 +111,7 @@ const PLACES_PER_STATEMENT = 1_000;
  * subscriptions at the same place (usually all of them).
  */
 async function announcement(
+  push: Push,
   trx: PushDb,
   sub: Counted,
   reads: Map<string, Promise<ReadMatch[]>>,
@@ -132,9 +133,13 @@ async function announcement(
   const matches = await read;
   const last = matches.at(-1);
   if (last === undefined) return undefined;
-  // Added to the subscription's waiting doorbell, whose body is built when it is sent
-  // (coalesced-doorbell.ts).
-  const event = { type: MATCHES_EVENT, data: matchesReport(matches.length, iso(last.deliveredAt)) };
+  // The engine adds its count and time to the subscription's waiting doorbell.
+  const event = matchesDoorbell({
+    subscriberId: sub.id,
+    count: matches.length,
+    latest: iso(last.deliveredAt),
+    timestamp: iso(push.ctx.clock()),
+  });
   return {
     item: { subscriptionId: sub.id, event },
     place: { subscription_id: sub.id, since, at: last.position.at, seq: last.position.id },
