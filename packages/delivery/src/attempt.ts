@@ -1,33 +1,17 @@
 import { postWebhook } from "@doorbell/webhooks";
-import { type DeadLetterReason, deadLetter, logFailedAttempt } from "./attempt-log.js";
+import { deadLetter, logFailedAttempt } from "./attempt-log.js";
 import { type AttemptSigner, attemptSigner, signAttempt, withoutCursor } from "./channels.js";
-import { MATCHES_EVENT } from "./coalesce.js";
 import { type EngineContext, endpointOf, secretAd } from "./context.js";
-import { type Decision, decideFailure } from "./decide.js";
+import { type AttemptOutcome, planFailure } from "./decide.js";
 import { recordDelivered } from "./delivered.js";
-import { sending } from "./group-commit.js";
-import type { OutboxRow, SubscriptionRow } from "./schema.js";
+import type { HeadRow } from "./outbox/backend.js";
+import type { SubscriptionRow } from "./schema.js";
+
+export type { HeadRow };
+
 import { end } from "./subscriptions.js";
 
-/** The columns of an outbox row an attempt needs (the worker reads no more: see `headRows`). */
-export type HeadRow = Pick<
-  OutboxRow,
-  "seq" | "webhook_id" | "type" | "body" | "attempts" | "first_attempt_at" | "next_attempt_at" | "final"
-> & {
-  id: number;
-  /**
-   * Channels that retry each event on its own: the seq of an older row of the queue waiting for
-   * its retry when the row was read, or null (its cursor is then held back, `withoutCursor`).
-   */
-  older_waiting?: number | null;
-};
-
-/**
- * What one attempt did to the queue: go on with the next row, or stop for now. `gone`: delivered,
- * but the queue was removed meanwhile (the subscription ended), so stop. `retry_later`: a queue
- * ("queue" order) waits for this row; a channel of "each" order goes on with the next.
- */
-export type AttemptOutcome = "delivered" | "gone" | "dropped" | "retry_later" | "stopped";
+export type { AttemptOutcome } from "./decide.js";
 
 /**
  * The secrets to sign with: the current one, plus the previous one while a rotation overlaps and it
@@ -163,7 +147,7 @@ export async function attemptRow(
         body,
       });
   const url = keys ? keys.url : endpointOf(ctx, sub);
-  const answered = sending(ctx);
+  const answered = ctx.outbox.sending(ctx);
   let result: Awaited<ReturnType<typeof postWebhook>>;
   try {
     result = await postWebhook({ url, headers, body, policy: ctx.policy });
@@ -184,12 +168,12 @@ export async function attemptRow(
       seq: row.seq,
       subscriptionId: sub.id,
       at: after,
-      matches: row.type === MATCHES_EVENT,
+      matches: row.type === ctx.coalesced?.event,
       remove: policy.order === "each",
     });
     return recorded ? DELIVERED : GONE;
   }
-  const decision = decideFailure(policy, {
+  const plan = planFailure(policy, {
     row,
     answer: result,
     sentAt: now,
@@ -197,6 +181,7 @@ export async function attemptRow(
     random: ctx.random,
     before: { failedSince: sub.failed_since, failures: sub.consecutive_failures },
   });
+  const { decision } = plan;
   const status: AttemptStatus = {
     last_error: result.category,
     failed_since: decision.streak.failedSince,
@@ -219,7 +204,7 @@ export async function attemptRow(
       httpStatus: result.status,
       at: after,
     });
-    const reason = deadLetterReason(decision);
+    const reason = plan.deadLetter;
     if (reason !== null) {
       await deadLetter(trx, {
         subscriptionId: sub.id,
@@ -230,7 +215,7 @@ export async function attemptRow(
         at: after,
       });
     }
-    if (decision.kind === "retry") {
+    if (decision.kind === "retry" && plan.row === "retry") {
       await trx
         .updateTable("delivery_outbox")
         .set({
@@ -240,7 +225,7 @@ export async function attemptRow(
         })
         .where("id", "=", row.id)
         .execute();
-    } else if (decision.kind !== "end") {
+    } else if (plan.row === "delete") {
       await trx.deleteFrom("delivery_outbox").where("id", "=", row.id).execute();
     }
     await trx
@@ -265,26 +250,5 @@ export async function attemptRow(
       await end(ctx, trx, sub.id, decision.reason, { notify: decision.reason === "delivery-failed" });
     }
   });
-  return { outcome: failedOutcome(decision), status };
-}
-
-function deadLetterReason(decision: Decision): DeadLetterReason | null {
-  switch (decision.kind) {
-    case "retry":
-      return null;
-    case "drop":
-      return decision.deadLetter;
-    case "give-up":
-      return "retries-exhausted";
-    case "end":
-      return decision.deadLetter;
-  }
-}
-
-/** Whether the worker goes on with the next row after a failure. */
-function failedOutcome(decision: Decision): AttemptOutcome {
-  if (decision.kind === "end" || decision.suspend) return "stopped";
-  if (decision.kind === "retry") return "retry_later";
-  // A final row failed: the next ones are sent on a later pass, as before.
-  return decision.kind === "drop" && decision.deadLetter === null ? "stopped" : "dropped";
+  return { outcome: plan.outcome, status };
 }

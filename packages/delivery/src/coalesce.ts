@@ -1,8 +1,10 @@
 import { sql } from "@doorbell/store";
+import { DeliveryError } from "./errors.js";
 
 /**
- * Push profile §6 rule 6: at most one `intent.matches.delivered` per subscription per 15 minutes,
- * adding up `newMatches`, and at most 24 a day. A holder may lower the numbers, never raise them.
+ * Push profile §6 rule 6: at most one coalesced doorbell per subscription per 15 minutes, adding
+ * up the counts of the events it stands for, and at most 24 a day. A holder may lower the numbers,
+ * never raise them.
  */
 export interface CoalescingLimits {
   /** Minimum time between two matches doorbells of one subscription. */
@@ -11,12 +13,6 @@ export interface CoalescingLimits {
   readonly dailyCap: number;
 }
 
-export const MATCHES_EVENT = "intent.matches.delivered";
-/**
- * MATCHES_EVENT as an SQL literal, for queries on the outbox's queued matches doorbells: its
- * partial index (schema.ts) is used only by queries that name the type literally, not as a parameter.
- */
-export const QUEUED_MATCHES_TYPE = sql.lit(MATCHES_EVENT);
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const PROFILE_LIMITS: CoalescingLimits = { windowMs: 15 * 60 * 1000, dailyCap: 24 };
 
@@ -64,11 +60,82 @@ export function countMatchesDoorbell(
 /** Adds a new report to the waiting aggregate: sum the counts, keep the latest time. */
 export function mergeMatches(
   waiting: { count: number; latest: string | null },
-  report: { newMatches: number; latestDeliveredAt: string },
+  report: { count: number; latest: string },
 ): { count: number; latest: string } {
   const latest =
-    waiting.latest !== null && Date.parse(waiting.latest) > Date.parse(report.latestDeliveredAt)
+    waiting.latest !== null && Date.parse(waiting.latest) > Date.parse(report.latest)
       ? waiting.latest
-      : report.latestDeliveredAt;
-  return { count: waiting.count + report.newMatches, latest };
+      : report.latest;
+  return { count: waiting.count + report.count, latest };
+}
+
+/**
+ * The one event type of the push channel that is added up while its window is closed and sent as
+ * one doorbell, as its caller defines it (the holder: the push profile's matches doorbell). The
+ * engine keeps only a count and the latest time, read from the fields the caller names; the caller
+ * builds the body of the doorbell that stands for them.
+ */
+export interface CoalescedEvent {
+  /** Its type; events of other types are queued as they come. */
+  readonly event: string;
+  /** The field of each event's data that it adds: a positive integer count. */
+  readonly count: string;
+  /** The field of each event's data with the time of its latest item (ISO 8601): the latest is kept. */
+  readonly latest: string;
+  /** The `data` of the doorbell sent for what was added up, at `timestamp` (its envelope's). */
+  body(state: CoalescedState): Record<string, unknown>;
+}
+
+export interface CoalescedState {
+  /** The subscription as its subscriber knows it. */
+  subscriberId: string;
+  count: number;
+  latest: string | null;
+  timestamp: string;
+}
+
+/** Checks a caller's coalesced event once, when the engine is created. */
+export function checkedCoalescedEvent(event: CoalescedEvent): CoalescedEvent {
+  // Compiled into the outbox queries as a literal (see `queuedCoalescedType`).
+  if (!/^[\w.:-]{1,200}$/.test(event.event)) {
+    throw new DeliveryError(
+      "ERR_DELIVERY_CONFIG",
+      "a coalesced event type is 1–200 letters, digits, '.', ':', '-' or '_'",
+    );
+  }
+  return event;
+}
+
+/** One event's report, checked: the engine adds it to the subscription's waiting aggregate. */
+export function coalescedReport(
+  coalesced: CoalescedEvent,
+  data: Record<string, unknown>,
+): { count: number; latest: string } {
+  const count = data[coalesced.count];
+  const latest = data[coalesced.latest];
+  if (!Number.isSafeInteger(count) || (count as number) < 1) {
+    throw new DeliveryError("ERR_DELIVERY_INVALID_EVENT", `${coalesced.count} must be a positive integer`);
+  }
+  if (typeof latest !== "string" || Number.isNaN(Date.parse(latest))) {
+    throw new DeliveryError("ERR_DELIVERY_INVALID_EVENT", `${coalesced.latest} must be a date-time`);
+  }
+  return { count: count as number, latest };
+}
+
+type Literal = ReturnType<typeof sql.lit<string>>;
+const queuedTypes = new WeakMap<CoalescedEvent, Literal>();
+
+/**
+ * The coalesced type as an SQL literal, for queries on the outbox's queued coalesced doorbells:
+ * a partial index (schema.ts) is used only by queries that name the type literally, not as a
+ * parameter. Undefined when nothing coalesces.
+ */
+export function queuedCoalescedType(coalesced: CoalescedEvent | undefined): Literal | undefined {
+  if (coalesced === undefined) return undefined;
+  let literal = queuedTypes.get(coalesced);
+  if (!literal) {
+    literal = sql.lit(coalesced.event);
+    queuedTypes.set(coalesced, literal);
+  }
+  return literal;
 }

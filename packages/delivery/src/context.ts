@@ -1,8 +1,9 @@
 import type { Database, Kysely, Sealer } from "@doorbell/store";
 import type { EgressPolicy } from "@doorbell/webhooks";
 import type { Logger } from "pino";
-import type { CoalescingLimits } from "./coalesce.js";
+import type { CoalescedEvent, CoalescingLimits } from "./coalesce.js";
 import type { DeliveryMetrics } from "./metrics.js";
+import type { OutboxBackend } from "./outbox/backend.js";
 import type { ChannelPolicies } from "./policy.js";
 import type { DeliveryTables } from "./schema.js";
 
@@ -11,6 +12,8 @@ export type Db = Kysely<DeliveryTables>;
 /** Everything the engine's parts share; built once by `createDeliveryEngine`. */
 export interface EngineContext {
   readonly store: Database<DeliveryTables>;
+  /** The outbox's storage for the store's engine, chosen once (engine.ts). */
+  readonly outbox: OutboxBackend<EngineContext>;
   readonly sealer: Sealer;
   /** Epoch milliseconds. */
   readonly clock: () => number;
@@ -20,8 +23,11 @@ export interface EngineContext {
   /** Each channel's order, retries, challenge delays and failure rules (policy.ts). */
   readonly channels: ChannelPolicies;
   readonly limits: CoalescingLimits;
-  /** False for a relay whose upstream already coalesced: matches doorbells queue like any event. */
-  readonly coalesce: boolean;
+  /**
+   * The push channel's coalesced event, as the caller defines it; undefined when nothing coalesces
+   * (a relay whose upstream already coalesced: every event queues as it comes).
+   */
+  readonly coalesced: CoalescedEvent | undefined;
   /** How long an ended subscription's secret and endpoint are kept (at most 30 days). */
   readonly purgeAfterMs: number;
   /** How long the previous secret keeps signing after a rotation. */

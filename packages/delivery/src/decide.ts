@@ -2,6 +2,13 @@ import type { DeadLetterReason } from "./attempt-log.js";
 import type { ChannelPolicy } from "./policy.js";
 import { nextAttemptAt } from "./retry.js";
 
+/**
+ * What one attempt did to the queue: go on with the next row, or stop for now. `gone`: delivered,
+ * but the queue was removed meanwhile (the subscription ended), so stop. `retry_later`: a queue
+ * ("queue" order) waits for this row; a channel of "each" order goes on with the next.
+ */
+export type AttemptOutcome = "delivered" | "gone" | "dropped" | "retry_later" | "stopped";
+
 /** What a failed attempt does to its event (its I/O is in attempt.ts). */
 export type EventAction =
   /** Sent again at `at`; the row keeps its webhook-id and body. */
@@ -88,4 +95,48 @@ function eventAction(policy: ChannelPolicy, failed: FailedAttempt): EventAction 
   return policy.onExhausted === "end"
     ? { kind: "end", reason: "delivery-failed", deadLetter: "retries-exhausted" }
     : { kind: "give-up" };
+}
+
+/**
+ * Everything a failed attempt writes and answers, derived from its decision: attempt.ts only
+ * carries it out. `row`: the outbox row is updated for its retry, deleted, or left to the end of
+ * the subscription (which removes the whole queue).
+ */
+export interface FailurePlan {
+  readonly decision: Decision;
+  readonly row: "retry" | "delete" | "keep";
+  readonly deadLetter: DeadLetterReason | null;
+  /** Whether the worker goes on with the next row. */
+  readonly outcome: AttemptOutcome;
+}
+
+/** The plan for one failed attempt of `policy`'s channel: pure, like `decideFailure`. */
+export function planFailure(policy: ChannelPolicy, failed: FailedAttempt): FailurePlan {
+  const decision = decideFailure(policy, failed);
+  return {
+    decision,
+    row: decision.kind === "retry" ? "retry" : decision.kind === "end" ? "keep" : "delete",
+    deadLetter: deadLetterReason(decision),
+    outcome: failedOutcome(decision),
+  };
+}
+
+function deadLetterReason(decision: Decision): DeadLetterReason | null {
+  switch (decision.kind) {
+    case "retry":
+      return null;
+    case "drop":
+      return decision.deadLetter;
+    case "give-up":
+      return "retries-exhausted";
+    case "end":
+      return decision.deadLetter;
+  }
+}
+
+function failedOutcome(decision: Decision): AttemptOutcome {
+  if (decision.kind === "end" || decision.suspend) return "stopped";
+  if (decision.kind === "retry") return "retry_later";
+  // A final row failed: the next ones are sent on a later pass, as before.
+  return decision.kind === "drop" && decision.deadLetter === null ? "stopped" : "dropped";
 }

@@ -1,5 +1,5 @@
 import type { EngineContext } from "./context.js";
-import { deleteRows, grouped, recordDelivery } from "./group-commit.js";
+import { deleteRows } from "./outbox/rows.js";
 
 /** A delivery the endpoint accepted (2xx), to be recorded: its row is done. */
 export interface Delivered {
@@ -44,7 +44,7 @@ export interface Delivered {
  */
 export function recordDelivered(ctx: EngineContext, delivered: Delivered): Promise<boolean> {
   if (delivered.matches) {
-    return grouped(ctx, async (trx) => {
+    return ctx.outbox.transaction(ctx, async (trx) => {
       const removed = await deleteRows(trx, [delivered.rowId]);
       await trx
         .updateTable("delivery_subscriptions")
@@ -61,5 +61,5 @@ export function recordDelivered(ctx: EngineContext, delivered: Delivered): Promi
       return removed.has(delivered.rowId);
     });
   }
-  return recordDelivery(ctx, delivered);
+  return ctx.outbox.recordDelivery(ctx, delivered);
 }

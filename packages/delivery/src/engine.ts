@@ -2,11 +2,21 @@ import { randomInt } from "node:crypto";
 import type { Database, Kysely, Sealer } from "@doorbell/store";
 import type { EgressPolicy } from "@doorbell/webhooks";
 import { type Logger, pino } from "pino";
-import { type CoalescingLimits, coalescingLimits } from "./coalesce.js";
+import {
+  type CoalescedEvent,
+  type CoalescingLimits,
+  checkedCoalescedEvent,
+  coalescingLimits,
+} from "./coalesce.js";
 import type { Db, EngineContext } from "./context.js";
-import { type DeliveryEvent, type EnqueueItem, type EnqueueResult, enqueue, enqueueMany } from "./enqueue.js";
+import { enqueue, enqueueMany } from "./enqueue.js";
 import { DeliveryError } from "./errors.js";
+import type { DeliveryEvent, EnqueueItem, EnqueueResult } from "./events.js";
 import { createMetrics, type DeliveryMetrics } from "./metrics.js";
+import type { OutboxBackend } from "./outbox/backend.js";
+import { postgresOutbox } from "./outbox/postgres/index.js";
+import { NOTIFY_CHANNEL } from "./outbox/postgres/notify.js";
+import { sqliteOutbox } from "./outbox/sqlite/index.js";
 import { channelPolicies, type EventsDeliveryOptions } from "./policy.js";
 import type { RetryPolicy } from "./retry.js";
 import type { DeliveryTables } from "./schema.js";
@@ -25,7 +35,13 @@ import {
 import { createWorker, sampleQueue, type Worker, type WorkerOptions } from "./worker.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-export const NOTIFY_CHANNEL = "doorbell_delivery";
+
+export { NOTIFY_CHANNEL };
+
+/** The outbox's storage for a store: the one place that asks which database it runs on. */
+export function outboxFor(store: Pick<Database<DeliveryTables>, "dialect">): OutboxBackend<EngineContext> {
+  return store.dialect === "postgres" ? postgresOutbox : sqliteOutbox;
+}
 
 export interface DeliveryEngineOptions {
   /** The store handle; run `deliveryMigrations` on it first. */
@@ -43,6 +59,12 @@ export interface DeliveryEngineOptions {
    * rule 4: it must not merge, delay or reorder them) and for benches.
    */
   coalescing?: Partial<CoalescingLimits> | "off";
+  /**
+   * The push channel's event that is added up while its window is closed and sent as one doorbell
+   * (push profile §6 rule 6): its type, what each event adds, and the body of the doorbell sent for
+   * them. Without it, or with `coalescing: "off"`, every event is queued as it comes.
+   */
+  coalesce?: CoalescedEvent;
   /** The push channel's delays after a first and second failed challenge (default [5000, 30000]). */
   challengeDelaysMs?: readonly number[];
   /**
@@ -95,13 +117,17 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
   const clock = options.clock ?? Date.now;
   const ctx: EngineContext = {
     store: options.store,
+    outbox: outboxFor(options.store),
     sealer: options.sealer,
     clock,
     random: options.random ?? (() => randomInt(0, 2 ** 32) / 2 ** 32),
     policy: options.policy,
     channels: channelPolicies(options),
     limits: coalescingLimits(options.coalescing === "off" ? {} : options.coalescing),
-    coalesce: options.coalescing !== "off",
+    coalesced:
+      options.coalescing === "off" || options.coalesce === undefined
+        ? undefined
+        : checkedCoalescedEvent(options.coalesce),
     purgeAfterMs,
     secretOverlapMs: options.secretOverlapMs ?? 60 * 60 * 1000,
     metrics: createMetrics(() => sampleQueue({ store: options.store, clock })),

@@ -8,9 +8,10 @@ export {
   verificationBody,
 } from "./channels.js";
 export {
+  type CoalescedEvent,
+  type CoalescedState,
   type CoalescingLimits,
   coalescingLimits,
-  MATCHES_EVENT,
   PROFILE_LIMITS,
 } from "./coalesce.js";
 export {
@@ -29,10 +30,17 @@ export {
   type DeliveryEngineOptions,
   NOTIFY_CHANNEL,
 } from "./engine.js";
-export type { DeliveryEvent, EnqueueItem, EnqueueResult } from "./enqueue.js";
 export { DeliveryError, type DeliveryErrorCode } from "./errors.js";
+export type { DeliveryEvent, EnqueueItem, EnqueueResult } from "./events.js";
 export type { DeliveryMetrics } from "./metrics.js";
 export type { ChannelPolicy, EventsDeliveryOptions, SuspensionRule } from "./policy.js";
+export {
+  clearDeliveries,
+  endedReasons,
+  liveSubscription,
+  oldestPendingAgeMs,
+  storedSubscription,
+} from "./reads.js";
 export { type ReplayResult, replayDeadLetter } from "./replay.js";
 export {
   DEFAULT_RETRY_POLICY,

@@ -9,11 +9,11 @@
  * channels, where sustained failures suspend delivery until the next refresh, a replay resumes it:
  * the operator's replay says the endpoint is back, as a refresh would.
  */
-import { type Database, sql } from "@doorbell/store";
+import type { Database } from "@doorbell/store";
 import { followsMcpRules } from "./channels.js";
-import { NOTIFY_CHANNEL } from "./engine.js";
+import { outboxFor } from "./engine.js";
 import { DeliveryError } from "./errors.js";
-import { insertRow } from "./outbox.js";
+import { insertRow } from "./outbox/rows.js";
 import type { DeliveryTables } from "./schema.js";
 
 export interface ReplayResult {
@@ -82,8 +82,8 @@ export async function replayDeadLetter(
         .where("id", "=", sub.id)
         .execute();
     }
-    // Wakes the workers of every process on PostgreSQL once this commits; on SQLite they poll.
-    if (store.dialect === "postgres") await sql`select pg_notify(${NOTIFY_CHANNEL}, '')`.execute(trx);
+    // Wakes the workers of every process once this commits (where they do not poll).
+    await outboxFor(store).notify(trx);
     return { deadLetterId, subscriptionId: sub.id, webhookId: dead.webhook_id, type: dead.type, resumed };
   });
   return result;

@@ -1,5 +1,4 @@
 import { defineMigrations, type Generated, sql } from "@doorbell/store";
-import { QUEUED_MATCHES_TYPE } from "./coalesce.js";
 
 /** Where a subscription stands. `ended` is final; its secret and endpoint are purged later. */
 export type SubscriptionStatus = "pending_verification" | "awaiting_approval" | "active" | "ended";
@@ -271,11 +270,13 @@ export const deliveryMigrations = defineMigrations("delivery", [
     async up(db) {
       // Every release asks whether a matches doorbell is queued. Without this index that question
       // walked the subscription's whole backlog (issue 14: 1.9 ms a release at 300 queued rows).
+      // The type is the push profile's coalesced event, the only one when this was written; a
+      // migration never changes, so it stays named here (coalesce.ts, `queuedCoalescedType`).
       await db.schema
         .createIndex("delivery_outbox_matches")
         .on("delivery_outbox")
         .column("subscription_id")
-        .where(sql.ref("type"), "=", QUEUED_MATCHES_TYPE)
+        .where(sql.ref("type"), "=", sql.lit("intent.matches.delivered"))
         .execute();
     },
   },

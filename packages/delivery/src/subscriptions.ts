@@ -4,7 +4,7 @@ import { pushEnvelope } from "./channels.js";
 import { type Db, type EngineContext, endpointOf, secretAd } from "./context.js";
 import { DeliveryError } from "./errors.js";
 import { randomId } from "./ids.js";
-import { insertRow } from "./outbox.js";
+import { insertRow } from "./outbox/rows.js";
 import type { Channel, SubscriptionRow, SubscriptionStatus } from "./schema.js";
 
 export const MAX_LEASE_MS = 30 * 24 * 60 * 60 * 1000;
@@ -318,25 +318,8 @@ export async function end(
   return view(row);
 }
 
-/** Transactions that already sent the notification: PostgreSQL delivers it once per transaction anyway. */
-const notified = new WeakSet<Db>();
-
-/**
- * For a statement that sends the notification itself inside a transaction (enqueue's sequence
- * update on PostgreSQL): true when it still has to, and then `notifyWorkers` sends nothing more.
- */
-export function claimNotification(ctx: EngineContext, db: Db): boolean {
-  if (ctx.store.dialect !== "postgres" || !db.isTransaction || notified.has(db)) return false;
-  notified.add(db);
-  return true;
-}
-
-/** Wakes local workers now, and on PostgreSQL every listening process once the transaction commits. */
+/** Wakes local workers now, and the workers of every other process once the transaction commits. */
 export async function notifyWorkers(ctx: EngineContext, db: Db): Promise<void> {
-  if (ctx.store.dialect === "postgres" && !notified.has(db)) {
-    await sql`select pg_notify('doorbell_delivery', '')`.execute(db);
-    // One round trip per transaction, not per enqueued event.
-    if (db.isTransaction) notified.add(db);
-  }
+  await ctx.outbox.notify(db);
   ctx.wake();
 }

@@ -1,19 +1,14 @@
-import { sql } from "@doorbell/store";
-import { attemptRow, type HeadRow, type OpenedKeys, openKeys } from "./attempt.js";
+import { attemptRow, type OpenedKeys, openKeys } from "./attempt.js";
 import { pushEnvelope } from "./channels.js";
-import { countMatchesDoorbell, MATCHES_EVENT, matchesOpenAt, QUEUED_MATCHES_TYPE } from "./coalesce.js";
-import type { Db, EngineContext } from "./context.js";
+import { countMatchesDoorbell, matchesOpenAt } from "./coalesce.js";
+import type { EngineContext } from "./context.js";
 import { DeliveryError } from "./errors.js";
-import { grouped } from "./group-commit.js";
 import { randomId } from "./ids.js";
-import { insertRow } from "./outbox.js";
-import { dueRowsPostgres, headRowsPostgres } from "./postgres-heads.js";
-import { claimDuePostgres } from "./postgres-leases.js";
-import { releasePostgres } from "./postgres-releases.js";
+import type { HeadRow } from "./outbox/backend.js";
+import { hasQueuedMatches, insertRow } from "./outbox/rows.js";
 import type { SubscriptionRow } from "./schema.js";
 import { end } from "./subscriptions.js";
 import { needsChallenge, sendChallenge } from "./verification.js";
-import { nextWake } from "./wake.js";
 
 /** Time kept free at the end of a lease so the last attempt's result is recorded while it is held. */
 const LEASE_MARGIN_MS = 5_000;
@@ -82,7 +77,7 @@ export function createWorker(
         });
 
   const commitClock = { next: nextCommit, count: () => commits };
-  const claim = (limit: number) => claimDue(ctx, workerId, limit, leaseMs);
+  const claim = (limit: number) => ctx.outbox.claimDue(ctx, workerId, limit, leaseMs);
 
   const process = (sub: SubscriptionRow) => {
     const done = processSubscription(ctx, sub, workerId, leaseMs, maxPerClaim, commitClock)
@@ -149,39 +144,6 @@ export function createWorker(
       nudge();
     },
   };
-}
-
-/**
- * Leases up to `limit` subscriptions that have something due; SKIP LOCKED lets processes share one
- * PostgreSQL. On SQLite the claim shares its commit with the releases and recorded deliveries of
- * the same turn (group-commit.ts).
- */
-async function claimDue(
-  ctx: EngineContext,
-  workerId: string,
-  limit: number,
-  leaseMs: number,
-): Promise<SubscriptionRow[]> {
-  if (ctx.store.dialect === "postgres") return claimDuePostgres(ctx, workerId, limit, leaseMs);
-  return grouped(ctx, async (trx) => {
-    const now = ctx.clock();
-    let due = trx
-      .selectFrom("delivery_subscriptions")
-      .select("id")
-      .where("wake_at", "<=", now)
-      .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<=", now)]))
-      .orderBy("wake_at")
-      .limit(limit);
-    if (ctx.store.dialect === "postgres") due = due.forUpdate().skipLocked();
-    const ids = (await due.execute()).map((row) => row.id);
-    if (ids.length === 0) return [];
-    return trx
-      .updateTable("delivery_subscriptions")
-      .set({ lease_owner: workerId, lease_until: now + leaseMs })
-      .where("id", "in", ids)
-      .returningAll()
-      .execute();
-  });
 }
 
 async function reload(ctx: EngineContext, id: string): Promise<SubscriptionRow | undefined> {
@@ -251,7 +213,7 @@ async function processSubscription(
     const wait =
       now - started >= MAX_BUSY_HOLD_MS || now + ctx.policy.timeoutMs + LEASE_MARGIN_MS >= leaseEnds;
     if (!busy || sent === 0 || wait) {
-      if ((await release(ctx, claimed.id, workerId, delivered, wait)) !== "busy") return;
+      if ((await ctx.outbox.release(ctx, { id: claimed.id, workerId, delivered, wait })) !== "busy") return;
       busy = true;
     }
     await committed.next(BUSY_PAUSE_MS, passStarted);
@@ -272,107 +234,6 @@ async function processSubscription(
  * this many bodies of up to 256 KiB.
  */
 const PREFETCH = 8;
-
-/** Stand-ins compiled into the head query, replaced by each call's values. */
-const SUB_PARAM = "\u0000subscription";
-const LIMIT_PARAM = -1_000_001;
-const NOW_PARAM = -1_000_002;
-
-function compileHeadQuery(ctx: EngineContext) {
-  // Only what an attempt uses: each column a row carries costs a conversion per row read.
-  return ctx.store.db
-    .selectFrom("delivery_outbox")
-    .select([
-      "id",
-      "seq",
-      "webhook_id",
-      "type",
-      "body",
-      "attempts",
-      "first_attempt_at",
-      "next_attempt_at",
-      "final",
-    ])
-    .where("subscription_id", "=", SUB_PARAM)
-    .where("seq", ">", deliveredSeq(SUB_PARAM))
-    .orderBy("seq")
-    .limit(LIMIT_PARAM)
-    .compile();
-}
-
-/**
- * "each" order: the first rows of the queue that are due, skipping those waiting for a retry, each
- * with the oldest row before it that waits (the watermark: its cursor is then held back). That
- * lookup walks the queue's index from its start and stops at the first waiting row, so it passes
- * at most the due rows read with it.
- */
-function compileDueQuery(ctx: EngineContext) {
-  return ctx.store.db
-    .selectFrom("delivery_outbox as o")
-    .select((eb) => [
-      "o.id",
-      "o.seq",
-      "o.webhook_id",
-      "o.type",
-      "o.body",
-      "o.attempts",
-      "o.first_attempt_at",
-      "o.next_attempt_at",
-      "o.final",
-      eb
-        .selectFrom("delivery_outbox as w")
-        .select("w.seq")
-        .whereRef("w.subscription_id", "=", "o.subscription_id")
-        .whereRef("w.seq", "<", "o.seq")
-        .where("w.next_attempt_at", ">", NOW_PARAM)
-        .orderBy("w.seq")
-        .limit(1)
-        .as("older_waiting"),
-    ])
-    .where("o.subscription_id", "=", SUB_PARAM)
-    .where("o.seq", ">", deliveredSeq(SUB_PARAM))
-    .where("o.next_attempt_at", "<=", NOW_PARAM)
-    .orderBy("o.seq")
-    .limit(LIMIT_PARAM)
-    .compile();
-}
-
-const headQueries = new WeakMap<EngineContext, ReturnType<typeof compileHeadQuery>>();
-const dueQueries = new WeakMap<EngineContext, ReturnType<typeof compileDueQuery>>();
-
-/**
- * The next rows of a subscription's queue not yet delivered, in order. The hottest read (one per
- * `PREFETCH` deliveries): compiled once and run through `store.read`, which on SQLite runs the
- * cached statement directly instead of going through Kysely's builder and executor. On PostgreSQL
- * the reads of one event-loop turn share one statement (postgres-heads.ts).
- */
-function headRows(ctx: EngineContext, id: string, limit: number): Promise<HeadRow[]> {
-  if (ctx.store.dialect === "postgres") return headRowsPostgres(ctx, id, limit);
-  let compiled = headQueries.get(ctx);
-  if (!compiled) {
-    compiled = compileHeadQuery(ctx);
-    headQueries.set(ctx, compiled);
-  }
-  const parameters = compiled.parameters.map((value) =>
-    value === SUB_PARAM ? id : value === LIMIT_PARAM ? limit : value,
-  );
-  return ctx.store.read({ ...compiled, parameters }) as Promise<HeadRow[]>;
-}
-
-/** `headRows` for a channel of "each" order: the next due rows, in order (see `compileDueQuery`). */
-function dueRows(ctx: EngineContext, id: string, limit: number): Promise<HeadRow[]> {
-  const now = ctx.clock();
-  if (ctx.store.dialect === "postgres") return dueRowsPostgres(ctx, id, limit, now);
-  let compiled = dueQueries.get(ctx);
-  if (!compiled) {
-    compiled = compileDueQuery(ctx);
-    dueQueries.set(ctx, compiled);
-  }
-  const parameters = compiled.parameters.map((value) =>
-    value === SUB_PARAM ? id : value === LIMIT_PARAM ? limit : value === NOW_PARAM ? now : value,
-  );
-  return ctx.store.read({ ...compiled, parameters }) as Promise<HeadRow[]>;
-}
 
 /** deliveryStatus a claim's successes leave behind, written when the subscription is released. */
 interface Delivered {
@@ -411,7 +272,9 @@ async function drainQueue(
   const room = () => sent < maxPerClaim && ctx.clock() + ctx.policy.timeoutMs + LEASE_MARGIN_MS < leaseEnds;
   while (room()) {
     const wanted = Math.min(PREFETCH, maxPerClaim - sent);
-    const rows = each ? await dueRows(ctx, sub.id, wanted) : await headRows(ctx, sub.id, wanted);
+    const rows = each
+      ? await ctx.outbox.dueRows(ctx, sub.id, wanted, ctx.clock())
+      : await ctx.outbox.headRows(ctx, sub.id, wanted);
     if (rows.length === 0) return done();
     for (const head of rows) {
       if (!room() || head.next_attempt_at > ctx.clock()) return done();
@@ -468,25 +331,30 @@ function olderPending(head: HeadRow, waiting: ReadonlySet<number> | undefined): 
 
 /** Turns the waiting matches aggregate into one doorbell once the window is open (push profile §6 rule 6). */
 async function flushMatches(ctx: EngineContext, sub: SubscriptionRow): Promise<void> {
-  if (sub.agg_new_matches === 0) return;
+  const coalesced = ctx.coalesced;
+  if (sub.agg_new_matches === 0 || coalesced === undefined) return;
   const now = ctx.clock();
   if (now < matchesOpenAt(ctx.limits, sub)) return;
   await ctx.store.transaction(async (trx) => {
-    if (await hasQueuedMatches(trx, sub.id)) return;
+    if (await hasQueuedMatches(ctx, trx, sub.id)) return;
     const current = await trx
       .selectFrom("delivery_subscriptions")
       .selectAll()
       .where("id", "=", sub.id)
       .executeTakeFirstOrThrow();
     if (current.agg_new_matches === 0 || current.status !== "active") return;
-    const body = pushEnvelope(MATCHES_EVENT, new Date(now).toISOString(), {
-      subscriptionId: current.subscriber_id,
-      newMatches: current.agg_new_matches,
-      latestDeliveredAt: current.agg_latest_delivered_at,
+    // The caller builds the body (and checks it against its protocol) from the aggregate.
+    const timestamp = new Date(now).toISOString();
+    const data = coalesced.body({
+      subscriberId: current.subscriber_id,
+      count: current.agg_new_matches,
+      latest: current.agg_latest_delivered_at,
+      timestamp,
     });
+    const body = pushEnvelope(coalesced.event, timestamp, data);
     await insertRow(trx, sub.id, {
       webhookId: randomId("msg_"),
-      type: MATCHES_EVENT,
+      type: coalesced.event,
       body,
       now,
       final: false,
@@ -502,113 +370,6 @@ async function flushMatches(ctx: EngineContext, sub: SubscriptionRow): Promise<v
       .where("id", "=", sub.id)
       .execute();
   });
-}
-
-/**
- * The highest seq of the subscription's queue that was delivered (delivery_progress, delivered.ts):
- * rows at or below it are done and only wait for `release` to delete them.
- */
-function deliveredSeq(id: string) {
-  return sql<number>`coalesce((select delivered_seq from delivery_progress where subscription_id = ${id}), 0)`;
-}
-
-async function hasQueuedMatches(db: Db, id: string): Promise<boolean> {
-  const row = await db
-    .selectFrom("delivery_outbox")
-    .select("id")
-    .where("subscription_id", "=", id)
-    .where("seq", ">", deliveredSeq(id))
-    .where("type", "=", QUEUED_MATCHES_TYPE)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
-/**
- * Gives the subscription back with its next wake-up computed from fresh state under the row lock,
- * so an event enqueued while we held the lease is never missed, and writes the deliveryStatus of
- * the claim's successes (once per claim rather than once per delivery: see delivered.ts). An ended
- * subscription past its purge time is deleted instead. On SQLite this shares the turn's commit; on
- * PostgreSQL the releases of one turn share a read and a write without a lock (postgres-releases.ts).
- */
-async function release(
-  ctx: EngineContext,
-  id: string,
-  workerId: string,
-  delivered: Delivered | undefined,
-  wait: boolean,
-): Promise<"released" | "busy" | "lost"> {
-  if (ctx.store.dialect === "postgres") return releasePostgres(ctx, { id, workerId, delivered, wait });
-  return grouped(ctx, async (trx) => {
-    const sub = await trx
-      .selectFrom("delivery_subscriptions")
-      .selectAll()
-      .where("id", "=", id)
-      .executeTakeFirst();
-    if (!sub || sub.lease_owner !== workerId) return "lost";
-    if (sub.status === "ended" && sub.purge_at !== null && ctx.clock() >= sub.purge_at) {
-      // Push profile §6 rule 7: the subscription, its secret and its endpoint are deleted.
-      await trx.deleteFrom("delivery_subscriptions").where("id", "=", id).execute();
-      return "released";
-    }
-    // The rows the claim delivered (and any a crashed claim left) go in one ranged delete.
-    await trx
-      .deleteFrom("delivery_outbox")
-      .where("subscription_id", "=", id)
-      .where("seq", "<=", deliveredSeq(id))
-      .execute();
-    const head =
-      ctx.channels[sub.channel].order === "each"
-        ? await earliestRow(trx, id)
-        : await trx
-            .selectFrom("delivery_outbox")
-            .select(["next_attempt_at", "final", "type"])
-            .where("subscription_id", "=", id)
-            .orderBy("seq")
-            .limit(1)
-            .executeTakeFirst();
-    const wake = nextWake(ctx, sub, head, await hasQueuedMatches(trx, id));
-    await trx
-      .updateTable("delivery_subscriptions")
-      .set({
-        wake_at: wake,
-        lease_owner: null,
-        lease_until: null,
-        ...(delivered
-          ? {
-              last_delivery_at: delivered.at,
-              // Otherwise the failure after it was written later, with its own time.
-              ...(delivered.clear
-                ? { last_error: null, failed_since: null, consecutive_failures: 0, updated_at: delivered.at }
-                : {}),
-            }
-          : {}),
-      })
-      .where("id", "=", id)
-      .where("lease_owner", "=", workerId)
-      .execute();
-    return "released";
-  });
-}
-
-/**
- * "each" order: what is due first is the earliest retry of the whole queue, not its head (rows
- * behind a waiting one are due at once).
- */
-async function earliestRow(
-  db: Db,
-  id: string,
-): Promise<{ next_attempt_at: number; final: number } | undefined> {
-  const row = await db
-    .selectFrom("delivery_outbox")
-    .select((eb) => [
-      eb.fn.min<number>("next_attempt_at").as("next_attempt_at"),
-      eb.fn.max<number>("final").as("final"),
-    ])
-    .where("subscription_id", "=", id)
-    .executeTakeFirst();
-  if (row?.next_attempt_at === null || row?.next_attempt_at === undefined) return undefined;
-  return { next_attempt_at: Number(row.next_attempt_at), final: Number(row.final) };
 }
 
 /** Queue depth and the age of the oldest due row, for the metrics gauges. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { withoutCursor } from "../src/channels.js";
-import { type Decision, decideFailure, type FailedAttempt } from "../src/decide.js";
+import { type Decision, decideFailure, type FailedAttempt, planFailure } from "../src/decide.js";
 import { channelPolicies } from "../src/policy.js";
 import { HOUR, MINUTE, T0 } from "./harness.js";
 
@@ -22,8 +22,8 @@ interface Case {
   before?: [failedSince: number | null, failures: number];
 }
 
-function decide(channel: "push" | "mcp" | "mcp-standard", c: Case): Decision {
-  const failed: FailedAttempt = {
+function failedAttempt(c: Case): FailedAttempt {
+  return {
     row: {
       attempts: c.attempts ?? 0,
       first_attempt_at:
@@ -39,7 +39,10 @@ function decide(channel: "push" | "mcp" | "mcp-standard", c: Case): Decision {
     random: () => 0.5, // no jitter
     before: { failedSince: c.before?.[0] ?? null, failures: c.before?.[1] ?? 0 },
   };
-  return decideFailure(policies[channel], failed);
+}
+
+function decide(channel: "push" | "mcp" | "mcp-standard", c: Case): Decision {
+  return decideFailure(policies[channel], failedAttempt(c));
 }
 
 /** A decision in words, times relative to now: "retry +1s", "end gone, dead letter gone", "… + suspend". */
@@ -177,6 +180,69 @@ describe("decideFailure", () => {
     expect(policies.mcp.retry).toMatchObject({ horizonMs: 5 * MINUTE, jitter: 0.1 });
     expect(() => channelPolicies({ events: { suspendAfterFailures: 0 } })).toThrow(/suspendAfterFailures/);
     expect(() => channelPolicies({ events: { suspendAfterMs: -1 } })).toThrow(/suspendAfterMs/);
+  });
+});
+
+// What attempt.ts writes and answers for each kind of decision: the outbox row (retried, deleted,
+// or left for the end, which removes the whole queue), the dead letter, and whether the worker goes
+// on with the next row.
+describe("planFailure", () => {
+  it.each<[string, "push" | "mcp", Case, string]>([
+    ["push: a retry holds the queue", "push", {}, "row retry, no dead letter, retry_later"],
+    [
+      "push: 410 ends, the end removes the queue",
+      "push",
+      { status: 410 },
+      "row keep, dead letter gone, stopped",
+    ],
+    [
+      "push: exhausted retries end the subscription",
+      "push",
+      { attempts: 7, firstAttemptAt: NOW - 24 * HOUR },
+      "row keep, dead letter retries-exhausted, stopped",
+    ],
+    [
+      "push: a failed final row is removed; the rest waits",
+      "push",
+      { final: true },
+      "row delete, no dead letter, stopped",
+    ],
+    ["mcp: a retry lets the next event go", "mcp", {}, "row retry, no dead letter, retry_later"],
+    [
+      "mcp: 413 drops the event, the next goes",
+      "mcp",
+      { status: 413 },
+      "row delete, dead letter too-large, dropped",
+    ],
+    [
+      "mcp: 410 drops the event, the next goes",
+      "mcp",
+      { status: 410 },
+      "row delete, dead letter gone, dropped",
+    ],
+    [
+      "mcp: an exhausted event is given up, the next goes",
+      "mcp",
+      { attempts: 4 },
+      "row delete, dead letter retries-exhausted, dropped",
+    ],
+    [
+      "mcp: a suspension stops the pass; the event keeps its retry",
+      "mcp",
+      { before: [NOW - 10 * MINUTE, 9] },
+      "row retry, no dead letter, stopped",
+    ],
+    [
+      "mcp: a dropped event past the threshold stops the pass too",
+      "mcp",
+      { status: 413, before: [NOW - 20 * MINUTE, 30] },
+      "row delete, dead letter too-large, stopped",
+    ],
+  ])("%s", (_, channel, c, expected) => {
+    const plan = planFailure(policies[channel], failedAttempt(c));
+    expect(plan.decision).toEqual(decideFailure(policies[channel], failedAttempt(c)));
+    const letter = plan.deadLetter === null ? "no dead letter" : `dead letter ${plan.deadLetter}`;
+    expect(`row ${plan.row}, ${letter}, ${plan.outcome}`).toBe(expected);
   });
 });
 

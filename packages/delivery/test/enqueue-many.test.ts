@@ -1,7 +1,6 @@
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MATCHES_EVENT } from "../src/index.js";
-import { DAY, endpointForSuite, engineOn, fakeClock } from "./harness.js";
+import { DAY, endpointForSuite, engineOn, fakeClock, MATCHES_EVENT } from "./harness.js";
 
 forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
   const endpoint = endpointForSuite();

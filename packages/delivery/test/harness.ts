@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { createSealer, type Database, generateKeyEntry, Keyring, migrate } from "@doorbell/store";
 import { developmentPolicy, generateSecret } from "@doorbell/webhooks";
 import { afterAll, beforeAll, beforeEach } from "vitest";
+import type { CoalescedEvent } from "../src/index.js";
 import {
   createDeliveryEngine,
   type DeliveryEngineOptions,
@@ -25,6 +26,19 @@ export function fakeClock(start = T0) {
 // One keyring for the whole test file: every engine on the shared database can open every secret.
 const sealer = createSealer(new Keyring([generateKeyEntry()]));
 
+/** The push profile's matches doorbell (§5.2), as the holder defines it for its engine. */
+export const MATCHES_EVENT = "intent.matches.delivered";
+export const matchesDoorbell: CoalescedEvent = {
+  event: MATCHES_EVENT,
+  count: "newMatches",
+  latest: "latestDeliveredAt",
+  body: (state) => ({
+    subscriptionId: state.subscriberId,
+    newMatches: state.count,
+    latestDeliveredAt: state.latest,
+  }),
+};
+
 /** An engine on an emptied delivery schema, so a test never processes another test's subscriptions. */
 export async function engineOn(
   store: Database,
@@ -41,6 +55,7 @@ export async function engineOn(
     policy: developmentPolicy({ timeoutMs: 2_000 }),
     clock,
     random: () => 0.5,
+    coalesce: matchesDoorbell,
     ...more,
   });
   return { engine, db: typed.db, store: typed };

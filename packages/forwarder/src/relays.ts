@@ -4,7 +4,8 @@
  * forwarder's secret towards the holder is sealed under the forwarder's keyring, bound to the row.
  * The holder's code is never here (rule 1): only the agent's code opens it (records.ts).
  */
-import type { ForwarderContext, ForwarderKysely } from "./context.js";
+import { endedReasons, liveSubscription } from "@doorbell/delivery";
+import { deliveryDb, type ForwarderContext, type ForwarderKysely } from "./context.js";
 import type { RelayRow } from "./schema.js";
 
 type Db = ForwarderKysely;
@@ -221,17 +222,21 @@ export async function relaysEndedByAgent(
   ctx: Pick<ForwarderContext, "store">,
   limit = 100,
 ): Promise<{ id: string; reason: string }[]> {
-  const rows = await ctx.store.db
+  const db = ctx.store.db;
+  const rows = await db
     .selectFrom("forwarder_relays as r")
-    .leftJoin("delivery_subscriptions as d", "d.id", "r.agent_subscription_id")
-    .select(["r.agent_subscription_id as id", "d.status", "d.ended_reason"])
+    .select("r.agent_subscription_id as id")
     .where("r.status", "=", "active")
-    .where((eb) => eb.or([eb("d.status", "=", "ended"), eb("d.id", "is", null)]))
+    .where(({ not, exists }) => not(exists(liveSubscription(deliveryDb(db), "r.agent_subscription_id"))))
     .limit(limit)
     .execute();
+  const ended = await endedReasons(
+    deliveryDb(db),
+    rows.map((row) => row.id),
+  );
   return rows.map((row) => ({
     id: row.id,
-    reason: row.status === null ? "purged" : (row.ended_reason ?? "ended"),
+    reason: ended.has(row.id) ? (ended.get(row.id) ?? "ended") : "purged",
   }));
 }
 

@@ -5,7 +5,7 @@
  *     const ctx = await createTestHolderContext(engine.db, clock.now);
  */
 import { Writable } from "node:stream";
-import { type DeliveryTables, deliveryMigrations } from "@doorbell/delivery";
+import { clearDeliveries, type DeliveryTables, deliveryMigrations } from "@doorbell/delivery";
 import {
   createCodeHasher,
   createSealer,
@@ -68,10 +68,8 @@ export async function createTestHolderContext(
   await migrate(db, [holderMigrations, deliveryMigrations, pushMigrations]);
   const store = db as unknown as Database<HolderTables>;
   if (options.reset) {
-    const all = db as unknown as Database<PushTables & DeliveryTables>;
-    await all.db.deleteFrom("holder_push").execute();
-    await all.db.deleteFrom("delivery_outbox").execute();
-    await all.db.deleteFrom("delivery_subscriptions").execute();
+    await (db as unknown as Database<PushTables>).db.deleteFrom("holder_push").execute();
+    await clearDeliveries((db as unknown as Database<DeliveryTables>).db);
     await store.db.deleteFrom("holder_offers").execute();
     await store.db.deleteFrom("holder_intents").execute();
     await store.db.deleteFrom("holder_mail").execute();

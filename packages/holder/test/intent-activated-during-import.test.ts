@@ -11,6 +11,7 @@
  * - the same process imports, and the confirmation lands while a batch that matched without the
  *   intent is still open (PostgreSQL; SQLite's one connection cannot interleave them).
  */
+
 import { createDeliveryEngine, type DeliveryEngineOptions } from "@doorbell/delivery";
 import type { Database } from "@doorbell/store";
 import { type EngineFixture, forEachEngine } from "@doorbell/store/testing";
@@ -21,6 +22,7 @@ import { createHolderServices } from "../src/app/services.js";
 import { createOfferService } from "../src/catalogue/service.js";
 import { startIntentFeed } from "../src/cluster/intent-feed.js";
 import type { CatalogueOfferInput } from "../src/model/services.js";
+import { coalescedMatchesDoorbell } from "../src/push/coalesced-doorbell.js";
 import { createTestHolderContext, fakeClock } from "../src/testing.js";
 import { type AgentEndpoint, startAgentEndpoint } from "./push-endpoint.js";
 import { mailsTo, publishDraft, type ServicesHolder } from "./services-harness.js";
@@ -38,6 +40,7 @@ async function holderProcess(db: Database, clock: Clock) {
     sealer: ctx.sealer,
     policy: developmentPolicy(),
     clock: clock.now,
+    coalesce: coalescedMatchesDoorbell,
   });
   const services = createHolderServices(ctx, { push: { engine: delivery } });
   await services.matching.start();

@@ -22,6 +22,7 @@ import { createMcpHandler, type HolderMcpEndpoint, type McpHandlerOptions } from
 import { ERROR_META_KEY, type ToolErrorMeta } from "../src/mcp/results.js";
 import type { HolderToolServices } from "../src/mcp/tools.js";
 import type { CatalogueOfferInput } from "../src/model/services.js";
+import { coalescedMatchesDoorbell } from "../src/push/coalesced-doorbell.js";
 import { createTestHolderContext, fakeClock, type TestHolderContext } from "../src/testing.js";
 import { createHolderApp } from "../src/web/app.js";
 
@@ -70,6 +71,7 @@ export async function startHolder(
           sealer: ctx.sealer,
           policy: developmentPolicy(),
           clock: clock.now,
+          coalesce: coalescedMatchesDoorbell,
           ...(options.push === true ? {} : options.push),
         });
   const services = createHolderServices(ctx, delivery === undefined ? {} : { push: { engine: delivery } });

@@ -3,6 +3,7 @@
  * mailbox, and (with `push`) the real delivery engine ringing a real endpoint on loopback. For
  * tests of the domain, offers, matching and push code that need the services wired together.
  */
+
 import { createDeliveryEngine, type DeliveryEngine, type DeliveryEngineOptions } from "@doorbell/delivery";
 import type { EngineFixture } from "@doorbell/store/testing";
 import { developmentPolicy } from "@doorbell/webhooks";
@@ -10,6 +11,7 @@ import { createHolderServices, type HolderServices } from "../src/app/services.j
 import type { Mailer } from "../src/mail/mailer.js";
 import type { CatalogueOfferInput } from "../src/model/services.js";
 import type { PublishInput } from "../src/model/types.js";
+import { coalescedMatchesDoorbell } from "../src/push/coalesced-doorbell.js";
 import { createTestHolderContext, fakeClock, type TestHolderContext } from "../src/testing.js";
 
 export interface ServicesHolder {
@@ -38,6 +40,7 @@ export async function startServices(
           sealer: ctx.sealer,
           policy: developmentPolicy(),
           clock: clock.now,
+          coalesce: coalescedMatchesDoorbell,
           ...(options.push === true ? {} : options.push),
         });
   const services = createHolderServices(

@@ -63,11 +63,13 @@ import {
   type HolderOAuthOptions,
   oauthMigrations,
 } from "../oauth/index.js";
+
 import { createAccessLogger, logNodeRequest } from "../observability/access-log.js";
 import { createHolderMetrics, type HolderMetrics } from "../observability/metrics.js";
 import type { MetricsOptions } from "../observability/metrics-route.js";
 import { oldestPendingAgeMs } from "../observability/outbox-age.js";
 import { ownHosts } from "../own-hosts.js";
+import { coalescedMatchesDoorbell } from "../push/coalesced-doorbell.js";
 import { pushMigrations } from "../push/schema.js";
 import type { PushService } from "../push/service.js";
 import { createHolderApp, MCP_PATH } from "../web/app.js";
@@ -306,6 +308,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       sealer,
       policy: holderEgressPolicy(webhookPolicy, publicUrl, hostPolicy.allowedHosts),
       clock,
+      coalesce: coalescedMatchesDoorbell,
       logger: log.child({ component: "delivery" }),
     });
     metrics.include(delivery.metrics.registry);

@@ -1,4 +1,6 @@
 /** Subscriptions end with their intent (§4.2), and the engine's purged ones are forgotten. */
+
+import { liveSubscription, storedSubscription } from "@doorbell/delivery";
 import { effectiveStatus } from "../intents/index.js";
 import { emit, engineDb, type Push } from "./context.js";
 import { checkedDoorbell } from "./doorbells.js";
@@ -43,10 +45,9 @@ export async function sweep(push: Push): Promise<number> {
   const now = push.ctx.clock();
   const rows = await store.db
     .selectFrom("holder_push as p")
-    .innerJoin("delivery_subscriptions as d", "d.id", "p.id")
     .innerJoin("holder_intents as i", "i.id", "p.intent_id")
     .selectAll("i")
-    .where("d.status", "!=", "ended")
+    .where(({ exists }) => exists(liveSubscription(engineDb(store.db), "p.id")))
     .where((eb) =>
       eb.or([
         eb("i.status", "in", ["expired", "withdrawn"]),
@@ -64,13 +65,7 @@ export async function sweep(push: Push): Promise<number> {
   // The engine purged these (§6 rule 7): forget the holder's side too.
   await store.db
     .deleteFrom("holder_push")
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom("delivery_subscriptions as d").select("d.id").whereRef("d.id", "=", "holder_push.id"),
-        ),
-      ),
-    )
+    .where(({ not, exists }) => not(exists(storedSubscription(engineDb(store.db), "holder_push.id"))))
     .execute();
   return ended;
 }

@@ -8,13 +8,13 @@
  * no match is counted twice, whichever process or path reaches it first; and no match is left out
  * by a path that did not see it (an index that was behind), since the next one counts it.
  */
-import type { EnqueueItem } from "@doorbell/delivery";
+import { type EnqueueItem, liveSubscription } from "@doorbell/delivery";
 import type { Kysely } from "@doorbell/store";
 import { type MatchPosition, type ReadMatch, readMatches } from "../matching/reader.js";
 import type { FoundMatches } from "../matching/service.js";
 import type { HolderTables } from "../model/tables.js";
+import { matchesDoorbell } from "./coalesced-doorbell.js";
 import { engineDb, type Push, type PushDb } from "./context.js";
-import { checkedDoorbell } from "./doorbells.js";
 import { MATCHES_EVENT } from "./rows.js";
 import { eventsOf, iso } from "./views.js";
 
@@ -133,10 +133,12 @@ async function announcement(
   const matches = await read;
   const last = matches.at(-1);
   if (last === undefined) return undefined;
-  const event = checkedDoorbell(MATCHES_EVENT, iso(push.ctx.clock()), {
-    subscriptionId: sub.id,
-    newMatches: matches.length,
-    latestDeliveredAt: iso(last.deliveredAt),
+  // The engine adds its count and time to the subscription's waiting doorbell.
+  const event = matchesDoorbell({
+    subscriberId: sub.id,
+    count: matches.length,
+    latest: iso(last.deliveredAt),
+    timestamp: iso(push.ctx.clock()),
   });
   return {
     item: { subscriptionId: sub.id, event },
@@ -151,7 +153,6 @@ const MANY_MATCHES = 2_000;
 function live(db: PushDb) {
   return db
     .selectFrom("holder_push as p")
-    .innerJoin("delivery_subscriptions as d", "d.id", "p.id")
     .innerJoin("holder_intents as i", "i.id", "p.intent_id")
     .leftJoin("holder_push_announced as a", "a.subscription_id", "p.id")
     .select([
@@ -164,7 +165,7 @@ function live(db: PushDb) {
       "a.at",
       "a.seq",
     ])
-    .where("d.status", "!=", "ended");
+    .where(({ exists }) => exists(liveSubscription(engineDb(db), "p.id")));
 }
 
 /**

@@ -1,16 +1,10 @@
 import { sql } from "@doorbell/store";
-import type { Db, EngineContext } from "./context.js";
-import { claimNotification } from "./subscriptions.js";
-import { MAX_SUBSCRIPTIONS_PER_STATEMENT } from "./targets.js";
-
-/** A row to append, with its place among the same subscription's rows of this call. */
-export interface AppendRow {
-  item: number;
-  subscriptionId: string;
-  webhookId: string;
-  type: string;
-  body: string;
-}
+import type { Db, EngineContext } from "../../context.js";
+import { DeliveryError } from "../../errors.js";
+import { MAX_SUBSCRIPTIONS_PER_STATEMENT } from "../../targets.js";
+import type { AppendRow } from "../backend.js";
+import { claimNotification } from "./notify.js";
+import { forgetTargets } from "./targets.js";
 
 /**
  * PostgreSQL: appends rows at the tails of their subscriptions' queues in ONE statement: the update
@@ -18,14 +12,14 @@ export interface AppendRow {
  * the insert of the rows at those numbers, and in a transaction the workers' notification (sent at
  * commit). The enqueue path was two round trips more; every one of them is waited for while the
  * subscription rows are locked. Returns the subscriptions that had ended (their rows are not
- * written: "dropped") and those that do not exist; when one does not, its statement writes nothing.
+ * written: "dropped"); throws when one does not exist, and then its statement wrote nothing.
  */
 export async function appendRowsPostgres(
   ctx: EngineContext,
   db: Db,
   rows: readonly AppendRow[],
   now: number,
-): Promise<{ ended: Set<string>; unknown: string[] }> {
+): Promise<Set<string>> {
   const bySubscription = new Map<string, AppendRow[]>();
   for (const row of rows) {
     const list = bySubscription.get(row.subscriptionId);
@@ -56,7 +50,7 @@ export async function appendRowsPostgres(
         bodies.push(row.body);
       });
     }
-    const notify = claimNotification(ctx, db) ? sql`, (select pg_notify('doorbell_delivery', '')) n` : sql``;
+    const notify = claimNotification(db) ? sql`, (select pg_notify('doorbell_delivery', '')) n` : sql``;
     // `taken` returns the first number of each block; an ended subscription queues nothing more,
     // and nothing is written unless every subscription exists.
     const { rows: taken } = await sql<{ id: string; status: string }>`
@@ -87,5 +81,10 @@ export async function appendRowsPostgres(
     }
     for (const row of taken) if (row.status === "ended") ended.add(row.id);
   }
-  return { ended, unknown };
+  if (unknown.length > 0) {
+    // Remembered, but gone since (purged): the statement wrote nothing.
+    forgetTargets(ctx, unknown);
+    throw new DeliveryError("ERR_DELIVERY_UNKNOWN_SUBSCRIPTION", "no such subscription");
+  }
+  return ended;
 }

@@ -1,8 +1,8 @@
 import { sql } from "@doorbell/store";
-import { QUEUED_MATCHES_TYPE } from "./coalesce.js";
-import type { EngineContext } from "./context.js";
-import { eachChannels } from "./policy.js";
-import type { SubscriptionRow } from "./schema.js";
+import { queuedCoalescedType } from "../../coalesce.js";
+import type { EngineContext } from "../../context.js";
+import { eachChannels } from "../../policy.js";
+import type { SubscriptionRow } from "../../schema.js";
 
 /**
  * Claiming and releasing subscriptions on PostgreSQL, each in ONE autocommit statement that never
@@ -62,6 +62,10 @@ export async function readForRelease(
     each = eachChannels(ctx.channels);
     eachChannelLists.set(ctx, each);
   }
+  const coalesced = queuedCoalescedType(ctx.coalesced);
+  const matchesQueued = coalesced
+    ? sql`exists (select 1 from delivery_outbox m where m.subscription_id = s.id and m.type = ${coalesced})`
+    : sql`false`;
   const { rows } = await sql<
     SubscriptionRow & {
       row_version: string;
@@ -76,8 +80,7 @@ export async function readForRelease(
       case when s.channel = any(${each}::text[]) then
         (select min(e.next_attempt_at) from delivery_outbox e where e.subscription_id = s.id) end
         as earliest_next_attempt_at,
-      exists (select 1 from delivery_outbox m where m.subscription_id = s.id and m.type = ${QUEUED_MATCHES_TYPE})
-        as matches_queued
+      ${matchesQueued} as matches_queued
     from delivery_subscriptions s
     left join lateral (
       select next_attempt_at, final from delivery_outbox o

@@ -1,23 +1,13 @@
-import type { EngineContext } from "./context.js";
-import { type ReleaseWrite, readForRelease, writeRelease, writeReleases } from "./postgres-leases.js";
-import { nextWake } from "./wake.js";
+import type { EngineContext } from "../../context.js";
+import { nextWake } from "../../wake.js";
+import type { ReleaseRequest, ReleaseResult } from "../backend.js";
+import { type ReleaseWrite, readForRelease, writeRelease, writeReleases } from "./leases.js";
 
 /**
  * PostgreSQL: the releases asked for in one event-loop turn share two statements (one read, one
  * write) instead of two each. While events are being enqueued, every enqueue commit wakes the
  * leased subscriptions together, and they tend to finish their passes together too.
  */
-
-export type ReleaseResult = "released" | "busy" | "lost";
-
-export interface ReleaseRequest {
-  id: string;
-  workerId: string;
-  /** deliveryStatus the claim's successes leave behind. */
-  delivered: { at: number; clear: boolean } | undefined;
-  /** false: skip a row an enqueue holds ("busy"); true: wait for it. */
-  wait: boolean;
-}
 
 interface Pending extends ReleaseRequest {
   resolve(result: ReleaseResult): void;
@@ -28,7 +18,7 @@ const pending = new WeakMap<EngineContext, Pending[]>();
 // Taken at load time, so a test that installs fake timers later cannot stall the releases.
 const defer = setImmediate;
 
-/** Gives the lease back with its next wake-up (postgres-leases.ts, `writeRelease`, says how). */
+/** Gives the lease back with its next wake-up (leases.ts, `writeRelease`, says how). */
 export function releasePostgres(ctx: EngineContext, request: ReleaseRequest): Promise<ReleaseResult> {
   let batch = pending.get(ctx);
   if (!batch) {

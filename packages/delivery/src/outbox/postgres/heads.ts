@@ -1,6 +1,6 @@
 import { sql } from "@doorbell/store";
-import type { HeadRow } from "./attempt.js";
-import type { EngineContext } from "./context.js";
+import type { EngineContext } from "../../context.js";
+import type { HeadRow } from "../backend.js";
 
 /**
  * PostgreSQL: the head reads asked for in one event-loop turn go out as ONE statement.

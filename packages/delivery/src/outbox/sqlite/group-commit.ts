@@ -1,5 +1,6 @@
 import { sql } from "@doorbell/store";
-import type { Db, EngineContext } from "./context.js";
+import type { Db, EngineContext } from "../../context.js";
+import type { DeliveredRow } from "../backend.js";
 
 /**
  * SQLite group commit. Each commit costs a transaction on the one connection and an fsync (the
@@ -83,7 +84,6 @@ function start(ctx: EngineContext, group: Group): void {
  * before its result is recorded). Only a hint for when to commit: nothing waits on it for long.
  */
 export function sending(ctx: EngineContext): () => void {
-  if (ctx.store.dialect !== "sqlite") return () => {};
   const group = groupOf(ctx);
   group.sending++;
   let done = false;
@@ -101,7 +101,6 @@ export function sending(ctx: EngineContext): () => void {
  * unit is retried alone so that one failure does not fail the others.
  */
 export function grouped<T>(ctx: EngineContext, work: (trx: Db) => Promise<T>): Promise<T> {
-  if (ctx.store.dialect !== "sqlite") return ctx.store.transaction(work);
   const group = groupOf(ctx);
   return new Promise<T>((resolve, reject) => {
     group.units.push({ run: work, resolve: resolve as (value: unknown) => void, reject });
@@ -111,22 +110,18 @@ export function grouped<T>(ctx: EngineContext, work: (trx: Db) => Promise<T>): P
 
 /**
  * Records one delivered outbox row; resolves with whether the row was still there (it is gone when
- * the subscription ended meanwhile). SQLite: the subscription's `delivery_progress` moves up to
+ * the subscription ended meanwhile). The subscription's `delivery_progress` moves up to
  * the row's seq, for all rows of the group with one select and one upsert; the row itself is
  * skipped from then on and deleted in bulk when the subscription is released, so a commit writes
  * the progress page instead of the outbox table and index pages the rows are scattered over.
  * `remove`: the row is deleted instead (one statement for all such rows of the group), for a
  * channel that retries each event on its own, where rows below a delivered one may still wait
- * for their retry and the marker must never pass them. PostgreSQL: the row is deleted by a
- * statement of its own, as before (pooled connections already share WAL flushes, and progress
- * there would only add a ranged delete to every release).
+ * for their retry and the marker must never pass them. (PostgreSQL deletes the row instead,
+ * postgres/deletes.ts: pooled connections already share WAL flushes, and progress there would
+ * only add a ranged delete to every release.)
  */
-export function recordDelivery(
-  ctx: EngineContext,
-  row: { rowId: number; subscriptionId: string; seq: number; remove: boolean },
-): Promise<boolean> {
+export function recordDelivery(ctx: EngineContext, row: DeliveredRow): Promise<boolean> {
   const { rowId, subscriptionId, seq, remove } = row;
-  if (ctx.store.dialect !== "sqlite") return deleteSoon(ctx, rowId);
   const group = groupOf(ctx);
   return new Promise<boolean>((resolve, reject) => {
     group.deliveries.push({ rowId, subscriptionId, seq, remove, resolve, reject });
@@ -258,73 +253,4 @@ async function progressRows(
   const progress = JSON.stringify(Object.fromEntries(highest));
   await db.executeQuery({ ...queries.advance, parameters: [progress] });
   return present;
-}
-
-interface PendingDelete {
-  ids: number[];
-  waiting: Map<number, Array<(removed: boolean) => void>>;
-  failures: Array<(error: unknown) => void>;
-}
-
-const pendingDeletes = new WeakMap<EngineContext, PendingDelete>();
-
-/**
- * PostgreSQL: the deliveries answered in the same event-loop turn are deleted by one statement
- * (one round trip, one commit) instead of one each: with 64 subscriptions in flight, a commit per
- * delivery kept every pooled connection busy waiting for WAL flushes. Each caller's promise
- * settles only after that statement committed, and it sends nothing more for its subscription
- * until then. The commit does not wait for the WAL flush (see `deleteDeliveredPostgres`).
- */
-function deleteSoon(ctx: EngineContext, rowId: number): Promise<boolean> {
-  let pending = pendingDeletes.get(ctx);
-  if (!pending) {
-    const batch: PendingDelete = { ids: [], waiting: new Map(), failures: [] };
-    pending = batch;
-    pendingDeletes.set(ctx, batch);
-    defer(() => {
-      pendingDeletes.delete(ctx);
-      deleteDeliveredPostgres(ctx.store.db, batch.ids).then(
-        (removed) => {
-          for (const [id, resolvers] of batch.waiting)
-            for (const resolve of resolvers) resolve(removed.has(id));
-        },
-        (error: unknown) => {
-          for (const reject of batch.failures) reject(error);
-        },
-      );
-    });
-  }
-  const batch = pending;
-  return new Promise<boolean>((resolve, reject) => {
-    batch.ids.push(rowId);
-    const resolvers = batch.waiting.get(rowId);
-    if (resolvers) resolvers.push(resolve);
-    else batch.waiting.set(rowId, [resolve]);
-    batch.failures.push(reject);
-  });
-}
-
-/**
- * Deletes delivered outbox rows by id, committed without waiting for the WAL flush
- * (synchronous_commit off for this one statement's transaction), as releases are
- * (postgres-leases.ts): under load the deletes' flushes were what the database waited on most.
- * Losing such a commit in a database crash loses no event: the rows are there again and are
- * delivered again, in order and with their webhook-ids, which at-least-once delivery already
- * allows (a worker killed after a send and before its delete does the same). Any later
- * synchronous commit (an enqueue) flushes it anyway. One text for any number of ids, so it is
- * prepared once per connection. Returns the ids that were still there.
- */
-async function deleteDeliveredPostgres(db: Db, ids: readonly number[]): Promise<Set<number>> {
-  const { rows } = await sql<{ id: number }>`
-    with async as (select set_config('synchronous_commit', 'off', true) as setting)
-    delete from delivery_outbox
-    where id = any(${ids}::bigint[]) and (select setting from async) = 'off'
-    returning id`.execute(db);
-  return new Set(rows.map((row) => Number(row.id)));
-}
-
-/** Deletes outbox rows by id; returns the ids that were still there. */
-export async function deleteRows(db: Db, ids: readonly number[]): Promise<Set<number>> {
-  const removed = await db.deleteFrom("delivery_outbox").where("id", "in", ids).returning("id").execute();
-  return new Set(removed.map((row) => Number(row.id)));
 }
