@@ -1,6 +1,8 @@
 // @doorbell/agent: what an agent embeds — a holder client over MCP, a doorbell listener
 // (push profile 0.4) and the pull fallback that loses nothing.
 
+// The name this package exported before the guard moved to @doorbell/mcp-endpoint.
+export { scopedSignalFetch as perRequestSignalFetch } from "@doorbell/mcp-endpoint/client";
 export { type Clock, systemClock } from "./clock.js";
 export { AgentError, type AgentErrorCode, type AgentErrorDetails, isAgentError } from "./errors.js";
 export {
@@ -20,7 +22,6 @@ export {
   type PushSubscription,
   type SubscriptionStatus,
 } from "./holder/results.js";
-export { perRequestSignalFetch } from "./holder/scoped-fetch.js";
 export { DOORBELL_TYPES, type Doorbell, type DoorbellType, parseDoorbell } from "./listener/doorbell.js";
 export {
   createDoorbellListener,

@@ -24,6 +24,7 @@ import {
   deliveryMigrations,
   type Worker,
 } from "@doorbell/delivery";
+import { isLoopbackHost, MCP_PATH, nodeServers } from "@doorbell/mcp-endpoint";
 import { type EventsTables, eventsMigrations } from "@doorbell/mcp-events";
 import {
   checkSealKeys,
@@ -87,9 +88,8 @@ import { ownHosts } from "./own-hosts.js";
 import { pushMigrations } from "./push/schema.js";
 import { createPushService, type PushOptions, type PushService } from "./push/service.js";
 import { type HolderTables, holderMigrations } from "./schema.js";
-import { createHolderApp, MCP_PATH } from "./web/app.js";
+import { createHolderApp } from "./web/app.js";
 import { createHostAllowList } from "./web/host-guard.js";
-import { isLoopbackHost, nodeServers } from "./web/node-server.js";
 
 export interface HolderServices {
   intents: IntentService;

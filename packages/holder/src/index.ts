@@ -1,5 +1,6 @@
 // @doorbell/holder: an Isto Intents holder (MCP binding 0.1 + consent-link profile).
 
+export { MCP_PATH, type NodeServers, nodeServers } from "@doorbell/mcp-endpoint";
 export { DEFAULT_CONSENT_TEXT, defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
 export { BUDGET_BANDS, type BudgetBand, createDemandService } from "./demand.js";
 export { createConsentService, type HolderConsentService } from "./domain/consent.js";
@@ -117,6 +118,4 @@ export {
   type HolderDescriptor,
   holderDescriptor,
   JWKS_PATH,
-  MCP_PATH,
 } from "./web/app.js";
-export { type NodeServers, nodeServers } from "./web/node-server.js";

@@ -1,29 +1,27 @@
-export { type Admission, type AdmissionLimits, DEFAULT_ADMISSION } from "./admission.js";
-export { type FetchLike, scopedSignalFetch } from "./client-fetch.js";
 export {
+  type Admission,
+  type AdmissionLimits,
+  type CallLimit,
   createMcpEndpoint,
+  createOriginGuard,
+  createRateLimiter,
+  DEFAULT_ADMISSION,
   type EndpointOptions,
   type EndpointPolicy,
   type Era,
+  type FetchLike,
   type McpEndpoint,
-  type ServingScope,
-} from "./endpoint.js";
-export {
-  createMcpHandler,
-  type HolderMcpEndpoint,
   type McpHandler,
-  type McpHandlerOptions,
   type McpRequestInfo,
-} from "./handler.js";
-export { createOriginGuard, type OriginPolicy } from "./origin-guard.js";
-export { buyerPrincipal, principalFromAuth } from "./principal.js";
-export {
-  type CallLimit,
-  createRateLimiter,
+  type OriginPolicy,
   type RateLimit,
   type RateLimiter,
   type RateVerdict,
-} from "./rate-limit.js";
+  type ServingScope,
+  scopedSignalFetch,
+} from "@doorbell/mcp-endpoint";
+export { createMcpHandler, type HolderMcpEndpoint, type McpHandlerOptions } from "./handler.js";
+export { buyerPrincipal, principalFromAuth } from "./principal.js";
 export { ERROR_META_KEY, refusal, success, type ToolErrorMeta } from "./results.js";
 export {
   AGGREGATOR_NOTE,

@@ -5,10 +5,11 @@
  * field lists (never by spreading a service's object), so a field added to a domain shape later
  * cannot reach an agent by accident (binding rule 1).
  */
+
+import type { LimitNote } from "@doorbell/mcp-endpoint";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { DemandSummary, HolderErrorCode, Intent, Match, Offer } from "../domain/types.js";
 import { HolderError } from "../domain/types.js";
-import type { LimitNote } from "./rate-limit.js";
 
 /** The `_meta` key of a refusal's machine-readable part. */
 export const ERROR_META_KEY = "io.doorbell/error";

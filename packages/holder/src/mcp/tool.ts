@@ -5,6 +5,8 @@
  * arguments: they may hold a code, a statement or a hidden limit) and answered without detail.
  */
 
+import type { CallLimit, ToolObserver } from "@doorbell/mcp-endpoint";
+import { jsonSchemaOnce } from "@doorbell/mcp-endpoint";
 import { isDatabaseBusy } from "@doorbell/store";
 import type {
   AuthInfo,
@@ -15,8 +17,6 @@ import type {
 } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
 import type { z } from "zod";
-import { jsonSchemaOnce } from "./json-schema-once.js";
-import type { CallLimit } from "./rate-limit.js";
 import { busy, internalError, rateLimited, refusalFor } from "./results.js";
 
 /** What a tool learns of its HTTP request besides its arguments. */
@@ -25,8 +25,6 @@ export interface CallExtra {
   /** A header of the HTTP request that carried the call, if any. */
   header(name: string): string | undefined;
 }
-
-export type ToolObserver = (tool: string, outcome: string, seconds: number) => void;
 
 export interface ToolGuard {
   /** The calling client's tool-call allowance; none, no limit. */

@@ -9,6 +9,7 @@
  * principal may do. No tool looks at a token or a code anywhere else.
  */
 
+import type { CallLimit, ToolObserver } from "@doorbell/mcp-endpoint";
 import type { AuthInfo, CallToolResult, McpServer, ToolAnnotations } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
 import type { z } from "zod";
@@ -16,7 +17,6 @@ import type { DemandService, IntentService, MatchService, OfferService } from ".
 import { type Category, type Country, HolderError, type Principal } from "../domain/types.js";
 import type { PushService } from "../push/service.js";
 import { buyerPrincipal, NEEDS_SIGN_IN, principalFromAuth } from "./principal.js";
-import type { CallLimit } from "./rate-limit.js";
 import { demandView, intentView, matchView, offerView, success } from "./results.js";
 import {
   AGGREGATOR_NOTE,
@@ -42,7 +42,7 @@ import {
   withdrawInputSignedIn,
   withdrawOut,
 } from "./schemas.js";
-import { type CallExtra, registerTool, type ToolConfig, type ToolGuard, type ToolObserver } from "./tool.js";
+import { type CallExtra, registerTool, type ToolConfig, type ToolGuard } from "./tool.js";
 
 /** The services the tools call (the consent pages use `ConsentService`, the tools never do). */
 export interface HolderToolServices {

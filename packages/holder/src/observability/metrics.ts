@@ -9,10 +9,10 @@
  */
 import { constants, PerformanceObserver } from "node:perf_hooks";
 import { getHeapStatistics } from "node:v8";
+import type { Admission } from "@doorbell/mcp-endpoint";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { OfferService } from "../domain/services.js";
 import type { Mailer } from "../mail/mailer.js";
-import type { Admission } from "../mcp/admission.js";
 
 export interface HolderMetrics {
   readonly registry: Registry;
