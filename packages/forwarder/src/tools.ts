@@ -11,7 +11,6 @@
 import {
   AGGREGATOR_NOTE,
   BUDGET_BANDS,
-  type CallLimit,
   COUNTRIES,
   type DemandGrid,
   demandInput,
@@ -23,21 +22,19 @@ import {
   PUSH_TOOL_NAMES,
   publishInput,
   publishOut,
-  refusal,
   regionsOf,
-  registerTool,
   searchInput,
   searchOut,
   submitOfferInput,
   submitOfferOut,
-  success,
   TOOL_NAMES,
-  type ToolConfig,
-  type ToolGuard,
   updateInput,
   withdrawInput,
   withdrawOut,
-} from "@doorbell/holder";
+} from "@doorbell/intents";
+import { refusal, registerTool, success, type ToolConfig, type ToolGuard } from "@doorbell/intents/server";
+import type { CallLimit } from "@doorbell/mcp-endpoint";
+import { isDatabaseBusy } from "@doorbell/store";
 import {
   type CallToolResult,
   type McpServer,
@@ -93,9 +90,10 @@ export function registerForwarderTools(server: McpServer, tc: ForwarderToolConte
     note: `${FORWARDER_NOTE} ${AGGREGATOR_NOTE}`,
     log: ctx.log,
     failedEvent: "forwarder.tool_failed",
+    isBusy: isDatabaseBusy,
     refuse: upstreamRefusal,
   };
-  /** Registers one tool behind the holder's guard (`registerTool`); a test call stays a test call upstream (§6 rule 9). */
+  /** Registers one tool behind the binding's guard (`registerTool`); a test call stays a test call upstream (§6 rule 9). */
   function tool<S extends z.ZodObject>(
     name: ToolName,
     config: ToolConfig<S> & { outputSchema: z.ZodObject },

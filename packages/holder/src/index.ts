@@ -1,15 +1,29 @@
 // @doorbell/holder: an Isto Intents holder (MCP binding 0.1 + consent-link profile).
 
+// Wire names this package exported before they moved to @doorbell/intents.
+export {
+  BUDGET_BANDS,
+  type BudgetBand,
+  COUNTRIES,
+  checkedDoorbell,
+  type DemandGrid,
+  NOTIFICATION_SCHEMA,
+  notificationProblem,
+  PUSH_EVENTS,
+  type PushEvent,
+  regionsOf,
+  SUBSCRIPTION_SCHEMA,
+  subscriptionProblem,
+} from "@doorbell/intents";
 export { MCP_PATH, type NodeServers, nodeServers } from "@doorbell/mcp-endpoint";
 export { DEFAULT_CONSENT_TEXT, defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
-export { BUDGET_BANDS, type BudgetBand, createDemandService } from "./demand.js";
+export { createDemandService } from "./demand.js";
 export { createConsentService, type HolderConsentService } from "./domain/consent.js";
 export { createIntentService, type IntentHooks } from "./domain/intents.js";
 export type {
   CatalogueOfferInput,
   ConsentService,
   ConsentView,
-  DemandGrid,
   DemandService,
   IntentChanges,
   IntentService,
@@ -90,16 +104,6 @@ export {
   readCatalogueFile,
   streamCatalogueFile,
 } from "./offers/index.js";
-export { COUNTRIES, regionsOf } from "./offers/regions.js";
-export {
-  checkedDoorbell,
-  NOTIFICATION_SCHEMA,
-  notificationProblem,
-  PUSH_EVENTS,
-  type PushEvent,
-  SUBSCRIPTION_SCHEMA,
-  subscriptionProblem,
-} from "./push/doorbells.js";
 export { type Approval, type PushTables, pushMigrations } from "./push/schema.js";
 export {
   createPushService,

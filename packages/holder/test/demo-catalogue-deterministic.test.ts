@@ -1,6 +1,6 @@
+import { regionInfo } from "@doorbell/intents";
 import { describe, expect, it } from "vitest";
 import { demoCatalogue } from "../src/offers/demo-catalogue.js";
-import { regionInfo } from "../src/offers/regions.js";
 import { validateCatalogueOffers } from "../src/offers/validate.js";
 
 // The demo catalogue of `doorbell serve --demo`: the same for the same seed, valid, and plausible.

@@ -7,6 +7,7 @@
  *     const { matches } = await holder.listMatches(code, { since });
  */
 
+import type { PushEvent } from "@doorbell/intents";
 import { type FetchLike, scopedSignalFetch } from "@doorbell/mcp-endpoint/client";
 import {
   type CallToolResult,
@@ -35,7 +36,6 @@ import {
   listMatchesSchema,
   type Match,
   type Published,
-  type PushEvent,
   type PushSubscription,
   publishSchema,
   pushSubscriptionSchema,

@@ -9,7 +9,7 @@ import type { Kysely } from "@doorbell/store";
 import { z } from "zod";
 import type { IntentService } from "../domain/services.js";
 import type { IntentStatus } from "../domain/types.js";
-import { intentView, matchView } from "../mcp/results.js";
+import { intentView, matchView } from "../mcp/views.js";
 import type { HolderTables } from "../schema.js";
 import { decodeMatchCursor, encodeMatchCursor } from "./match-cursor.js";
 import { headOf, matchesAfter } from "./match-log.js";

@@ -5,6 +5,7 @@
  * Events when the holder runs them.
  */
 
+import { demandInput, PUSH_TOOL_NAMES, TOOL_NAMES } from "@doorbell/intents";
 import {
   createMcpEndpoint,
   type EndpointPolicy,
@@ -14,7 +15,6 @@ import {
 import type { McpServer } from "@modelcontextprotocol/server";
 import { pino } from "pino";
 import type { Principal } from "../domain/types.js";
-import { demandInput } from "./schemas.js";
 import { signInGate } from "./signin-gate.js";
 import {
   guardSubscriptionListen,
@@ -24,7 +24,7 @@ import {
   type SessionSubscriptions,
   subscriptionUri,
 } from "./subscription-resource.js";
-import { type HolderToolServices, PUSH_TOOL_NAMES, registerHolderTools, TOOL_NAMES } from "./tools.js";
+import { type HolderToolServices, registerHolderTools } from "./tools.js";
 
 const TOOL_SET: ReadonlySet<string> = new Set([...TOOL_NAMES, ...PUSH_TOOL_NAMES]);
 

@@ -1,4 +1,36 @@
 export {
+  AGGREGATOR_NOTE,
+  demandInput,
+  demandOut,
+  getInput,
+  intentOut,
+  listMatchesInput,
+  listMatchesOut,
+  PUSH_TOOL_NAMES,
+  publishInput,
+  publishOut,
+  pushSubscriptionOut,
+  searchInput,
+  searchOut,
+  submitOfferInput,
+  submitOfferOut,
+  TOOL_NAMES,
+  type ToolName,
+  updateInput,
+  withdrawInput,
+  withdrawOut,
+} from "@doorbell/intents";
+export {
+  type CallExtra,
+  ERROR_META_KEY,
+  refusal,
+  registerTool,
+  success,
+  type ToolConfig,
+  type ToolErrorMeta,
+  type ToolGuard,
+} from "@doorbell/intents/server";
+export {
   type Admission,
   type AdmissionLimits,
   type CallLimit,
@@ -22,26 +54,5 @@ export {
 } from "@doorbell/mcp-endpoint";
 export { createMcpHandler, type HolderMcpEndpoint, type McpHandlerOptions } from "./handler.js";
 export { buyerPrincipal, principalFromAuth } from "./principal.js";
-export { ERROR_META_KEY, refusal, success, type ToolErrorMeta } from "./results.js";
-export {
-  AGGREGATOR_NOTE,
-  demandInput,
-  demandOut,
-  getInput,
-  intentOut,
-  listMatchesInput,
-  listMatchesOut,
-  publishInput,
-  publishOut,
-  pushSubscriptionOut,
-  searchInput,
-  searchOut,
-  submitOfferInput,
-  submitOfferOut,
-  updateInput,
-  withdrawInput,
-  withdrawOut,
-} from "./schemas.js";
 export { SUBSCRIPTION_URI_PREFIX } from "./subscription-resource.js";
-export { type CallExtra, registerTool, type ToolConfig, type ToolGuard } from "./tool.js";
-export { type HolderToolServices, PUSH_TOOL_NAMES, TOOL_NAMES, type ToolName } from "./tools.js";
+export type { HolderToolServices } from "./tools.js";

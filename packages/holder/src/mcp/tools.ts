@@ -9,15 +9,6 @@
  * principal may do. No tool looks at a token or a code anywhere else.
  */
 
-import type { CallLimit, ToolObserver } from "@doorbell/mcp-endpoint";
-import type { AuthInfo, CallToolResult, McpServer, ToolAnnotations } from "@modelcontextprotocol/server";
-import type { Logger } from "pino";
-import type { z } from "zod";
-import type { DemandService, IntentService, MatchService, OfferService } from "../domain/services.js";
-import { type Category, type Country, HolderError, type Principal } from "../domain/types.js";
-import type { PushService } from "../push/service.js";
-import { buyerPrincipal, NEEDS_SIGN_IN, principalFromAuth } from "./principal.js";
-import { demandView, intentView, matchView, offerView, success } from "./results.js";
 import {
   AGGREGATOR_NOTE,
   type demandInput,
@@ -36,13 +27,30 @@ import {
   submitOfferInput,
   submitOfferOut,
   subscribeInput,
+  type ToolName,
   unsubscribeInput,
   updateInput,
   withdrawInput,
   withdrawInputSignedIn,
   withdrawOut,
-} from "./schemas.js";
-import { type CallExtra, registerTool, type ToolConfig, type ToolGuard } from "./tool.js";
+} from "@doorbell/intents";
+import {
+  type CallExtra,
+  registerTool,
+  success,
+  type ToolConfig,
+  type ToolGuard,
+} from "@doorbell/intents/server";
+import type { CallLimit, ToolObserver } from "@doorbell/mcp-endpoint";
+import { isDatabaseBusy } from "@doorbell/store";
+import type { AuthInfo, CallToolResult, McpServer, ToolAnnotations } from "@modelcontextprotocol/server";
+import type { Logger } from "pino";
+import type { z } from "zod";
+import type { DemandService, IntentService, MatchService, OfferService } from "../domain/services.js";
+import { type Category, type Country, HolderError, type Principal } from "../domain/types.js";
+import type { PushService } from "../push/service.js";
+import { buyerPrincipal, NEEDS_SIGN_IN, principalFromAuth } from "./principal.js";
+import { demandView, intentView, matchView, offerView } from "./views.js";
 
 /** The services the tools call (the consent pages use `ConsentService`, the tools never do). */
 export interface HolderToolServices {
@@ -73,20 +81,6 @@ export interface ToolContext {
   log: Logger;
 }
 
-export const TOOL_NAMES = [
-  "intent_publish_intent",
-  "intent_get_intent",
-  "intent_update_intent",
-  "intent_withdraw_intent",
-  "intent_list_matches",
-  "intent_demand_summary",
-  "intent_submit_offer",
-  "intent_search_offers",
-] as const;
-/** Push profile §4: declared beside the eight when the holder offers `push`. */
-export const PUSH_TOOL_NAMES = ["intent_subscribe_events", "intent_unsubscribe_events"] as const;
-export type ToolName = (typeof TOOL_NAMES)[number] | (typeof PUSH_TOOL_NAMES)[number];
-
 /** Push profile §6 rule 9: a test call carries `x-isto-test: 1`. */
 function isTestCall(extra: CallExtra): boolean {
   return extra.header("x-isto-test")?.trim() === "1";
@@ -107,6 +101,7 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
     note: AGGREGATOR_NOTE,
     log,
     failedEvent: "mcp.tool.failed",
+    isBusy: isDatabaseBusy,
   };
   /** Registers one tool behind the guard (tool.ts); `run` gets the caller's AuthInfo too. */
   function tool<S extends z.ZodObject>(

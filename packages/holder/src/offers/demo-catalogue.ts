@@ -1,6 +1,6 @@
+import { type RegionInfo, regionsOf } from "@doorbell/intents";
 import type { CatalogueOfferInput } from "../domain/services.js";
 import type { Country } from "../domain/types.js";
-import { type RegionInfo, regionsOf } from "./regions.js";
 
 /**
  * The built-in demo catalogue for `doorbell serve --demo`: used cars and property in Slovakia and

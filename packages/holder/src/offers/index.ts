@@ -16,15 +16,6 @@ export {
   demoCatalogue,
   seededRandom,
 } from "./demo-catalogue.js";
-export {
-  COUNTRIES,
-  CURRENCIES,
-  isRegionOf,
-  REGIONS,
-  type RegionInfo,
-  regionInfo,
-  regionsOf,
-} from "./regions.js";
 export { offerFromRow } from "./rows.js";
 export { SEARCH_LIMITS, searchOffers, searchTerms } from "./search.js";
 export { offerSearch } from "./search-schema.js";
@@ -34,7 +25,6 @@ export {
   checkReplyOffer,
   FUELS,
   KINDS,
-  OFFER_LIMITS,
   validateCatalogueOffers,
   validateReplyOffer,
 } from "./validate.js";

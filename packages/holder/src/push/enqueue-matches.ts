@@ -9,12 +9,12 @@
  * by a path that did not see it (an index that was behind), since the next one counts it.
  */
 import type { EnqueueItem } from "@doorbell/delivery";
+import { checkedDoorbell } from "@doorbell/intents";
 import type { Kysely } from "@doorbell/store";
 import { type MatchPosition, type ReadMatch, readMatches } from "../matching/reader.js";
 import type { FoundMatches } from "../matching/service.js";
 import type { HolderTables } from "../schema.js";
 import { engineDb, type Push, type PushDb } from "./context.js";
-import { checkedDoorbell } from "./doorbells.js";
 import { MATCHES_EVENT } from "./rows.js";
 import { eventsOf, iso } from "./views.js";
 

@@ -1,11 +1,11 @@
 /** What the push service answers and takes (push profile 0.4 §4, §9; the pages' receipts). */
 
 import type { DeliveryEngine } from "@doorbell/delivery";
+import type { PushEvent } from "@doorbell/intents";
 import type { Kysely } from "@doorbell/store";
 import type { Principal } from "../domain/types.js";
 import type { FoundMatches } from "../matching/service.js";
 import type { HolderTables } from "../schema.js";
-import type { PushEvent } from "./doorbells.js";
 import type { Approval } from "./schema.js";
 
 export type PushStatus = "awaiting_verification" | "awaiting_person_approval" | "active" | "ended";

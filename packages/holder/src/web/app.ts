@@ -13,6 +13,7 @@
  *   the person's pages                     consent, confirm, manage, dev mailbox (web/pages)
  */
 import type { CheckOptions } from "@doorbell/agreements";
+import { BUSY_RETRY_AFTER_SECONDS } from "@doorbell/intents/server";
 import type { McpHandler } from "@doorbell/mcp-endpoint";
 import { MCP_PATH } from "@doorbell/mcp-endpoint";
 import { isDatabaseBusy } from "@doorbell/store";
@@ -22,7 +23,6 @@ import type { HolderConfig } from "../context.js";
 import type { ConsentService, DemandService, IntentService, MatchService } from "../domain/services.js";
 import type { HolderLimits } from "../limits/index.js";
 import type { LocalMailbox } from "../mail/local-mailbox.js";
-import { BUSY_RETRY_AFTER_SECONDS } from "../mcp/results.js";
 import { type HolderOAuth, type IntentAssistants, PROTECTED_RESOURCE_PATH } from "../oauth/index.js";
 import { type AccessLogger, accessLogMiddleware } from "../observability/access-log.js";
 import type { HolderMetrics } from "../observability/metrics.js";

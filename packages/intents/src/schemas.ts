@@ -5,9 +5,8 @@
  * category); these schemas give agents the shapes up front and refuse what is plainly wrong.
  */
 import { z } from "zod";
-import { REGIONS, STATEMENT_MAX } from "../domain/intents.js";
-import type { DemandGrid } from "../domain/services.js";
-import { OFFER_LIMITS } from "../offers/validate.js";
+import type { DemandGrid } from "./demand-grid.js";
+import { OFFER_LIMITS, AREA_REGIONS as REGIONS, STATEMENT_MAX } from "./limits.js";
 
 /** Binding rule 2, in every tool description. */
 export const AGGREGATOR_NOTE =
