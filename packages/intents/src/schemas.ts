@@ -235,7 +235,7 @@ export const intentOut = z.object({
   visibility: z.enum(["private", "pseudonymous"]),
   createdAt: z.string(),
   draftExpiresAt: z.string().optional(),
-  // Binding: what the holder adds goes under extensions (issue 16 items 12, 14).
+  // Binding: what the holder adds goes under extensions.
   extensions: z
     .object({
       renewal: z
@@ -264,7 +264,7 @@ export const offerOut = z.object({
   publishedAt: z.string(),
 });
 
-// consentUrl is absent when a signed-in person (OAuth, issue #8) published: no consent is missing.
+// consentUrl is absent when a signed-in person (OAuth) published: no consent is missing.
 export const publishOut = z.object({
   intent: intentOut,
   intentCode: z.string(),
@@ -273,7 +273,7 @@ export const publishOut = z.object({
 export const withdrawOut = z.object({ status: z.literal("withdrawn") });
 export const listMatchesOut = z.object({
   matches: z.array(z.object({ offer: offerOut, deliveredAt: z.string() })),
-  // Binding: "anything the holder adds goes under extensions" (issue 16 item 14).
+  // Binding: "anything the holder adds goes under extensions".
   extensions: z
     .object({
       more: z.boolean().optional().describe("true when a call with since = the last deliveredAt has more"),
