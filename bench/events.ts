@@ -17,7 +17,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { createMcpHandler, McpServer as McpServerV2 } from "@modelcontextprotocol/server";
 import { Agent, request } from "undici";
 import { z } from "zod";
-import { scopedSignalFetch } from "../packages/holder/src/mcp/client-fetch.js";
+import { scopedSignalFetch } from "../packages/mcp-endpoint/src/client-fetch.js";
 import { type Measurement, printComparison } from "./harness.js";
 
 // MCP Events (`@doorbell/mcp-events`) over Streamable HTTP on loopback, three figures each beside a

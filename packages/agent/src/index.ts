@@ -1,6 +1,10 @@
 // @doorbell/agent: what an agent embeds — a holder client over MCP, a doorbell listener
 // (push profile 0.4) and the pull fallback that loses nothing.
 
+// The push profile's event names, exported here before they had a package of their own.
+export { PUSH_EVENTS, type PushEvent } from "@doorbell/intents";
+// The name this package exported before the guard moved to @doorbell/mcp-endpoint.
+export { scopedSignalFetch as perRequestSignalFetch } from "@doorbell/mcp-endpoint/client";
 export { type Clock, systemClock } from "./clock.js";
 export { AgentError, type AgentErrorCode, type AgentErrorDetails, isAgentError } from "./errors.js";
 export {
@@ -10,17 +14,14 @@ export {
   type SubscribeInput,
 } from "./holder/client.js";
 export { MAX_NEXT_CHECK_AFTER_MS, MIN_PULL_INTERVAL_MS, type PaceState } from "./holder/pacer.js";
-export {
-  type Intent,
-  type Match,
-  type Offer,
-  PUSH_EVENTS,
-  type Published,
-  type PushEvent,
-  type PushSubscription,
-  type SubscriptionStatus,
+export type {
+  Intent,
+  Match,
+  Offer,
+  Published,
+  PushSubscription,
+  SubscriptionStatus,
 } from "./holder/results.js";
-export { perRequestSignalFetch } from "./holder/scoped-fetch.js";
 export { DOORBELL_TYPES, type Doorbell, type DoorbellType, parseDoorbell } from "./listener/doorbell.js";
 export {
   createDoorbellListener,

@@ -162,6 +162,19 @@ describe("the packages as published", () => {
         );
         expect(Number(exports.trim()), name).toBeGreaterThan(0);
       }
+      // The subpaths that have no test of their own below.
+      for (const subpath of ["@doorbell/intents/server", "@doorbell/mcp-endpoint/client"]) {
+        const { stdout: exports } = await run(
+          process.execPath,
+          [
+            "--input-type=module",
+            "-e",
+            `console.log(Object.keys(await import(${JSON.stringify(subpath)})).length)`,
+          ],
+          app,
+        );
+        expect(Number(exports.trim()), subpath).toBeGreaterThan(0);
+      }
 
       // better-sqlite3 installed for this Node and loaded: a real database through the published store.
       const { stdout: sqlite } = await run(

@@ -7,7 +7,7 @@
  *   GET /                    what this is, in plain text
  */
 
-import { MCP_PATH } from "@doorbell/holder";
+import { MCP_PATH } from "@doorbell/mcp-endpoint";
 import { sql } from "@doorbell/store";
 import { Hono } from "hono";
 import type { ForwarderContext } from "./context.js";

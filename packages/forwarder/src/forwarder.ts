@@ -14,7 +14,7 @@ import {
   type Worker,
   type WorkerOptions,
 } from "@doorbell/delivery";
-import { MCP_PATH, nodeServers } from "@doorbell/holder";
+import { MCP_PATH, nodeServers } from "@doorbell/mcp-endpoint";
 import {
   createSealer,
   type Database,

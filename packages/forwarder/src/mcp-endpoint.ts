@@ -1,9 +1,9 @@
 /**
- * The forwarder's MCP endpoint: the holder's endpoint (@doorbell/holder `createMcpEndpoint`: 2026-07-28 requests served
+ * The forwarder's MCP endpoint: the holder's endpoint (@doorbell/mcp-endpoint `createMcpEndpoint`: 2026-07-28 requests served
  * statelessly, 2025 clients in bounded sessions, Host/Origin check, body limit, JSON-RPC errors for
  * malformed requests, per-client rate limits) whose servers get the forwarder's tools (tools.ts).
  */
-import { createMcpEndpoint, type EndpointPolicy, type McpHandler } from "@doorbell/holder";
+import { createMcpEndpoint, type EndpointPolicy, type McpHandler } from "@doorbell/mcp-endpoint";
 import type { ForwarderContext } from "./context.js";
 import type { PushSide } from "./subscriptions.js";
 import { registerForwarderTools } from "./tools.js";

@@ -5,7 +5,7 @@
  * reach the agent through us. The challenge (`subscription.verification`) is answered by the
  * receiver before this runs.
  */
-import { notificationProblem } from "@doorbell/holder";
+import { notificationProblem } from "@doorbell/intents";
 
 export type RelayedEvent =
   | {

@@ -1,10 +1,10 @@
 /**
  * The forwarder's two push tools' schemas (push profile §4). The eight intent_* tools reuse the
- * holder's own schemas (@doorbell/holder) unchanged. Every object is strict: an undeclared argument
+ * holder's own schemas (@doorbell/intents) unchanged. Every object is strict: an undeclared argument
  * is refused by name, never ignored.
  */
 
-import { pushSubscriptionOut } from "@doorbell/holder";
+import { pushSubscriptionOut } from "@doorbell/intents";
 import { z } from "zod";
 
 export const PUSH_EVENTS = ["intent.matches.delivered", "intent.status.changed"] as const;
@@ -51,6 +51,6 @@ export const subscribeInput = strict({
 
 export const unsubscribeInput = strict({ intentCode: forwarderCode, subscriptionId });
 
-/** The answer of both push tools: the holder's own shape (@doorbell/holder). */
+/** The answer of both push tools: the holder's own shape (@doorbell/intents). */
 export { pushSubscriptionOut };
 export type PushSubscription = z.infer<typeof pushSubscriptionOut>;

@@ -8,7 +8,7 @@
  * gets the holder's answer with our subscriptionId. Nothing is left behind when any step refuses.
  */
 import { DeliveryError, MAX_LEASE_MS, type SubscriptionView } from "@doorbell/delivery";
-import { HolderError } from "@doorbell/holder";
+import { IntentsError } from "@doorbell/intents";
 import { generateSecret } from "@doorbell/webhooks";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { relayPathFor } from "./codes.js";
@@ -42,7 +42,7 @@ export type HolderAnswer = { refused: CallToolResult } | { subscription: PushSub
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export const notFound = () =>
-  new HolderError(
+  new IntentsError(
     "ERR_HOLDER_NOT_FOUND",
     "no intent has this intentCode (check it was copied whole; a draft nobody confirmed ends after 24 hours)",
   );
@@ -146,13 +146,13 @@ export function createPushSide(ctx: ForwarderContext, options: PushSideOptions =
         requiresApproval: false,
       });
     } catch (error) {
-      if (error instanceof DeliveryError) throw new HolderError("ERR_HOLDER_INVALID", error.message);
+      if (error instanceof DeliveryError) throw new IntentsError("ERR_HOLDER_INVALID", error.message);
       throw error;
     }
     const id = sub.id;
     if (!(await proven(id))) {
       await endAgentSide(id, "verification-failed", false);
-      throw new HolderError(
+      throw new IntentsError(
         "ERR_HOLDER_INVALID",
         'delivery.url did not answer the challenge: it must answer 200 with {"challenge": <the same value>} within 10 seconds (push profile §6 rule 2)',
       );
@@ -210,7 +210,7 @@ export function createPushSide(ctx: ForwarderContext, options: PushSideOptions =
       // On renewal the agent's secret too: the engine switches to it once it passes a challenge.
       await ctx.engine.renew(db(), id, agentSecret === undefined ? lease : { ...lease, secret: agentSecret });
     } catch (error) {
-      if (error instanceof DeliveryError) throw new HolderError("ERR_HOLDER_INVALID", error.message);
+      if (error instanceof DeliveryError) throw new IntentsError("ERR_HOLDER_INVALID", error.message);
       throw error;
     }
   }
@@ -271,7 +271,7 @@ export function createPushSide(ctx: ForwarderContext, options: PushSideOptions =
     if (record === undefined) throw notFound();
     const relay = await ownedRelay(ctx, args.intentCode, args.subscriptionId);
     if (relay === undefined) {
-      throw new HolderError(
+      throw new IntentsError(
         "ERR_HOLDER_NOT_FOUND",
         "this intent has no subscription with this subscriptionId",
       );

@@ -6,7 +6,7 @@
  * A call made inside `withHeaders` carries those headers (the agent's `x-isto-test: 1`).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { scopedSignalFetch } from "@doorbell/holder";
+import { scopedSignalFetch } from "@doorbell/mcp-endpoint";
 import {
   type CallToolResult,
   Client,

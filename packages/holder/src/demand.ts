@@ -1,8 +1,15 @@
+import {
+  BUDGET_BANDS,
+  type BudgetBand,
+  COUNTRIES,
+  type DemandGrid,
+  isRegionOf,
+  regionsOf,
+} from "@doorbell/intents";
 import { sql } from "@doorbell/store";
 import type { HolderContext } from "./context.js";
-import type { DemandGrid, DemandService } from "./model/services.js";
+import type { DemandService } from "./model/services.js";
 import { type DemandCell, type DemandSummary, HolderError } from "./model/types.js";
-import { COUNTRIES, isRegionOf, regionsOf } from "./offers/regions.js";
 
 /**
  * Demand summaries (intent_demand_summary) over a published band grid: category × country (or one
@@ -20,30 +27,6 @@ import { COUNTRIES, isRegionOf, regionsOf } from "./offers/regions.js";
  * count reaches the threshold. So a country figure minus the published region figures never
  * reveals a withheld group: subtraction gives 0 or a group of at least the threshold.
  */
-
-export interface BudgetBand {
-  id: string;
-  currency: "EUR" | "CZK" | null;
-  min: number;
-  max: number | null;
-}
-
-const EUR_EDGES = [0, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000];
-const CZK_EDGES = [0, 50_000, 125_000, 250_000, 500_000, 1_250_000, 2_500_000, 5_000_000, 12_500_000];
-
-function bands(currency: "EUR" | "CZK", edges: readonly number[]): BudgetBand[] {
-  return edges.map((min, i) => {
-    const max = edges[i + 1] ?? null;
-    return { id: `${currency}-${min}-${max ?? ""}`, currency, min, max };
-  });
-}
-
-/** The published bands: "EUR-10000-20000" is 10,000 ≤ budget < 20,000 EUR; "EUR-500000-" is open above. */
-export const BUDGET_BANDS: readonly BudgetBand[] = [
-  ...bands("EUR", EUR_EDGES),
-  ...bands("CZK", CZK_EDGES),
-  { id: "none", currency: null, min: 0, max: null },
-];
 
 const CATEGORIES = ["vehicles", "property"] as const;
 

@@ -1,5 +1,21 @@
 // @doorbell/holder: an Isto Intents holder (MCP binding 0.1 + consent-link profile).
 
+// Wire names this package exported before they moved to @doorbell/intents.
+export {
+  BUDGET_BANDS,
+  type BudgetBand,
+  COUNTRIES,
+  checkedDoorbell,
+  type DemandGrid,
+  NOTIFICATION_SCHEMA,
+  notificationProblem,
+  PUSH_EVENTS,
+  type PushEvent,
+  regionsOf,
+  SUBSCRIPTION_SCHEMA,
+  subscriptionProblem,
+} from "@doorbell/intents";
+export { MCP_PATH, type NodeServers, nodeServers } from "@doorbell/mcp-endpoint";
 export {
   type CreateHolderOptions,
   createHolder,
@@ -22,7 +38,7 @@ export {
 } from "./catalogue/index.js";
 export { createConsentService, type HolderConsentService } from "./consent/index.js";
 export { defaultConfig, type HolderConfig, type HolderContext } from "./context.js";
-export { BUDGET_BANDS, type BudgetBand, createDemandService } from "./demand.js";
+export { createDemandService } from "./demand.js";
 export { DEFAULT_CONSENT_TEXT } from "./i18n/consent-texts.js";
 export { createIntentService, type IntentHooks } from "./intents/index.js";
 export {
@@ -60,7 +76,6 @@ export type {
   CatalogueOfferInput,
   ConsentService,
   ConsentView,
-  DemandGrid,
   DemandService,
   IntentChanges,
   IntentService,
@@ -91,16 +106,6 @@ export {
   type Visibility,
 } from "./model/types.js";
 export * from "./observability/index.js";
-export { COUNTRIES, regionsOf } from "./offers/regions.js";
-export {
-  checkedDoorbell,
-  NOTIFICATION_SCHEMA,
-  notificationProblem,
-  PUSH_EVENTS,
-  type PushEvent,
-  SUBSCRIPTION_SCHEMA,
-  subscriptionProblem,
-} from "./push/doorbells.js";
 export { type Approval, type PushTables, pushMigrations } from "./push/schema.js";
 export {
   createPushService,
@@ -118,6 +123,4 @@ export {
   type HolderDescriptor,
   holderDescriptor,
   JWKS_PATH,
-  MCP_PATH,
 } from "./web/app.js";
-export { type NodeServers, nodeServers } from "./web/node-server.js";

@@ -7,7 +7,7 @@
  */
 import { isIP } from "node:net";
 import os from "node:os";
-import { hostnameOf } from "./mcp/origin-guard.js";
+import { hostnameOf } from "@doorbell/mcp-endpoint";
 
 const bare = (name: string): string => name.replace(/^\[|\]$/g, "");
 

@@ -2,9 +2,10 @@
 // client (address, else session); an empty bucket answers a tool error that says how many seconds
 // to wait (and carries them in _meta), and changes nothing. New sessions per client address are
 // limited too: 429 with Retry-After and a JSON-RPC error.
+
+import { createRateLimiter } from "@doorbell/mcp-endpoint";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRateLimiter } from "../src/mcp/rate-limit.js";
 import {
   basicPublish,
   INITIALIZE,

@@ -14,6 +14,7 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { scopedSignalFetch } from "@doorbell/mcp-endpoint";
 import { forEachEngine } from "@doorbell/store/testing";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -22,7 +23,6 @@ import { pino } from "pino";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHolder, type Holder } from "../src/app/holder.js";
-import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
 import { chromiumSuite, launchChromium, navigates } from "./chromium.js";
 
 /** Where the screenshots go (made when the suite runs; kept so a person can look at them). */

@@ -1,6 +1,7 @@
+import { BUDGET_BANDS } from "@doorbell/intents";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BUDGET_BANDS, createDemandService } from "../src/demand.js";
+import { createDemandService } from "../src/demand.js";
 import type { DemandCell } from "../src/model/types.js";
 import { createTestHolderContext, fakeClock } from "../src/testing.js";
 import { DAY_MS, insertIntent } from "./offer-helpers.js";

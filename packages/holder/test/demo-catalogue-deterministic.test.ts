@@ -1,7 +1,7 @@
+import { regionInfo } from "@doorbell/intents";
 import { describe, expect, it } from "vitest";
 import { demoCatalogue } from "../src/catalogue/demo-catalogue.js";
 import { validateCatalogueOffers } from "../src/catalogue/validate.js";
-import { regionInfo } from "../src/offers/regions.js";
 
 // The demo catalogue of `doorbell serve --demo`: the same for the same seed, valid, and plausible.
 

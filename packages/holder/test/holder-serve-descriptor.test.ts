@@ -4,15 +4,14 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { AGGREGATOR_NOTE, PUSH_TOOL_NAMES, TOOL_NAMES } from "@doorbell/intents";
+import { scopedSignalFetch } from "@doorbell/mcp-endpoint";
 import { forEachEngine } from "@doorbell/store/testing";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHolder, type Holder } from "../src/app/holder.js";
-import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
-import { AGGREGATOR_NOTE } from "../src/mcp/schemas.js";
-import { PUSH_TOOL_NAMES, TOOL_NAMES } from "../src/mcp/tools.js";
 import { createHolderApp, type HolderDescriptor } from "../src/web/app.js";
 import { startHolder } from "./mcp-harness.js";
 

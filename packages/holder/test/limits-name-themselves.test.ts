@@ -7,11 +7,11 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { ERROR_META_KEY } from "@doorbell/intents/server";
 import { forEachEngine } from "@doorbell/store/testing";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHolder, type Holder } from "../src/app/holder.js";
-import { ERROR_META_KEY } from "../src/mcp/results.js";
 import { basicIntent, tokenOf } from "./intents-harness.js";
 import { INITIALIZE, jsonRpcOf, MCP_HEADERS, modernPost, rawRequest } from "./mcp-harness.js";
 import { freePort } from "./oauth-harness.js";

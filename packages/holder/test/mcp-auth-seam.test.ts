@@ -2,13 +2,14 @@
 // (consent-link rule 4); an OAuth identity arrives through `authenticate` → AuthInfo →
 // { kind: "oauth", subject, clientId }, reaching the same service methods. Without either, the
 // buyer tools refuse and say what they need.
+
+import { scopedSignalFetch } from "@doorbell/mcp-endpoint";
 import { forEachEngine } from "@doorbell/store/testing";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { Client as SdkClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
 import { principalFromAuth } from "../src/mcp/principal.js";
 import type { Principal } from "../src/model/types.js";
 import { activeIntent, refused, startHolder, type TestHolder } from "./mcp-harness.js";

@@ -1,9 +1,10 @@
 // DNS rebinding protection (MCP transports, "Security Warning"): the endpoint answers only for
 // this holder's own Host names and, when a browser sends an Origin, only for its own origin (or a
 // loopback one). A refused request gets 403 with a JSON-RPC error and opens no session.
+
+import { createOriginGuard } from "@doorbell/mcp-endpoint";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createOriginGuard } from "../src/mcp/origin-guard.js";
 import {
   INITIALIZE,
   jsonRpcOf,

@@ -2,13 +2,14 @@
 // nothing crashes, nothing answers 5xx, every refusal is a clear tool error (isError, plain words,
 // no stack trace) or a JSON-RPC error, and a refused call leaves every holder table exactly as it
 // was (a digest of all rows before and after). Plus raw JSON-RPC messages with arbitrary params.
+
+import { PUSH_TOOL_NAMES, TOOL_NAMES } from "@doorbell/intents";
 import { forEachEngine } from "@doorbell/store/testing";
 import type { Client } from "@modelcontextprotocol/client";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PUSH_TOOL_NAMES, TOOL_NAMES } from "../src/mcp/tools.js";
 import {
   activeIntent,
   basicPublish,

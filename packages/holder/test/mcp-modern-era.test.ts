@@ -2,10 +2,10 @@
 // clients on the same endpoint. Through the v2 client (modern), the 1.x client (legacy) and raw
 // fetch for the header and error cases, on both engines.
 import http from "node:http";
+import { TOOL_NAMES } from "@doorbell/intents";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMcpHandler } from "../src/mcp/handler.js";
-import { TOOL_NAMES } from "../src/mcp/tools.js";
 import { basicPublish, modernPost, ok, refused, startHolder, type TestHolder } from "./mcp-harness.js";
 
 const MODERN = "2026-07-28";

@@ -4,11 +4,11 @@
 // scopedSignalFetch gives each request its own signal. 5,000 calls on one session: no warning,
 // the session's signal keeps at most its own listeners, and the server keeps one session.
 import { getEventListeners } from "node:events";
+import { scopedSignalFetch } from "@doorbell/mcp-endpoint";
 import { forEachEngine } from "@doorbell/store/testing";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
 import { activeIntent, startHolder, type TestHolder } from "./mcp-harness.js";
 
 const CALLS = 5_000;

@@ -1,12 +1,12 @@
 // tools/list over a real MCP client: the eight tools of the binding, each with a strict input
 // schema (every object refuses undeclared properties), an output schema, and the aggregator
 // sentence of binding rule 2 in its description.
+
+import { AGGREGATOR_NOTE, TOOL_NAMES } from "@doorbell/intents";
 import { forEachEngine } from "@doorbell/store/testing";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Tool } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AGGREGATOR_NOTE } from "../src/mcp/schemas.js";
-import { TOOL_NAMES } from "../src/mcp/tools.js";
 import { startHolder, type TestHolder } from "./mcp-harness.js";
 
 type JsonSchema = Record<string, unknown>;

@@ -17,13 +17,14 @@
  * Chromium: Debian's `chromium` driven by playwright-core. Without /usr/bin/chromium the suite is
  * skipped with a notice, except under CI, where it fails.
  */
+
+import { scopedSignalFetch } from "@doorbell/mcp-endpoint";
 import { forEachEngine } from "@doorbell/store/testing";
 import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
 import { chromiumSuite, launchChromium, navigates } from "./chromium.js";
 import { modernPost } from "./mcp-harness.js";
 import {

@@ -11,6 +11,7 @@ import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { scopedSignalFetch } from "@doorbell/mcp-endpoint";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -24,7 +25,6 @@ import { pino } from "pino";
 import { expect } from "vitest";
 import { createHolder, type Holder } from "../src/app/holder.js";
 import { isLocalMailbox } from "../src/mail/local-mailbox.js";
-import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
 import type { HolderOAuthOptions } from "../src/oauth/index.js";
 
 export const EMAIL = "jana.novakova@example.sk";

@@ -5,12 +5,13 @@
  * mail that follows, sees the assistant (name, sign-in host, what it may do) and revokes it; the
  * assistant's access token and refresh token are refused at once. SQLite and PostgreSQL.
  */
+
+import { scopedSignalFetch } from "@doorbell/mcp-endpoint";
 import { forEachEngine } from "@doorbell/store/testing";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalMailbox } from "../src/mail/local-mailbox.js";
-import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
 import {
   closeHolders,
   EMAIL,

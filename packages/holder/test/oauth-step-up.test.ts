@@ -14,6 +14,8 @@
  *  - the push tools without an intentCode answer a tool error that asks for it, signed in or not,
  *    never an OAuth challenge.
  */
+
+import { scopedSignalFetch } from "@doorbell/mcp-endpoint";
 import { forEachEngine } from "@doorbell/store/testing";
 import {
   Client,
@@ -29,7 +31,6 @@ import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
 import {
   closeHolders,
   FormBrowser,

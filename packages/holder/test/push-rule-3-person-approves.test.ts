@@ -3,13 +3,14 @@
 // with approval-withdrawn at confirmation); the manage page shows when the agent was last notified
 // and whether it still listens (open question 5) and stops it in one action; rule 9 test calls
 // need no person; §8.3 the live session hears notifications/resources/updated.
+
+import { scopedSignalFetch } from "@doorbell/mcp-endpoint";
 import { forEachEngine } from "@doorbell/store/testing";
 import { generateSecret } from "@doorbell/webhooks";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scopedSignalFetch } from "../src/mcp/client-fetch.js";
 import {
   activeIntent,
   basicPublish,

@@ -4,11 +4,11 @@
 // subscriptionId/newMatches/latestDeliveredAt), §8.2 (nextCheckAfter), and the agent reading the
 // new match with since.
 
+import { notificationProblem, subscriptionProblem } from "@doorbell/intents";
 import { forEachEngine } from "@doorbell/store/testing";
 import { generateSecret } from "@doorbell/webhooks";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { notificationProblem, subscriptionProblem } from "../src/push/doorbells.js";
 import { INTENT_END_GRACE_MS } from "../src/push/rows.js";
 import {
   activeIntent,

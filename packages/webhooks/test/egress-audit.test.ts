@@ -32,14 +32,12 @@ const SANCTIONED: Readonly<Record<string, string>> = {
   // Addresses the operator configured, not a client, peer or subscriber.
   "packages/agent/src/holder/client.ts#sender:@modelcontextprotocol/client":
     "the agent's MCP client reaches the holder URL its operator configured",
-  "packages/agent/src/holder/scoped-fetch.ts#global-fetch":
-    "the default fetch of that MCP client, to the operator's holder URL",
   "packages/forwarder/src/upstream.ts#sender:@modelcontextprotocol/client":
     "the forwarder reaches the upstream holder its operator configured",
   "packages/forwarder/src/upstream.ts#global-fetch":
     "the forwarder's requests to its configured upstream holder",
-  "packages/holder/src/mcp/client-fetch.ts#global-fetch":
-    "the default base of scopedSignalFetch, used for MCP clients of a configured holder",
+  "packages/mcp-endpoint/src/client-fetch.ts#global-fetch":
+    "the default base of scopedSignalFetch, used for MCP clients of a configured holder (the agent's too)",
   "packages/holder/src/oauth/resource.ts#sender:jose":
     "the key set of the external issuer the operator configured (--oauth-issuer)",
   "packages/holder/src/oauth/resource.ts#global-fetch":

@@ -1,7 +1,8 @@
 /** Checks of what an agent passes in, before anything goes to the holder; each refusal says what is wrong. */
+
+import { PUSH_EVENTS, type PushEvent } from "@doorbell/intents";
 import { decodeSecret } from "@doorbell/webhooks";
 import { AgentError } from "../errors.js";
-import { PUSH_EVENTS, type PushEvent } from "./results.js";
 
 const invalid = (message: string) => new AgentError("ERR_AGENT_INVALID_ARGUMENT", message);
 

@@ -6,6 +6,9 @@
  *     const holder = await HolderClient.connect({ url: "https://intents.example.sk/mcp" });
  *     const { matches } = await holder.listMatches(code, { since });
  */
+
+import type { PushEvent } from "@doorbell/intents";
+import { type FetchLike, scopedSignalFetch } from "@doorbell/mcp-endpoint/client";
 import {
   type CallToolResult,
   Client,
@@ -33,14 +36,12 @@ import {
   listMatchesSchema,
   type Match,
   type Published,
-  type PushEvent,
   type PushSubscription,
   publishSchema,
   pushSubscriptionSchema,
   readResult,
   withdrawSchema,
 } from "./results.js";
-import { type Fetch, perRequestSignalFetch } from "./scoped-fetch.js";
 import { redact, refusalError } from "./tool-error.js";
 
 export interface HolderClientOptions {
@@ -57,7 +58,7 @@ export interface HolderClientOptions {
   minPullIntervalMs?: number;
   name?: string;
   version?: string;
-  fetch?: Fetch;
+  fetch?: FetchLike;
 }
 
 export interface ListMatchesResult {
@@ -267,7 +268,7 @@ export class HolderClient {
       { versionNegotiation: { mode: "auto" } },
     );
     const transport = new StreamableHTTPClientTransport(this.url, {
-      fetch: perRequestSignalFetch(this.#options.fetch),
+      fetch: scopedSignalFetch(this.#options.fetch),
       requestInit: { headers, redirect: "error" },
     });
     try {

@@ -55,9 +55,6 @@ export type Published = z.infer<typeof publishSchema>;
 
 export const withdrawSchema = z.looseObject({ status: z.literal("withdrawn") });
 
-export const PUSH_EVENTS = ["intent.matches.delivered", "intent.status.changed"] as const;
-export type PushEvent = (typeof PUSH_EVENTS)[number];
-
 export const SUBSCRIPTION_STATUSES = [
   "awaiting_verification",
   "awaiting_person_approval",

@@ -10,11 +10,11 @@
  */
 
 import { randomBytes } from "node:crypto";
+import type { PushEvent } from "@doorbell/intents";
 import { type Clock, HOUR, MINUTE, systemClock } from "../clock.js";
 import { AgentError, isAgentError } from "../errors.js";
 import { checkCode, checkDeliveryUrl } from "../holder/arguments.js";
 import { HolderClient, type HolderClientOptions } from "../holder/client.js";
-import type { PushEvent } from "../holder/results.js";
 import type { Doorbell } from "../listener/doorbell.js";
 import { createDoorbellListener, type DoorbellListener } from "../listener/listener.js";
 import { StateBox } from "../state/box.js";

@@ -1,7 +1,8 @@
+import type { PushEvent } from "@doorbell/intents";
 import type { Clock } from "../clock.js";
 import type { AgentError } from "../errors.js";
 import type { HolderClient } from "../holder/client.js";
-import type { Match, PushEvent } from "../holder/results.js";
+import type { Match } from "../holder/results.js";
 import type { StateBox } from "../state/box.js";
 import type { DoorbellRang, IntentHandle, ReadDone, SubscriptionReport } from "./report.js";
 

@@ -16,6 +16,7 @@ import {
   deliveryMigrations,
   type Worker,
 } from "@doorbell/delivery";
+import { isLoopbackHost, MCP_PATH, nodeServers } from "@doorbell/mcp-endpoint";
 import { type EventsTables, eventsMigrations } from "@doorbell/mcp-events";
 import {
   checkSealKeys,
@@ -72,8 +73,7 @@ import { ownHosts } from "../own-hosts.js";
 import { coalescedMatchesDoorbell } from "../push/coalesced-doorbell.js";
 import { pushMigrations } from "../push/schema.js";
 import type { PushService } from "../push/service.js";
-import { createHolderApp, MCP_PATH } from "../web/app.js";
-import { isLoopbackHost, nodeServers } from "../web/node-server.js";
+import { createHolderApp } from "../web/app.js";
 import { closeAfterFailedStart, drainAndClose, listenGuarded } from "./lifecycle.js";
 import { openHolderMail } from "./mail.js";
 import { createHolderMcp } from "./mcp.js";

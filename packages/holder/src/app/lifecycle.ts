@@ -5,6 +5,7 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import type { Worker } from "@doorbell/delivery";
+import { isLoopbackHost, type nodeServers } from "@doorbell/mcp-endpoint";
 import type { Database } from "@doorbell/store";
 import { closeSearch } from "../catalogue/search.js";
 import type { Background } from "../cluster/background.js";
@@ -16,7 +17,6 @@ import type { SmtpMailer } from "../mail/smtp.js";
 import type { HolderMcpEndpoint } from "../mcp/handler.js";
 import type { HolderTables } from "../model/tables.js";
 import { type MetricsOptions, metricsExposureProblem } from "../observability/metrics-route.js";
-import { isLoopbackHost, type nodeServers } from "../web/node-server.js";
 
 /** How long requests in flight get before long-lived streams are ended. */
 const STREAM_GRACE_MS = 1_000;

@@ -2,10 +2,11 @@
  * The holder's MCP endpoint as createHolder wires it: the tools over the services, MCP Events,
  * tool calls on /metrics, limits shared across processes, and OAuth per request.
  */
+
+import type { SharedMcpLimit } from "@doorbell/mcp-endpoint";
 import type { Logger } from "pino";
 import type { HolderEvents } from "../events/index.js";
 import { type HolderLimits, operatorHintText } from "../limits/index.js";
-import type { SharedMcpLimit } from "../mcp/endpoint.js";
 import { createMcpHandler, type HolderMcpEndpoint, type McpHandlerOptions } from "../mcp/handler.js";
 import type { HolderOAuth } from "../oauth/index.js";
 import type { HolderMetrics } from "../observability/metrics.js";

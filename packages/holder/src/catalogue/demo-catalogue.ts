@@ -1,6 +1,6 @@
+import { type RegionInfo, regionsOf } from "@doorbell/intents";
 import type { CatalogueOfferInput } from "../model/services.js";
 import type { Country } from "../model/types.js";
-import { type RegionInfo, regionsOf } from "../offers/regions.js";
 
 /**
  * The built-in demo catalogue for `doorbell serve --demo`: used cars and property in Slovakia and

@@ -1,14 +1,5 @@
 export { offerFromRow } from "../model/offer-rows.js";
 export {
-  COUNTRIES,
-  CURRENCIES,
-  isRegionOf,
-  REGIONS,
-  type RegionInfo,
-  regionInfo,
-  regionsOf,
-} from "../offers/regions.js";
-export {
   type CatalogueFileProblem,
   type CatalogueFormat,
   catalogueFormatFromPath,
@@ -34,7 +25,6 @@ export {
   checkReplyOffer,
   FUELS,
   KINDS,
-  OFFER_LIMITS,
   validateCatalogueOffers,
   validateReplyOffer,
 } from "./validate.js";

@@ -1,6 +1,6 @@
+import { REGIONS } from "@doorbell/intents";
 import { type Kysely, type Migration, sql } from "@doorbell/store";
 import { fold } from "../matching/rule.js";
-import { REGIONS } from "../offers/regions.js";
 
 /**
  * Holder migration 2: full-text search over offers, kept in sync by the database itself (triggers),

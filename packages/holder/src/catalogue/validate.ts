@@ -1,23 +1,12 @@
+import { isRegionOf, OFFER_LIMITS } from "@doorbell/intents";
 import type { CatalogueOfferInput, ReplyOfferInput } from "../model/services.js";
 import { type Category, HolderError } from "../model/types.js";
-import { isRegionOf } from "../offers/regions.js";
 
 /**
  * Offer validation with messages that name the field, the rule and (for numbers and enums) what
  * was given, e.g. `offers[3].price.amount must be a whole number from 1 to 1000000000000 (got -5)`.
  * Used by the offer service, the catalogue file parser and the MCP layer's reply tool.
  */
-
-export const OFFER_LIMITS = {
-  titleMax: 200,
-  descriptionMax: 5_000,
-  refMax: 200,
-  sellerMax: 200,
-  urlMax: 2_000,
-  priceMax: 1_000_000_000_000,
-  attributesMax: 30,
-  attributeTextMax: 200,
-} as const;
 
 const CATEGORIES = ["vehicles", "property"] as const;
 const COUNTRIES = ["SK", "CZ"] as const;

@@ -7,7 +7,7 @@
 import { type EventDefinition, EventsError, type JsonObject } from "@doorbell/mcp-events";
 import type { Kysely } from "@doorbell/store";
 import { z } from "zod";
-import { intentView, matchView } from "../mcp/results.js";
+import { intentView, matchView } from "../mcp/views.js";
 import type { IntentService } from "../model/services.js";
 import type { HolderTables } from "../model/tables.js";
 import type { IntentStatus } from "../model/types.js";

@@ -8,8 +8,9 @@
  *
  * Host is compared without the port: proxies and port forwarding change ports, not names.
  */
+
+import { hostnameOf } from "@doorbell/mcp-endpoint";
 import type { MiddlewareHandler } from "hono";
-import { hostnameOf } from "../mcp/origin-guard.js";
 
 export interface HostPolicy {
   /** The holder's public origin; its host is always allowed. */

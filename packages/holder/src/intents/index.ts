@@ -47,8 +47,6 @@ export {
 export {
   COUNTRY_CURRENCY,
   parseIsoInstant,
-  REGIONS,
-  STATEMENT_MAX,
   type ValidPublish,
   validateArea,
   validateBudget,

@@ -1,4 +1,6 @@
 /** Input validation: the MCP layer checks shapes first; this is the domain's own, precise check. */
+
+import { AREA_REGIONS as REGIONS, STATEMENT_MAX } from "@doorbell/intents";
 import type { HolderContext } from "../context.js";
 import {
   type Area,
@@ -14,34 +16,12 @@ import type { HiddenLimit } from "./sealed.js";
 
 export const invalid = (message: string): HolderError => new HolderError("ERR_HOLDER_INVALID", message);
 
-export const STATEMENT_MAX = 2000;
 const COUNTRIES: readonly Country[] = ["SK", "CZ"];
 const CATEGORIES: readonly Category[] = ["vehicles", "property"];
 const CURRENCIES: readonly Currency[] = ["EUR", "CZK"];
 const FUELS = ["petrol", "diesel", "hybrid", "electric", "lpg"] as const;
 const KINDS = ["flat", "house", "land"] as const;
 const VISIBILITIES: readonly Visibility[] = ["private", "pseudonymous"];
-
-/** The regions (ISO 3166-2 first-level subdivisions) a buyer may narrow an area to. */
-export const REGIONS: Readonly<Record<Country, readonly string[]>> = {
-  SK: ["SK-BC", "SK-BL", "SK-KI", "SK-NI", "SK-PV", "SK-TA", "SK-TC", "SK-ZI"],
-  CZ: [
-    "CZ-10",
-    "CZ-20",
-    "CZ-31",
-    "CZ-32",
-    "CZ-41",
-    "CZ-42",
-    "CZ-51",
-    "CZ-52",
-    "CZ-53",
-    "CZ-63",
-    "CZ-64",
-    "CZ-71",
-    "CZ-72",
-    "CZ-80",
-  ],
-};
 
 /** The currency a hidden limit is in when the intent has no budget. */
 export const COUNTRY_CURRENCY: Readonly<Record<Country, Currency>> = { SK: "EUR", CZ: "CZK" };

@@ -1,21 +1,19 @@
 /**
  * The holder's MCP endpoint: a thin adapter from MCP to the holder's services. The endpoint
- * (endpoint.ts) serves 2026-07-28 requests statelessly and 2025 clients in sessions; every server it
+ * (@doorbell/mcp-endpoint) serves 2026-07-28 requests statelessly and 2025 clients in sessions; every server it
  * builds gets the intent_* tools, with the push profile the subscription resource (§8.3), and MCP
  * Events when the holder runs them.
  */
-import type { McpServer } from "@modelcontextprotocol/server";
-import { pino } from "pino";
-import type { Principal } from "../model/types.js";
+import { demandInput, PUSH_TOOL_NAMES, TOOL_NAMES } from "@doorbell/intents";
 import {
   createMcpEndpoint,
   type EndpointPolicy,
   type McpEndpoint,
-  type McpHandler,
-  type McpRequestInfo,
   type ModernHandler,
-} from "./endpoint.js";
-import { demandInput } from "./schemas.js";
+} from "@doorbell/mcp-endpoint";
+import type { McpServer } from "@modelcontextprotocol/server";
+import { pino } from "pino";
+import type { Principal } from "../model/types.js";
 import { signInGate } from "./signin-gate.js";
 import {
   guardSubscriptionListen,
@@ -25,12 +23,9 @@ import {
   type SessionSubscriptions,
   subscriptionUri,
 } from "./subscription-resource.js";
-import { type HolderToolServices, PUSH_TOOL_NAMES, registerHolderTools, TOOL_NAMES } from "./tools.js";
+import { type HolderToolServices, registerHolderTools } from "./tools.js";
 
 const TOOL_SET: ReadonlySet<string> = new Set([...TOOL_NAMES, ...PUSH_TOOL_NAMES]);
-
-export { invalidParams, jsonRpcError } from "./json-rpc.js";
-export type { McpHandler, McpRequestInfo };
 
 export interface McpHandlerOptions extends EndpointPolicy {
   /** The holder's public origin (its host and origin are accepted; see origin-guard.ts). */

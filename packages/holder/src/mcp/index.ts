@@ -1,30 +1,3 @@
-export { type Admission, type AdmissionLimits, DEFAULT_ADMISSION } from "./admission.js";
-export { type FetchLike, scopedSignalFetch } from "./client-fetch.js";
-export {
-  createMcpEndpoint,
-  type EndpointOptions,
-  type EndpointPolicy,
-  type Era,
-  type McpEndpoint,
-  type ServingScope,
-} from "./endpoint.js";
-export {
-  createMcpHandler,
-  type HolderMcpEndpoint,
-  type McpHandler,
-  type McpHandlerOptions,
-  type McpRequestInfo,
-} from "./handler.js";
-export { createOriginGuard, type OriginPolicy } from "./origin-guard.js";
-export { buyerPrincipal, principalFromAuth } from "./principal.js";
-export {
-  type CallLimit,
-  createRateLimiter,
-  type RateLimit,
-  type RateLimiter,
-  type RateVerdict,
-} from "./rate-limit.js";
-export { ERROR_META_KEY, refusal, success, type ToolErrorMeta } from "./results.js";
 export {
   AGGREGATOR_NOTE,
   demandInput,
@@ -33,6 +6,7 @@ export {
   intentOut,
   listMatchesInput,
   listMatchesOut,
+  PUSH_TOOL_NAMES,
   publishInput,
   publishOut,
   pushSubscriptionOut,
@@ -40,10 +14,45 @@ export {
   searchOut,
   submitOfferInput,
   submitOfferOut,
+  TOOL_NAMES,
+  type ToolName,
   updateInput,
   withdrawInput,
   withdrawOut,
-} from "./schemas.js";
+} from "@doorbell/intents";
+export {
+  type CallExtra,
+  ERROR_META_KEY,
+  refusal,
+  registerTool,
+  success,
+  type ToolConfig,
+  type ToolErrorMeta,
+  type ToolGuard,
+} from "@doorbell/intents/server";
+export {
+  type Admission,
+  type AdmissionLimits,
+  type CallLimit,
+  createMcpEndpoint,
+  createOriginGuard,
+  createRateLimiter,
+  DEFAULT_ADMISSION,
+  type EndpointOptions,
+  type EndpointPolicy,
+  type Era,
+  type FetchLike,
+  type McpEndpoint,
+  type McpHandler,
+  type McpRequestInfo,
+  type OriginPolicy,
+  type RateLimit,
+  type RateLimiter,
+  type RateVerdict,
+  type ServingScope,
+  scopedSignalFetch,
+} from "@doorbell/mcp-endpoint";
+export { createMcpHandler, type HolderMcpEndpoint, type McpHandlerOptions } from "./handler.js";
+export { buyerPrincipal, principalFromAuth } from "./principal.js";
 export { SUBSCRIPTION_URI_PREFIX } from "./subscription-resource.js";
-export { type CallExtra, registerTool, type ToolConfig, type ToolGuard } from "./tool.js";
-export { type HolderToolServices, PUSH_TOOL_NAMES, TOOL_NAMES, type ToolName } from "./tools.js";
+export type { HolderToolServices } from "./tools.js";

@@ -13,8 +13,9 @@
  * The intentCode flow never meets either challenge, and neither do the push tools: they take the
  * intentCode alone, and their own refusal says so.
  */
+
+import type { Era } from "@doorbell/mcp-endpoint";
 import type { AuthInfo } from "@modelcontextprotocol/server";
-import type { Era } from "./endpoint.js";
 import { principalFromAuth } from "./principal.js";
 import { inOrder, needsSignIn, scopesForCall, type ToolCall, toolCallOf } from "./tool-scopes.js";
 

@@ -15,6 +15,8 @@
  * An unknown, malformed or foreign URI is the client's mistake: -32602 with `data.uri` (SEP-2164),
  * on `resources/read`, `resources/subscribe` and `subscriptions/listen` alike.
  */
+
+import type { ModernHandler } from "@doorbell/mcp-endpoint";
 import { listenBody } from "@doorbell/mcp-events";
 import {
   type McpServer,
@@ -25,7 +27,6 @@ import {
 import type { IntentService } from "../model/services.js";
 import { HolderError, type Principal } from "../model/types.js";
 import type { PushService } from "../push/service.js";
-import type { ModernHandler } from "./endpoint.js";
 import { principalFromAuth } from "./principal.js";
 
 export const SUBSCRIPTION_URI_PREFIX = "isto-intents://subscription/";

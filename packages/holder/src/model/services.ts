@@ -1,3 +1,4 @@
+import type { DemandGrid } from "@doorbell/intents";
 import type { Kysely } from "@doorbell/store";
 import type { Lang } from "./languages.js";
 import type { HolderTables } from "./tables.js";
@@ -146,15 +147,6 @@ export interface DemandService {
   grid(): DemandGrid;
   /** One cell; withheld below the k-anonymity threshold. Drafts are never counted (rule 1). */
   summary(cell: DemandCell): Promise<DemandSummary>;
-}
-
-export interface DemandGrid {
-  threshold: number;
-  categories: readonly string[];
-  countries: readonly string[];
-  /** The regions (ISO 3166-2) a cell may name, per country. */
-  regions: Readonly<Record<string, readonly string[]>>;
-  budgetBands: readonly { id: string; currency: string; min: number; max: number | null }[];
 }
 
 /**

@@ -4,9 +4,16 @@
  * Offer and DemandSummary are not public, so these shapes are Doorbell's (docs/decisions.md).
  */
 
-export type Country = "SK" | "CZ";
-export type Category = "vehicles" | "property";
-export type Currency = "EUR" | "CZK";
+import {
+  type Category,
+  type Country,
+  type Currency,
+  IntentsError,
+  type IntentsErrorCode,
+} from "@doorbell/intents";
+
+// The wire's own scalar types, named here too because every domain module speaks them.
+export type { Category, Country, Currency };
 
 export type IntentStatus =
   | "awaiting_consent"
@@ -131,22 +138,9 @@ export interface PublishResult {
   consentUrl: string;
 }
 
-/** A domain refusal: a stable code and plain words, mapped to a tool error by the MCP layer. */
-export type HolderErrorCode =
-  | "ERR_HOLDER_NOT_FOUND"
-  | "ERR_HOLDER_FORBIDDEN"
-  | "ERR_HOLDER_INVALID"
-  | "ERR_HOLDER_CONFLICT"
-  | "ERR_HOLDER_GONE"
-  | "ERR_HOLDER_RATE_LIMITED"
-  /** A service the holder needs (the mail server) failed; nothing was changed; try again later. */
-  | "ERR_HOLDER_UNAVAILABLE";
+/** A domain refusal: a stable wire code and plain words, mapped to a tool error by the MCP layer. */
+export type HolderErrorCode = IntentsErrorCode;
 
-export class HolderError extends Error {
-  override readonly name = "HolderError";
-  readonly code: HolderErrorCode;
-  constructor(code: HolderErrorCode, message: string) {
-    super(message);
-    this.code = code;
-  }
+export class HolderError extends IntentsError {
+  override readonly name: string = "HolderError";
 }

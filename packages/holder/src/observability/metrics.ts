@@ -9,9 +9,9 @@
  */
 import { constants, PerformanceObserver } from "node:perf_hooks";
 import { getHeapStatistics } from "node:v8";
+import type { Admission } from "@doorbell/mcp-endpoint";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Mailer } from "../mail/mailer.js";
-import type { Admission } from "../mcp/admission.js";
 import type { OfferService } from "../model/services.js";
 
 export interface HolderMetrics {

@@ -7,7 +7,7 @@
  * bench's engine with `coalescing: "off"`).
  */
 import type { CoalescedEvent, CoalescedState } from "@doorbell/delivery";
-import { checkedDoorbell } from "./doorbells.js";
+import { checkedDoorbell } from "@doorbell/intents";
 import { MATCHES_EVENT } from "./rows.js";
 
 export const coalescedMatchesDoorbell: CoalescedEvent = {

@@ -1,9 +1,9 @@
 /** Subscriptions end with their intent (§4.2), and the engine's purged ones are forgotten. */
 
 import { liveSubscription, storedSubscription } from "@doorbell/delivery";
+import { checkedDoorbell } from "@doorbell/intents";
 import { effectiveStatus } from "../intents/index.js";
 import { emit, engineDb, type Push } from "./context.js";
-import { checkedDoorbell } from "./doorbells.js";
 import { liveRows, STATUS_EVENT } from "./rows.js";
 import { eventsOf, iso } from "./views.js";
 

@@ -1,8 +1,8 @@
 /** Reading the holder's push rows beside the engine's subscriptions, and the small writes they share. */
 import { DeliveryError, type SubscriptionView } from "@doorbell/delivery";
+import { checkedDoorbell } from "@doorbell/intents";
 import { HolderError, type IntentStatus, type Principal } from "../model/types.js";
 import { engineDb, type Push, type PushDb } from "./context.js";
-import { checkedDoorbell } from "./doorbells.js";
 import type { PushRow } from "./schema.js";
 import { eventsOf, iso } from "./views.js";
 

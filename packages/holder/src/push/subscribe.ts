@@ -2,11 +2,12 @@
  * intent_subscribe_events (§4.1): a new subscription waiting for the person's approval, or a
  * renewal when the same code subscribes the same url again.
  */
+
+import { PUSH_EVENTS } from "@doorbell/intents";
 import { effectiveStatus } from "../intents/index.js";
 import { HolderError, type Principal } from "../model/types.js";
 import { mailApproval } from "./approval.js";
 import { engineDb, type Push, type PushDb } from "./context.js";
-import { PUSH_EVENTS } from "./doorbells.js";
 import { engineCall, engineView, enqueueStatus, intentIdOf, lease, liveRows, rowsOf } from "./rows.js";
 import type { Approval, PushRow } from "./schema.js";
 import type { PushSubscriptionView, SubscribeRequest } from "./types.js";

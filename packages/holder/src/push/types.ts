@@ -1,9 +1,9 @@
 /** What the push service answers and takes (push profile 0.4 §4, §9; the pages' receipts). */
 
 import type { DeliveryEngine } from "@doorbell/delivery";
+import type { PushEvent } from "@doorbell/intents";
 import type { MatchSink } from "../model/services.js";
 import type { Principal } from "../model/types.js";
-import type { PushEvent } from "./doorbells.js";
 import type { Approval } from "./schema.js";
 
 export type PushStatus = "awaiting_verification" | "awaiting_person_approval" | "active" | "ended";

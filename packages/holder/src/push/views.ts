@@ -1,7 +1,7 @@
 /** How a subscription reads to the agent (§9) and to the person (receipts); hosts are sealed at rest. */
 import type { SubscriptionView } from "@doorbell/delivery";
+import { PUSH_EVENTS, type PushEvent } from "@doorbell/intents";
 import type { HolderContext } from "../context.js";
-import { PUSH_EVENTS, type PushEvent } from "./doorbells.js";
 import type { PushRow } from "./schema.js";
 import type { NotificationReceipt, PushStatus, PushSubscriptionView } from "./types.js";
 

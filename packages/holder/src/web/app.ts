@@ -13,6 +13,9 @@
  *   the person's pages                     consent, confirm, manage, dev mailbox (web/pages)
  */
 import type { CheckOptions } from "@doorbell/agreements";
+import { BUSY_RETRY_AFTER_SECONDS } from "@doorbell/intents/server";
+import type { McpHandler } from "@doorbell/mcp-endpoint";
+import { MCP_PATH } from "@doorbell/mcp-endpoint";
 import { isDatabaseBusy } from "@doorbell/store";
 import { Hono } from "hono";
 import type { Logger } from "pino";
@@ -20,8 +23,6 @@ import type { HolderConfig } from "../context.js";
 import { type HostPolicy, hostGuard } from "../html/host-guard.js";
 import type { HolderLimits } from "../limits/index.js";
 import type { LocalMailbox } from "../mail/local-mailbox.js";
-import type { McpHandler } from "../mcp/handler.js";
-import { BUSY_RETRY_AFTER_SECONDS } from "../mcp/results.js";
 import type { ConsentService, DemandService, IntentService, MatchService } from "../model/services.js";
 import { type HolderOAuth, type IntentAssistants, PROTECTED_RESOURCE_PATH } from "../oauth/index.js";
 import { type AccessLogger, accessLogMiddleware } from "../observability/access-log.js";
@@ -34,7 +35,6 @@ import { personPages } from "./person-pages.js";
 
 export const DESCRIPTOR_PATH = "/.well-known/isto-intents.json";
 export const JWKS_PATH = "/.well-known/jwks.json";
-export const MCP_PATH = "/mcp";
 
 /** The holder descriptor: what a registry and an agent need to find and use this holder. */
 export interface HolderDescriptor {

@@ -1,7 +1,7 @@
-import type { Country, Currency } from "../model/types.js";
+import type { Country, Currency } from "./types.js";
 
 /**
- * The regions the holder serves: the ISO 3166-2 codes of Slovakia's kraje and Czechia's kraje
+ * The regions the binding knows: the ISO 3166-2 codes of Slovakia's kraje and Czechia's kraje
  * (Prague included as CZ-10), with their names and a few towns. The names are indexed for full-text
  * search beside each offer (migration 2), so "Praha" or "Košice" finds offers whose text does not
  * name the region.

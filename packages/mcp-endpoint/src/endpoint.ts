@@ -36,7 +36,12 @@ import {
   type RateLimit,
   type RateVerdict,
 } from "./rate-limit.js";
-import type { ToolObserver } from "./tool.js";
+
+/** The path both eras are served on, for the holder and the forwarder alike. */
+export const MCP_PATH = "/mcp";
+
+/** Told of every tool call: the tool, its outcome (ok, tool_error, rate_limited, failed) and seconds. */
+export type ToolObserver = (tool: string, outcome: string, seconds: number) => void;
 
 /** The limits and seams of an endpoint; every one has a default. */
 export interface EndpointPolicy extends LegacySessionLimits {

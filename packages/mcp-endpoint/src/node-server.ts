@@ -21,9 +21,9 @@ export interface NodeServers {
 }
 
 /**
- * A path served by a Node handler instead of the web-standard app (issue #8: the built-in OAuth
- * server, oidc-provider, is a Koa app; bridging Koa into `fetch` is not worth it, so `holder.fetch`
- * answers 404 for these paths and only the Node server serves them).
+ * A path served by a Node handler instead of the web-standard app (the built-in OAuth
+ * server, oidc-provider, is a Koa app; bridging Koa into `fetch` is not worth it, so the web-standard
+ * app answers 404 for these paths and only the Node server serves them).
  */
 export interface NodeRoute {
   matches(path: string): boolean;

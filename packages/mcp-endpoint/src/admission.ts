@@ -3,7 +3,7 @@
  * `waiting` more wait their turn in arrival order, and any beyond that are refused at once.
  *
  * Why: a process that takes every request as it comes serves them all slower together. In the
- * soak (issue 14), 400 pulls in flight on three processes kept ~130 requests alive per process for
+ * soak, 400 pulls in flight on three processes kept ~130 requests alive per process for
  * seconds each; with a few served at a time each finishes quickly, and the soak answered about
  * 30 % more (114 → 148 pulls/s on two cores). A waiting request holds only its parsed body.
  */

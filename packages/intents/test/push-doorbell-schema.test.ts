@@ -2,8 +2,9 @@
 // URL, a code, a price, an offer, a statement or any other extra member is invalid, and the holder
 // refuses to queue (so to sign) one (`checkedDoorbell`). The published schemas compile under
 // JSON Schema 2020-12 (Ajv2020, strict).
+
 import { describe, expect, it } from "vitest";
-import { checkedDoorbell, notificationProblem, subscriptionProblem } from "../src/push/doorbells.js";
+import { checkedDoorbell, notificationProblem, subscriptionProblem } from "../src/index.js";
 
 const SUB = "sub_Vq8nR3kX0bT5wLz2Hc7Ym4Pd";
 const doorbell = (type: string, data: Record<string, unknown>) => ({

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { jsonSchemaOnce } from "../src/mcp/json-schema-once.js";
+import { jsonSchemaOnce } from "../src/json-schema-once.js";
 
 const TARGET = { target: "draft-2020-12" };
 

@@ -1,15 +1,15 @@
 /**
  * The published JSON Schemas of the push profile (schemas/push-*.schema.json) and the check that
- * every doorbell the holder queues fits them: a body that could carry anything beyond §5.2's
+ * every doorbell a holder queues fits them: a body that could carry anything beyond §5.2's
  * fields is refused before it is queued, so it is never signed or sent (§5.3).
  */
 import fs from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
-import { HolderError } from "../model/types.js";
+import { IntentsError } from "./errors.js";
 
 const schemaFile = (name: string): object =>
-  JSON.parse(fs.readFileSync(new URL(`../../schemas/${name}`, import.meta.url), "utf8")) as object;
+  JSON.parse(fs.readFileSync(new URL(`../schemas/${name}`, import.meta.url), "utf8")) as object;
 
 export const NOTIFICATION_SCHEMA = schemaFile("push-notification-0.4.schema.json");
 export const SUBSCRIPTION_SCHEMA = schemaFile("push-subscription-0.4.schema.json");
@@ -47,7 +47,7 @@ export function checkedDoorbell(
   const problem = notificationProblem({ specVersion: "0.4", type, timestamp, data });
   if (problem !== undefined) {
     // A programming error, never a user's: the message names the field, never its value.
-    throw new HolderError("ERR_HOLDER_INVALID", `a ${type} doorbell was refused before signing: ${problem}`);
+    throw new IntentsError("ERR_HOLDER_INVALID", `a ${type} doorbell was refused before signing: ${problem}`);
   }
   return { type, timestamp, data };
 }

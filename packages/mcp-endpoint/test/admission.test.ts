@@ -1,11 +1,11 @@
-// Issue 14 (the soak): a process serves at most so many MCP requests at once; more wait their
+// A process serves at most so many MCP requests at once; more wait their
 // turn in arrival order, and past the waiting room a request is refused at once with 503 and
 // Retry-After. Long-lived streams (subscriptions/listen) hold no place once they are open.
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createAdmission } from "../src/mcp/admission.js";
-import { createMcpEndpoint, type McpEndpoint } from "../src/mcp/endpoint.js";
-import { modernPost } from "./mcp-harness.js";
+import { createAdmission } from "../src/admission.js";
+import { createMcpEndpoint, type McpEndpoint } from "../src/endpoint.js";
+import { modernPost } from "./modern-post.js";
 
 const PUBLIC_URL = "http://127.0.0.1:9";
 

@@ -1,11 +1,12 @@
 /**
  * Registers one MCP tool behind the same guard everywhere (holder and forwarder): the rate limit
- * first, then the call, every failure turned into a clear refusal. A `HolderError` becomes its own
+ * first, then the call, every failure turned into a clear refusal. An `IntentsError` becomes its own
  * code and words; `refuse` may map other known errors; anything else is logged (never with the
  * arguments: they may hold a code, a statement or a hidden limit) and answered without detail.
  */
 
-import { isDatabaseBusy } from "@doorbell/store";
+import type { CallLimit, ToolObserver } from "@doorbell/mcp-endpoint";
+import { jsonSchemaOnce } from "@doorbell/mcp-endpoint";
 import type {
   AuthInfo,
   CallToolResult,
@@ -15,8 +16,6 @@ import type {
 } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
 import type { z } from "zod";
-import { jsonSchemaOnce } from "./json-schema-once.js";
-import type { CallLimit } from "./rate-limit.js";
 import { busy, internalError, rateLimited, refusalFor } from "./results.js";
 
 /** What a tool learns of its HTTP request besides its arguments. */
@@ -25,8 +24,6 @@ export interface CallExtra {
   /** A header of the HTTP request that carried the call, if any. */
   header(name: string): string | undefined;
 }
-
-export type ToolObserver = (tool: string, outcome: string, seconds: number) => void;
 
 export interface ToolGuard {
   /** The calling client's tool-call allowance; none, no limit. */
@@ -38,8 +35,13 @@ export interface ToolGuard {
   failedEvent: string;
   /** Told of every call: the tool, its outcome (ok, tool_error, rate_limited, failed) and seconds. */
   observe?: ToolObserver;
-  /** A refusal for an error that is not a `HolderError`, or undefined (an internal error). */
+  /** A refusal for an error that is not an `IntentsError`, or undefined (an internal error). */
   refuse?: (error: unknown) => CallToolResult | undefined;
+  /**
+   * Whether a failure means the database was saturated for a moment (answered "busy, try again").
+   * Injected so the wire package needs no database: holder and forwarder give store's check.
+   */
+  isBusy?: (error: unknown) => boolean;
 }
 
 export interface ToolConfig<S extends z.ZodObject> {
@@ -81,7 +83,7 @@ export function registerTool<S extends z.ZodObject>(
       } catch (error) {
         const refused = refusalFor(error) ?? guard.refuse?.(error);
         if (refused !== undefined) return done("tool_error", refused);
-        if (isDatabaseBusy(error)) {
+        if (guard.isBusy?.(error) === true) {
           guard.log.warn({ event: guard.failedEvent, tool: name, busy: true }, "the database was too busy");
           return done("busy", busy());
         }

@@ -5,9 +5,8 @@
  * category); these schemas give agents the shapes up front and refuse what is plainly wrong.
  */
 import { z } from "zod";
-import { OFFER_LIMITS } from "../catalogue/validate.js";
-import { REGIONS, STATEMENT_MAX } from "../intents/index.js";
-import type { DemandGrid } from "../model/services.js";
+import type { DemandGrid } from "./demand-grid.js";
+import { OFFER_LIMITS, AREA_REGIONS as REGIONS, STATEMENT_MAX } from "./limits.js";
 
 /** Binding rule 2, in every tool description. */
 export const AGGREGATOR_NOTE =
@@ -236,7 +235,7 @@ export const intentOut = z.object({
   visibility: z.enum(["private", "pseudonymous"]),
   createdAt: z.string(),
   draftExpiresAt: z.string().optional(),
-  // Binding: what the holder adds goes under extensions (issue 16 items 12, 14).
+  // Binding: what the holder adds goes under extensions.
   extensions: z
     .object({
       renewal: z
@@ -265,7 +264,7 @@ export const offerOut = z.object({
   publishedAt: z.string(),
 });
 
-// consentUrl is absent when a signed-in person (OAuth, issue #8) published: no consent is missing.
+// consentUrl is absent when a signed-in person (OAuth) published: no consent is missing.
 export const publishOut = z.object({
   intent: intentOut,
   intentCode: z.string(),
@@ -274,7 +273,7 @@ export const publishOut = z.object({
 export const withdrawOut = z.object({ status: z.literal("withdrawn") });
 export const listMatchesOut = z.object({
   matches: z.array(z.object({ offer: offerOut, deliveredAt: z.string() })),
-  // Binding: "anything the holder adds goes under extensions" (issue 16 item 14).
+  // Binding: "anything the holder adds goes under extensions".
   extensions: z
     .object({
       more: z.boolean().optional().describe("true when a call with since = the last deliveredAt has more"),
