@@ -1,5 +1,5 @@
 /**
- * What the operator's delivery log keeps (issue #17): each failed attempt or challenge, the last
+ * What the operator's delivery log keeps: each failed attempt or challenge, the last
  * `KEPT_ATTEMPTS` per subscription, and each doorbell given up on, with its exact body for a
  * replay. Written only on the failure path, inside the transaction that records the failure.
  */

@@ -1,5 +1,5 @@
 /**
- * The operator's delivery log (issue #17, like Svix's and Hook0's message logs): per subscription
+ * The operator's delivery log (like Svix's and Hook0's message logs): per subscription
  * its status, the next attempt, what is queued, the recent failed attempts with their category
  * and time, and the doorbells given up on. Read straight from the tables, so `doorbell
  * deliveries` works beside a running holder. Never a secret or an endpoint: nothing beyond what

@@ -1,5 +1,5 @@
 /**
- * Replaying a dead-lettered doorbell (issue #17): the operator fixed what made the endpoint fail
+ * Replaying a dead-lettered doorbell: the operator fixed what made the endpoint fail
  * and sends the doorbell again. It goes back at the tail of its subscription's queue with the
  * same webhook-id and the same bytes (so a receiver that did get it after all deduplicates it)
  * and a fresh retry schedule; the signature and its timestamp are made anew at each attempt.

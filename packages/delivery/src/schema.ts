@@ -92,7 +92,7 @@ export interface ProgressRow {
 }
 
 /**
- * The operator's delivery log (issue #17): failed attempts and challenges, a few per subscription.
+ * The operator's delivery log: failed attempts and challenges, a few per subscription.
  * Successes are not written one by one (they would cost the hot path a write each); the
  * subscription's `last_delivery_at` says when the last one was.
  */
@@ -269,7 +269,7 @@ export const deliveryMigrations = defineMigrations("delivery", [
     name: "outbox_matches_index",
     async up(db) {
       // Every release asks whether a matches doorbell is queued. Without this index that question
-      // walked the subscription's whole backlog (issue 14: 1.9 ms a release at 300 queued rows).
+      // walked the subscription's whole backlog (1.9 ms a release at 300 queued rows).
       // The type is the push profile's coalesced event, the only one when this was written; a
       // migration never changes, so it stays named here (coalesce.ts, `queuedCoalescedType`).
       await db.schema
@@ -285,7 +285,7 @@ export const deliveryMigrations = defineMigrations("delivery", [
     name: "outbox_without_subscription_key",
     async up(db, { dialect }) {
       // PostgreSQL checked the outbox's foreign key with a locking query per appended row: a sixth
-      // of an enqueue's time (issue 14). Every append already updates its subscription's row in the
+      // of an enqueue's time. Every append already updates its subscription's row in the
       // same transaction and writes nothing when the row is gone, and the purge deletes that row
       // before its queue (postgres-releases.ts), so no row is ever left without its subscription.
       // SQLite checks the key in process, for next to nothing, and keeps it.

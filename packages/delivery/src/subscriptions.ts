@@ -278,7 +278,7 @@ export async function end(
     wake_at: now,
     updated_at: now,
   };
-  // Exactly once under concurrent callers (issue 14): the update takes the row lock and checks the
+  // Exactly once under concurrent callers: the update takes the row lock and checks the
   // status after it, so of two processes ending the subscription at once only one moves it to
   // ended and queues subscription.ended; the other waits for that commit and finds it ended.
   const row = await db

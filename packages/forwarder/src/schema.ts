@@ -124,7 +124,7 @@ export const forwarderMigrations = defineMigrations("forwarder", [
   },
   {
     // Version 2 kept a copy of the holder's code that the forwarder's keyring alone opened: §7 rule 1
-    // forbids it (docs/decisions.md, issue 16 item 16). Emptied first, so PostgreSQL, which only
+    // forbids it (docs/decisions.md). Emptied first, so PostgreSQL, which only
     // hides a dropped column, keeps no value in live rows either; then dropped on both engines.
     version: 3,
     name: "relay_holder_code_dropped",

@@ -27,7 +27,7 @@ export interface HolderConfig {
   consentTranslations?: ConsentTranslations;
   /** Demand summaries withhold cells with fewer active intents than this (k-anonymity). */
   demandThreshold: number;
-  /** At most one match digest per intent in this long (issue 14); DIGEST_WINDOW_MS, 15 min, by default. */
+  /** At most one match digest per intent in this long; DIGEST_WINDOW_MS, 15 min, by default. */
   digestWindowMs?: number;
 }
 

@@ -5,8 +5,8 @@ import type { Database } from "./handle.js";
 import { defineMigrations } from "./migrations.js";
 
 /**
- * Leadership over a named piece of background work, shared by every process on one database
- * (issue 14 item 2): expiry, sweeps, purges and digests run in one process at a time.
+ * Leadership over a named piece of background work, shared by every process on one database:
+ * expiry, sweeps, purges and digests run in one process at a time.
  *
  * A lease row per name, not a PostgreSQL advisory lock: it works the same on both engines, and
  * the leader need not keep a connection of its own. The leader renews the row while it runs; a

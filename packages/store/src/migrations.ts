@@ -284,7 +284,7 @@ export async function appliedMigrations<DB>(handle: Database<DB>): Promise<Appli
 }
 
 /**
- * Whether every migration of these packages is applied: a readiness check (issue 14, /readyz),
+ * Whether every migration of these packages is applied: a readiness check (/readyz),
  * one small query. False while another process's migration is still running, or when the database
  * is behind this code.
  */

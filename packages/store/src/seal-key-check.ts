@@ -6,7 +6,7 @@ import { type Keyring, masterKey } from "./keyring.js";
 import { defineMigrations, migrate } from "./migrations.js";
 
 /**
- * Every process on one database must seal with the same keys (issue 14 item 5): a process with a
+ * Every process on one database must seal with the same keys: a process with a
  * keyring of its own would seal values the others cannot open. The database remembers which key
  * each process started with as current, by id and by a one-way fingerprint of the key (never the
  * key), and a process whose keyring lacks the newest one, or holds a key of the same id with other

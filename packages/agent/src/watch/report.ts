@@ -20,7 +20,7 @@ export interface SubscriptionReport {
   note: string;
 }
 
-/** A doorbell that rang, for the app (issue #17: `doorbell agent watch` says so). */
+/** A doorbell that rang, for the app (`doorbell agent watch` says so). */
 export interface DoorbellRang {
   type: string;
   /** Epoch ms it arrived. */

@@ -74,7 +74,7 @@ export async function agentCommand(
       ? undefined
       : parseListen(values.listen ?? DEFAULT_LISTEN);
   const statePath = resolve(values.state ?? ".doorbell/agent-state.json");
-  // Issue #17: once the intent is withdrawn or expired there is nothing left to watch.
+  // Once the intent is withdrawn or expired there is nothing left to watch.
   let finished: (() => void) | undefined;
   const over = new Promise<void>((resolve) => {
     finished = resolve;

@@ -1,5 +1,5 @@
 /**
- * `doorbell deliveries list|show|replay`: the operator's delivery log (issue #17), read from the
+ * `doorbell deliveries list|show|replay`: the operator's delivery log, read from the
  * holder's database beside a running holder. Per subscription: its status, the next attempt, what
  * is queued, the recent failed attempts with their category and time, and the doorbells given up
  * on, which `replay` sends again. Never a secret or an endpoint: nothing beyond what the doorbells

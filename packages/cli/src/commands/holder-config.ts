@@ -114,7 +114,7 @@ function checkPublicUrl(value: string): string {
 }
 
 /**
- * Log lines go to stderr; summaries and URLs go to stdout. Issue #17: JSON (one object per line)
+ * Log lines go to stderr; summaries and URLs go to stdout. JSON (one object per line)
  * in production and whenever stderr is not a terminal, a readable line at a terminal;
  * DOORBELL_LOG_FORMAT=json|pretty decides.
  */
@@ -147,7 +147,7 @@ const listSetting = (given: string[] | undefined, io: Io, name: string): string[
     .filter((value) => value !== "");
 
 /**
- * Issue #18: `--check-origin` (repeated or comma-separated; else DOORBELL_CHECK_ORIGINS), the
+ * `--check-origin` (repeated or comma-separated; else DOORBELL_CHECK_ORIGINS), the
  * origins whose key pages /check fetches: each an http(s) origin, without a path.
  */
 export function checkOriginSettings(values: { "check-origin"?: string[] | undefined }, io: Io): string[] {
@@ -169,7 +169,7 @@ export function checkOriginSettings(values: { "check-origin"?: string[] | undefi
 }
 
 /**
- * Issue #14 item 1: `--trust-proxy` (CIDRs, comma-separated or repeated; else DOORBELL_TRUST_PROXY)
+ * `--trust-proxy` (CIDRs, comma-separated or repeated; else DOORBELL_TRUST_PROXY)
  * and `--limit bucket=points/seconds` (repeated; else DOORBELL_LIMITS, comma-separated).
  */
 export function limitSettings(
@@ -234,7 +234,7 @@ function digestWindowSetting(value: string | undefined, io: Io): number | undefi
 const MAX_ADMISSION = 100_000;
 
 /**
- * Issue #14: `--mcp-concurrency N` (MCP requests served at once per process) and `--mcp-queue N`
+ * `--mcp-concurrency N` (MCP requests served at once per process) and `--mcp-queue N`
  * (requests that may wait for a turn before the rest get 503), else their variables.
  */
 export function admissionSettings(

@@ -2,8 +2,8 @@ import v8 from "node:v8";
 import { runInNewContext } from "node:vm";
 
 /**
- * How far V8 lets the heap grow past what the last full collection kept, for a catalogue import
- * (issue 16 item 6). An import keeps nothing per offer, but each batch it writes lives across
+ * How far V8 lets the heap grow past what the last full collection kept, for a catalogue import.
+ * An import keeps nothing per offer, but each batch it writes lives across
  * database round trips, so its garbage is promoted to the old generation; by default V8 lets that
  * grow to about four times the live heap before collecting it (a 100 MB CSV peaked at 492 MB RSS
  * while the live heap stayed near 60 MB). 30 % keeps the peak near the live heap, at the price of

@@ -1,5 +1,5 @@
 /**
- * `doorbell keys export|import`: gives every holder process the same seal keys (issue #14 item 5).
+ * `doorbell keys export|import`: gives every holder process the same seal keys.
  * export prints the keys this data directory uses (from DOORBELL_SEAL_KEYS, else its generated key
  * file); import writes a copy as another data directory's key file (mode 0600). A process started
  * with other keys than the ones the database is sealed with refuses to start and points here.

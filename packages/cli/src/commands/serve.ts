@@ -91,7 +91,7 @@ export async function serveCommand(
   const webhookPolicy = webhookPolicyFlag(values["webhook-policy"]);
   const settings = holderSettings(values, io, listen.guessedUrl);
   const log = holderLogger(io, "info");
-  // Issue #17: GET /metrics with --metrics or a token (DOORBELL_METRICS_TOKEN, kept out of ps).
+  // GET /metrics with --metrics or a token (DOORBELL_METRICS_TOKEN, kept out of ps).
   const metricsToken = io.env.DOORBELL_METRICS_TOKEN?.trim() || undefined;
   const metrics =
     values.metrics === true || metricsToken !== undefined
@@ -103,7 +103,7 @@ export async function serveCommand(
   const checkOrigins = checkOriginSettings(values, io);
   const admission = admissionSettings(values, io);
   if (settings.smtp === undefined && !isLoopbackAddress(listen.host)) {
-    // Issue #16 item 7: a refusal of the settings, in one line, before anything starts.
+    // A refusal of the settings, in one line, before anything starts.
     io.stderr(
       `doorbell serve: --host ${listen.host} serves beyond this machine, but without --smtp (${ENV.smtp}) every mail, with its confirm and manage links, would go to the local mailbox page; configure --smtp or listen on 127.0.0.1\n`,
     );

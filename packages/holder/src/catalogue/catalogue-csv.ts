@@ -182,7 +182,7 @@ function csvEntry(
     location: { country: cells.get("country"), ...(region !== undefined ? { region } : {}) },
     ...(cells.has("url") ? { url: cells.get("url") } : {}),
     attributes,
-    // Left out when not given: the holder keeps the time it first saw the offer (issue 16 item 8).
+    // Left out when not given: the holder keeps the time it first saw the offer.
     ...(cells.has("publishedAt") ? { publishedAt: cells.get("publishedAt") } : {}),
   };
   return { line, value, rename: renameForCsv };

@@ -1,5 +1,5 @@
 /**
- * The field names a catalogue file may use, in both spellings in both formats (issue 16 item 6):
+ * The field names a catalogue file may use, in both spellings in both formats:
  * the offer's own paths (`source.ref`, `price.amount`, `attributes.make`) and the short CSV names
  * (`ref`, `price`, `make`). CSV headers also ignore case and accept snake_case.
  */

@@ -1,7 +1,7 @@
 /**
  * Catalogue files for `doorbell catalogue import FILE.json|FILE.csv`. Every problem is reported
  * with the line it is on (1-based), all of them at once (up to 100), so a file is fixed in one
- * pass. Files are streamed (issue 16 item 6): memory stays bounded whatever the file's size, so an
+ * pass. Files are streamed: memory stays bounded whatever the file's size, so an
  * import reads the file twice — once to check every offer, once to import them.
  *
  * JSON: an array of offers in the catalogue offer shape:

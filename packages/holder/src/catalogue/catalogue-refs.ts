@@ -1,6 +1,6 @@
 /**
  * The refs a catalogue file's check has seen, each with its first line, to report a repeated ref
- * (issue 16 item 6: memory bounded whatever the file's size). The first REFS_IN_MEMORY refs are
+ * (memory bounded whatever the file's size). The first REFS_IN_MEMORY refs are
  * kept in a Map; past that they move to a temporary SQLite database (bounded page cache, no
  * journal). It has no name: SQLite keeps its pages in the system's temporary directory in a file
  * it deletes as it opens it (on Windows, one the system deletes when it is closed), so nothing is

@@ -1,5 +1,5 @@
 /**
- * Full-text search on SQLite off the event loop (issue 16 item 5). better-sqlite3 runs a query
+ * Full-text search on SQLite off the event loop. better-sqlite3 runs a query
  * synchronously, so a search that ranks a large part of the catalogue would hold every other
  * request for as long as it takes. Here searches run on a worker thread with its own read-only
  * connection to the same file (WAL: it sees every committed offer), one at a time, and the event

@@ -124,7 +124,7 @@ export function validateSearch(statement: unknown, limit: unknown): { statement:
 type Mode = "all" | "any";
 
 /**
- * The cost bound of one search (issue 16 item 5): a search's words are at most 8; each word's
+ * The cost bound of one search: a search's words are at most 8; each word's
  * prefix stands for at most PREFIX_WORDS indexed words; only the CANDIDATES newest offers that
  * match are ranked. A statement like "1 2 3 4 5 6 7 8" then costs a few milliseconds instead of
  * ranking most of the catalogue on the event loop.

@@ -359,7 +359,7 @@ export function checkCatalogueOffer(value: unknown, path = "offer"): Checked<Cat
   }
   const rest = common(value, path, problems);
   // Optional: an offer that gives none is published when the holder first sees it, and keeps that
-  // time on every later import (issue 16 item 8: an unchanged row is unchanged).
+  // time on every later import (an unchanged row is unchanged).
   const publishedAt =
     value.publishedAt === undefined
       ? undefined

@@ -2,7 +2,7 @@ import { createLeadership, type Database, type Leadership } from "@doorbell/stor
 
 /**
  * The holder's periodic work (expiry, push sweep, digests, purges) in one process at a time across
- * every process on the database (issue 14 item 2). Each process asks for leadership every
+ * every process on the database. Each process asks for leadership every
  * `ttlMs / 2`; the leader runs the work at once when it becomes leader and then every
  * `intervalMs`. A leader that dies stops renewing: another process takes over once its lease
  * expired, within `1.5 × ttlMs` (45 s by default). `stop()` waits for a running pass and gives the

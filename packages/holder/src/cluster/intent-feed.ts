@@ -6,7 +6,7 @@ import type { MatchingService } from "../matching/service.js";
 export const INTENT_CHANNEL = "doorbell_intents";
 
 /**
- * One active-intent index across processes (issue 14 item 4). Each process's index learns its own
+ * One active-intent index across processes. Each process's index learns its own
  * activations, changes and ends from the intent service; this feed tells the other processes on
  * the same PostgreSQL database, which bring that one intent up to date from the database and ring
  * only for what their own imports wrote before they heard (`refresh`: doorbells count each match

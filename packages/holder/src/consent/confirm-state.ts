@@ -1,6 +1,6 @@
 /**
  * Where a double opt-in link stands, read without using it, so the page can say "already
- * confirmed" before it shows a button (issue 17 item 8). Reading changes nothing: mail scanners
+ * confirmed" before it shows a button. Reading changes nothing: mail scanners
  * open these links too.
  */
 import type { HolderContext } from "../context.js";

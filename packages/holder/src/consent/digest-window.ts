@@ -1,5 +1,5 @@
 /**
- * The digest window (issue 14): at most one match digest per intent per window. The first digest
+ * The digest window: at most one match digest per intent per window. The first digest
  * goes at once; a match within the window marks the intent due at the window's end, and the
  * holder's minute timer mails everything since the watermark then. The row carries the state:
  * `digested_at` (when the last digest was sent) and `digest_due_at` (when one that waited is due).

@@ -23,7 +23,7 @@ import {
 export const DIGEST_LIST_MAX = 20;
 
 /**
- * Seller replies wait this long for more before they are mailed (issue 16 item 9): ten replies
+ * Seller replies wait this long for more before they are mailed: ten replies
  * in a quarter of an hour are one digest, not ten mails. A catalogue match's digest carries the
  * waiting replies with it; `sendDueDigests` mails the rest when their time is up.
  */
@@ -31,7 +31,7 @@ export const REPLY_COALESCE_MS = 15 * 60_000;
 
 /**
  * E-mails the person the intent's matches not mailed yet, newest first, and moves the watermark.
- * Only for an active intent with a verified channel. At most one digest per window (issue 14):
+ * Only for an active intent with a verified channel. At most one digest per window:
  * within the window of the last one, nothing is mailed and the intent is due at the window's end
  * (`sendDueDigests` mails it). Returns how many matches the mail carried.
  */

@@ -36,7 +36,7 @@ export async function consentView(
       consentText: ctx.config.consentText,
       consentVersion: ctx.config.consentVersion,
     };
-  // Issue 17 item 8: the text in the page's language, each language with its own version.
+  // The text in the page's language, each language with its own version.
   const text = consentTextFor(ctx.config, lang);
   return {
     state: "open",

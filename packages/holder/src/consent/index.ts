@@ -25,14 +25,14 @@ export interface HolderConsentService extends ConsentService {
   /**
    * E-mails the person the intent's matches after its digest's watermark, newest first, and moves
    * the watermark past them. Only for an active intent with a verified channel, and at most once
-   * per digest window (issue 14): within it the intent is marked due instead. Returns how many
+   * per digest window: within it the intent is marked due instead. Returns how many
    * matches the mail carried (0: nothing to send, held for the window, or the mail failed and the
    * matches wait for the next one).
    */
   sendMatchDigest(intentId: string): Promise<number>;
   /**
-   * Mails the digests that waited: for the end of their window (issue 14), or for more seller
-   * replies (issue 16 item 9). The holder runs it every minute.
+   * Mails the digests that waited: for the end of their window, or for more seller
+   * replies. The holder runs it every minute.
    */
   sendDueDigests(): Promise<number>;
 }

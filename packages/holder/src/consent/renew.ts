@@ -1,5 +1,5 @@
 /**
- * Renewing validUntil (issue 16 item 12): the push profile says it "requires the buyer's fresh
+ * Renewing validUntil: the push profile says it "requires the buyer's fresh
  * action", so an agent cannot; the person does it on the manage page of any of the holder's mails.
  * A new end in the future, at most the holder's longest validity from now; only while the intent is
  * active. The matching index learns the new end through the onChanged hook.

@@ -72,7 +72,7 @@ export interface HolderEvents extends IntentChangeListener {
  * Who may hold a webhook subscription: an OAuth token's subject. An agent with only an
  * intentCode has no principal, so it polls or streams (its code authorizes each call) and a
  * webhook subscription is Forbidden; its webhooks are the push profile's
- * `intent_subscribe_events` (docs/decisions.md, issue 15).
+ * `intent_subscribe_events` (docs/decisions.md).
  */
 export function holderPrincipal(call: CallContext): string | undefined {
   const subject = call.authInfo?.extra?.subject;

@@ -1,5 +1,5 @@
 /**
- * One Host allow-list for every route (issue #16 item 1, DNS rebinding): a request is answered
+ * One Host allow-list for every route (against DNS rebinding): a request is answered
  * only when its Host names this holder, the public URL's host or an extra allowed host, or, when
  * the holder is reached on loopback, localhost / 127.0.0.1 / [::1]. A rebinding page makes the
  * browser send the attacker's own name in Host, so it never reaches a page, the mailbox, the

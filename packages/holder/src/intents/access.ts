@@ -1,4 +1,4 @@
-/** Who may act on which intent: an intentCode on its own, a signed-in client on its person's (issue #8). */
+/** Who may act on which intent: an intentCode on its own, a signed-in client on its person's. */
 import { SCOPE_READ } from "../model/scopes.js";
 import { HolderError, type Principal } from "../model/types.js";
 import type { Intents, OAuthPrincipal } from "./context.js";

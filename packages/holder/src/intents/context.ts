@@ -10,12 +10,12 @@ export type OAuthPrincipal = Extract<Principal, { kind: "oauth" }>;
 
 export interface IntentServiceOptions {
   /**
-   * Whether an OAuth principal may act on an intent (issue #8: the intent was published by that
+   * Whether an OAuth principal may act on an intent (the intent was published by that
    * person through that client; see oauth/owners.ts). Without it every OAuth principal is refused.
    */
   oauthAccess?: (principal: OAuthPrincipal, intentId: string) => boolean | Promise<boolean>;
   /**
-   * Publishing for a signed-in person (issue #8): their verified address (the intent's contact)
+   * Publishing for a signed-in person: their verified address (the intent's contact)
    * and recording who owns the new intent, in the same transaction. Without it an OAuth principal
    * cannot publish.
    */
@@ -29,7 +29,7 @@ export interface IntentServiceOptions {
     published?(intent: Intent, email: string, manageUrl: string, lang: Lang): Promise<void>;
   };
   /**
-   * Issue 16 item 12: whether one more renewal offer may be mailed for this intent now (a shared
+   * Whether one more renewal offer may be mailed for this intent now (a shared
    * limit); without it every offer is mailed.
    */
   allowRenewalOffer?: (intentId: string) => Promise<RenewalOfferVerdict>;

@@ -1,4 +1,4 @@
-/** Publishing: a draft awaiting consent (consent-link rule 1), or active at once for a signed-in person (issue #8). */
+/** Publishing: a draft awaiting consent (consent-link rule 1), or active at once for a signed-in person. */
 
 import { consentLanguage } from "../i18n/consent-texts.js";
 import { SCOPE_MANAGE } from "../model/scopes.js";
@@ -55,7 +55,7 @@ export async function publish(intents: Intents, input: PublishInput): Promise<Pu
 }
 
 /**
- * Issue #8: an intent published with a token is active at once. The person signed in by an
+ * An intent published with a token is active at once. The person signed in by an
  * e-mail link (a verified channel) and approved this assistant with the holder's consent text on
  * the holder's page, which stands for the consent page and the double opt-in of consent-link.
  * The contact is their sign-in address, sealed; the result carries no consent link. An

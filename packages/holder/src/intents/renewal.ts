@@ -1,6 +1,6 @@
 /**
- * Renewing validUntil "requires the buyer's fresh action" (binding, intent_update_intent; issue 16
- * item 12). The person renews on the manage page; an assistant the person signed in to cannot
+ * Renewing validUntil "requires the buyer's fresh action" (binding, intent_update_intent).
+ * The person renews on the manage page; an assistant the person signed in to cannot
  * renew, but it can offer the renewal to the person: the holder mails them the manage page with
  * the asked date filled in, and nothing changes until they press Renew there.
  */
@@ -106,7 +106,7 @@ export async function offerRenewal(
         .split("\n")
         .map((line) => `<p>${line.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`)}</p>`)
         .join("")}</div>`,
-      // Issue #16 item 17: every mail about an intent stops its notifications in one click.
+      // Every mail about an intent stops its notifications in one click.
       headers: listUnsubscribeHeaders(manage),
     });
   } catch {

@@ -1,4 +1,4 @@
-/** A signed-in client changes an intent (issue #8); an intentCode cannot (consent-link rule 4). */
+/** A signed-in client changes an intent; an intentCode cannot (consent-link rule 4). */
 import { SCOPE_MANAGE } from "../model/scopes.js";
 import type { IntentChanges } from "../model/services.js";
 import { HolderError, type Intent, type Money, type Principal } from "../model/types.js";

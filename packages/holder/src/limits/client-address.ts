@@ -1,5 +1,5 @@
 /**
- * Who is asking: the client address a rate limit is keyed on (issue #14, shared limits).
+ * Who is asking: the client address a rate limit is keyed on (shared limits).
  *
  * The TCP peer is the client unless the peer is a configured trusted proxy (`--trust-proxy`
  * CIDRs). Only then are `Forwarded` (RFC 7239) or `X-Forwarded-For` read, right to left, skipping

@@ -1,5 +1,5 @@
 /**
- * Shared limits (issue #14 item 1, issue #16 items 2 and 3): who is asking (client-address.ts)
+ * Shared limits: who is asking (client-address.ts)
  * and how often they may (shared-limiter.ts), counted in the holder's database so that every
  * process on it agrees.
  */

@@ -1,5 +1,5 @@
 /**
- * The holder's limit buckets and their defaults (issue #16 items 2 and 3, issue #14 item 1), and
+ * The holder's limit buckets and their defaults, and
  * the `bucket=points/seconds` form the CLI and the environment use to change them.
  */
 import type { LimitRule } from "./shared-limiter.js";

@@ -1,5 +1,5 @@
 /**
- * Rate limits that hold across processes (issue #14): rate-limiter-flexible's fixed-window
+ * Rate limits that hold across processes: rate-limiter-flexible's fixed-window
  * limiter, with its counters in the holder's own database (SQLite or PostgreSQL, through
  * `@doorbell/store`), so every `doorbell serve` on one database counts the same calls.
  *
@@ -108,7 +108,7 @@ class DatabaseRateLimiter extends StoreAbstract {
     // PostgreSQL: the count commits without waiting for the WAL flush (synchronous_commit off for
     // this one statement's transaction; the limiter never runs inside another). A database crash
     // can only forget a few counted calls, while one flush per MCP call was what the database
-    // waited on most in the soak (issue 14).
+    // waited on most in the soak.
     const query =
       this.store.dialect === "postgres"
         ? sql<StoredWindow>`with async as (select set_config('synchronous_commit', 'off', true) as setting)

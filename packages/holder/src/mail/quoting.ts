@@ -1,6 +1,6 @@
 /**
  * Text that someone other than the holder wrote (an assistant's client_name, an intent's
- * statement) goes into mails as quoted data only (issue #16 item 2): capped in length, control
+ * statement) goes into mails as quoted data only: capped in length, control
  * characters out, and defanged so that no mail client turns it into a link — `https://x.example`
  * becomes `https[:]//x[.]example`. The holder's own links are never passed through here.
  */

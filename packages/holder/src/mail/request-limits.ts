@@ -1,5 +1,5 @@
 /**
- * Issue #16 item 2: the holder is not a mail cannon. A mail that an unauthenticated party asks for
+ * The holder is not a mail cannon. A mail that an unauthenticated party asks for
  * (a sign-in link, a confirmation from a consent page) is sent only while three shared limits
  * allow it: per interaction (one sign-in, one consent link), per client address (IPv6 by /64) and
  * per recipient. They are checked in that order and the first refusal stops, so a flood from one

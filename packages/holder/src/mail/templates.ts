@@ -22,7 +22,7 @@ export interface MailCommon {
   statement: string;
   /** `${publicUrl}/manage/<token>`: see the matches and withdraw in one action. */
   manageUrl: string;
-  /** The language of the consent text the person agreed to (issue 17 item 8); English if not given. */
+  /** The language of the consent text the person agreed to; English if not given. */
   lang?: Lang;
 }
 
@@ -85,7 +85,7 @@ function renderText(blocks: readonly Block[]): string {
         parts.push(block.text);
         break;
       case "quote":
-        // Issue #16 item 2: quoted text is someone else's words: capped, never a link.
+        // Quoted text is someone else's words: capped, never a link.
         parts.push(
           quoteText(block.text)
             .split("\n")
@@ -159,7 +159,7 @@ function renderHtml(subject: string, blocks: readonly Block[], lang: Lang): stri
 }
 
 function render(subject: string, blocks: readonly Block[], lang: Lang = DEFAULT_LANG): RenderedMail {
-  // Issue #16 item 17: a mail about an intent (it has the manage footer) carries RFC 8058 one-click
+  // A mail about an intent (it has the manage footer) carries RFC 8058 one-click
   // List-Unsubscribe, which stops the intent's notifications (push §6 rule 3).
   const manage = blocks.find((block) => block.kind === "footer");
   return {

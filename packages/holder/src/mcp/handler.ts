@@ -112,7 +112,7 @@ export function createMcpHandler(
         ...(scope.limit === undefined ? {} : { limit: scope.limit }),
         ...(scope.observe === undefined ? {} : { observe: scope.observe }),
         ...(only === undefined ? {} : { only }),
-        // Issue #8: with a token verifier (OAuth on) the buyer tools also work without an intentCode.
+        // With a token verifier (OAuth on) the buyer tools also work without an intentCode.
         ...(options.authenticate === undefined ? {} : { signedIn: true }),
         ...(push === undefined
           ? {}

@@ -12,7 +12,7 @@ import { HolderError, type Principal } from "../model/types.js";
 export function principalFromAuth(authInfo: AuthInfo | undefined): Principal | undefined {
   const subject = authInfo?.extra?.subject;
   if (authInfo === undefined || typeof subject !== "string" || subject === "") return undefined;
-  // Issue #8: the token's scopes the holder knows travel with the principal; the services check them.
+  // The token's scopes the holder knows travel with the principal; the services check them.
   const scopes = authInfo.scopes.filter((scope) => (RESOURCE_SCOPES as readonly string[]).includes(scope));
   return { kind: "oauth", subject, clientId: authInfo.clientId, ...(scopes.length === 0 ? {} : { scopes }) };
 }

@@ -42,7 +42,7 @@ export interface SessionSubscriptions {
 export const newSessionSubscriptions = (): SessionSubscriptions => ({ own: new Map(), watched: new Set() });
 
 /**
- * A legacy session remembers at most this many subscriptions (issue 16 item 4: a session's memory
+ * A legacy session remembers at most this many subscriptions (a session's memory
  * is bounded). The oldest is forgotten first: the subscription goes on, only this session can no
  * longer read or watch it as a resource (a convenience, never the delivery).
  */

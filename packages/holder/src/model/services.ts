@@ -29,7 +29,7 @@ export interface IntentService {
   /** Consent-link rule 1: a draft, never matched or counted, expiring within 24 h. */
   publish(input: PublishInput): Promise<PublishResult>;
   /**
-   * Issue #8: publishes for a signed-in person (OAuth principal with intents:manage): active at
+   * Publishes for a signed-in person (OAuth principal with intents:manage): active at
    * once, their verified sign-in address as the (sealed) contact, no consent link.
    */
   publishSignedIn?(principal: Principal, input: PublishInput): Promise<Omit<PublishResult, "consentUrl">>;
@@ -46,7 +46,7 @@ export interface IntentService {
   update(principal: Principal, id: string, changes: IntentChanges): Promise<Intent>;
   /**
    * Renewing validUntil needs the person's fresh action: a signed-in assistant can only offer it,
-   * and the holder mails the person the manage page with that date (issue 16 item 12).
+   * and the holder mails the person the manage page with that date.
    */
   offerRenewal(principal: Principal, id: string, validUntil: string): Promise<RenewalOffer>;
   /** Takes effect immediately (binding: MUST). */

@@ -52,7 +52,7 @@ export interface IntentRow {
   /** The e-mail digest's watermark: the position (deliveredAt, match_seq) of the last match mailed. */
   mailed_at: number | null;
   mailed_seq: number | null;
-  /** When the last digest was sent (ms): a later match waits for the end of the window (issue 14). */
+  /** When the last digest was sent (ms): a later match waits for the end of the window. */
   digested_at: number | null;
   /** When a digest that waited is due (ms); null when none waits. The holder's minute timer mails it. */
   digest_due_at: number | null;

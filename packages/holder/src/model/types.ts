@@ -116,7 +116,7 @@ export type DemandSummary =
  */
 export type Principal =
   | { kind: "intent-code"; intentId: string }
-  /** `scopes`: what the token allows (issue #8: intents:read, intents:manage); absent = none. */
+  /** `scopes`: what the token allows (intents:read, intents:manage); absent = none. */
   | { kind: "oauth"; subject: string; clientId: string; scopes?: readonly string[] };
 
 export interface PublishInput {

@@ -1,5 +1,5 @@
 /**
- * One access-log line per request (issue #17), never with a code in clear: the consent, confirm,
+ * One access-log line per request, never with a code in clear: the consent, confirm,
  * manage and notifications links carry their token in the path, the sign-in link carries one too,
  * and OAuth redirects carry codes in the query. The path is logged with those parts replaced by
  * their names (`/manage/:token/withdraw`), and the query with its values dropped (`?code=*`).

@@ -1,4 +1,4 @@
-// Issue #17: metrics, the access log and the log format.
+// Metrics, the access log and the log format.
 export {
   type AccessLogger,
   classifyPath,

@@ -1,5 +1,5 @@
 /**
- * The holder's log lines (issue #17): JSON, one object per line, in production (for a log
+ * The holder's log lines: JSON, one object per line, in production (for a log
  * collector), and a readable line for a person at a terminal in development:
  *
  *   14:03:07.412 INFO  http      GET /consent/:token 200 3.1 ms

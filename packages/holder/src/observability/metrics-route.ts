@@ -1,5 +1,5 @@
 /**
- * GET /metrics in the Prometheus text format (issue #17). Off unless the operator turns it on.
+ * GET /metrics in the Prometheus text format. Off unless the operator turns it on.
  * With a token, a scrape needs `Authorization: Bearer <token>`; without one it is open, which the
  * holder allows only while both its listening address and its public URL are loopback
  * (`metricsExposureProblem`), so a public holder never shows it to everyone.

@@ -5,7 +5,7 @@ import type { HeadRow } from "../backend.js";
 /**
  * PostgreSQL: the head reads asked for in one event-loop turn go out as ONE statement.
  *
- * Profiling the delivery bench (issue 14 item 7) counted 0.35 head reads per delivered doorbell
+ * Profiling the delivery bench counted 0.35 head reads per delivered doorbell
  * while events were being enqueued: every enqueue commit wakes each leased subscription, and each
  * read its own head. Those statements cost more CPU in Node and in PostgreSQL than the deliveries
  * themselves. The workers woken by one commit ask in the same turn, so they now share one read.

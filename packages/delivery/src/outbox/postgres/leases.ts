@@ -11,7 +11,7 @@ import type { SubscriptionRow } from "../../schema.js";
  * Every enqueue transaction holds the rows of the subscriptions it appends to (it takes their
  * sequence numbers) until it commits. A claim or release that waited for those locks held a pooled
  * connection while waiting: with 64 subscriptions in flight the pool filled with waiters and
- * deliveries stalled behind bulk enqueues (issue 14: 0.2× the raw loop). Now both skip a locked
+ * deliveries stalled behind bulk enqueues (0.2× the raw loop). Now both skip a locked
  * row. A locked row means an enqueue is adding work to it, so the claim takes it on its next pass
  * and the release keeps the lease and drains again once the enqueue committed.
  */

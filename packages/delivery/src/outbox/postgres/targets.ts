@@ -15,7 +15,7 @@ const rememberedByEngine = new WeakMap<EngineContext, Remembered>();
  * Not read when every one was seen before: a subscription's channel and subscriber never change,
  * and the append statement itself drops the rows of an ended subscription and writes nothing
  * when one is gone (append.ts; it then calls `forgetTargets` and throws). The read only cost a round trip, waited for while the caller's
- * transaction is open (issue 14). Coalesced events still read: they add to the stored aggregate.
+ * transaction is open. Coalesced events still read: they add to the stored aggregate.
  */
 export async function rememberedTargets(
   ctx: EngineContext,
