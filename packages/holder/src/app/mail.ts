@@ -1,6 +1,6 @@
 /**
  * Where the holder's mail goes: an SMTP server when one is configured, else the local mailbox page
- * under an unguessable path (issue 16 item 1), which only a loopback holder may serve.
+ * under an unguessable path, which only a loopback holder may serve.
  */
 import type { Database, Sealer } from "@doorbell/store";
 import type { HolderConfig } from "../context.js";

@@ -40,12 +40,12 @@ export function createHolderMcp(
       clock: wiring.clock,
       log: wiring.log,
       ...(events === undefined ? {} : { events }),
-      // Issue #17: MCP calls by tool, outcome and latency on /metrics.
+      // MCP calls by tool, outcome and latency on /metrics.
       observeToolCall: wiring.metrics.observeToolCall,
-      // Issue #14: new sessions and tool calls per client, counted across processes (unless a
+      // New sessions and tool calls per client, counted across processes (unless a
       // caller turned the MCP limits off).
       ...(wiring.mcp?.toolRateLimit === false ? {} : { sharedLimit: namedSharedLimit(wiring.limits) }),
-      // Issue #8: the verified bearer token's AuthInfo (oauth/resource.ts), and the 401 challenge
+      // The verified bearer token's AuthInfo (oauth/resource.ts), and the 401 challenge
       // for a call that needs a signed-in person.
       ...(oauth === undefined
         ? {}

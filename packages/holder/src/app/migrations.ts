@@ -155,7 +155,7 @@ const derivedMatches: Migration = {
 };
 
 /**
- * Migration 4 (issue 14 item 4): the intents whose criteria took effect lately, found at the end of
+ * Migration 4: the intents whose criteria took effect lately, found at the end of
  * an import without reading every active intent (matching/service.ts, catchUpSince).
  */
 const recentlyMatching: Migration = {
@@ -171,7 +171,7 @@ const recentlyMatching: Migration = {
 };
 
 /**
- * Migration 5 (issue 14, the digest window): at most one digest per intent per window. A match
+ * Migration 5 (the digest window): at most one digest per intent per window. A match
  * within the window marks the intent due; the minute timer finds the due ones through the index.
  * Existing intents have never been mailed under the window, so their next digest goes at once.
  */

@@ -10,16 +10,16 @@ export interface HolderSummary {
   keys: LoadedKeyring["source"];
   keyFile?: string;
   mail: string;
-  /** Issue #16 item 1: the dev mailbox's unguessable address (printed in the start-up summary). */
+  /** The dev mailbox's unguessable address (printed in the start-up summary). */
   mailboxUrl?: string;
   demo: { imported: number; skipped: boolean } | undefined;
   activeIntents: number;
   /** Where doorbells may go (see `CreateHolderOptions.webhookPolicy`). */
   webhookPolicy: "production" | "development";
-  /** Signed-in buyers (issue #8): the built-in authorization server, an external issuer, or none. */
+  /** Signed-in buyers: the built-in authorization server, an external issuer, or none. */
   oauth: "built-in" | "external" | "off";
-  /** Where /check fetches key pages from (issue #18); empty: visitors give them. */
+  /** Where /check fetches key pages from; empty: visitors give them. */
   checkTrustedOrigins: readonly string[];
-  /** At most one match digest per intent in this long (issue #14); 0: every import's at once. */
+  /** At most one match digest per intent in this long; 0: every import's at once. */
   digestWindowMs: number;
 }

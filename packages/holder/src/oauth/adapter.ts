@@ -35,7 +35,7 @@ export interface AdapterDeps {
   /** Epoch milliseconds; must be the provider's clock (real time). */
   now?: () => number;
   /**
-   * Issue #16 item 3: a registered client ends after this many seconds unless a person allows it
+   * A registered client ends after this many seconds unless a person allows it
    * (its first grant keeps it). Default: kept.
    */
   unusedClientTtlSeconds?: number;

@@ -1,5 +1,5 @@
 /**
- * What a client may register or describe (issue #16 items 2 and 3), applied by oidc-provider to
+ * What a client may register or describe, applied by oidc-provider to
  * every client it loads: registered ones (RFC 7591), stored ones and client ID metadata documents.
  *
  *  - redirect URIs are https, or http on a loopback address (MCP authorization; OAuth 2.1 §8.4.2):

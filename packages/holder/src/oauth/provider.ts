@@ -75,16 +75,16 @@ export async function createAuthorizationServer(
       ...(options.clientMetadata === undefined ? {} : { clientMetadata: options.clientMetadata }),
       unusedClientTtlSeconds: ttl.unusedClient ?? 24 * 3600,
     }),
-    // Issue #16 item 3: the validator runs for every client the provider loads (registered, stored,
+    // The validator runs for every client the provider loads (registered, stored,
     // client ID metadata documents); listing one recognised property is what makes it run.
     extraClientMetadata: {
       properties: ["client_name"],
       validator: (_ctx: unknown, _key: string, _value: unknown, metadata: Record<string, unknown>) =>
         checkClientMetadata(metadata),
     },
-    // Issue #16 item 3: errors in the holder's layout and headers, no third-party request.
+    // Errors in the holder's layout and headers, no third-party request.
     renderError: oauthErrorPage(options.holderName ?? "Doorbell intent holder"),
-    // Issue #13 item 5: client ID metadata documents are the preferred registration; DCR stays
+    // Client ID metadata documents are the preferred registration; DCR stays
     // (deprecated by MCP 2026-07-28).
     discovery: { client_id_metadata_document_supported: true },
     clients: [],

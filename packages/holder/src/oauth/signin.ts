@@ -56,7 +56,7 @@ export async function sendSignInLink(
     })
     .execute();
   const url = signInLinkUrl(ctx.config.publicUrl, uid, token);
-  // Issue #16 item 2: the client's name is its own words: one short line, quoted, never a link.
+  // The client's name is its own words: one short line, quoted, never a link.
   const quotedName = quoteName(clientName);
   const words = mailWordsFor(lang).signIn;
   const text = [

@@ -15,7 +15,7 @@ export async function consentChoices(push: Push, intentId: string): Promise<Noti
 /**
  * Records the ticked choices. A ticked subscription was made on the draft, with the draft's lease
  * (at most 24 hours); the confirmation link lasts longer, so its lease now runs until that link
- * expires: the choice survives until confirmation (push rule 3, issue 16 item 10).
+ * expires: the choice survives until confirmation (push rule 3).
  */
 export async function chooseOnConsent(
   push: Push,

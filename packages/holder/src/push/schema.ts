@@ -29,7 +29,7 @@ export interface PushRow {
 }
 
 /**
- * Issue 14 item 4: how far one subscription's `intent.matches.delivered` doorbells have counted —
+ * How far one subscription's `intent.matches.delivered` doorbells have counted —
  * the last match counted (its deliveredAt and match_seq), for the criteria that took effect at
  * `since` (the intent's matching_since then). Every path that rings for matches counts the matches
  * after it and moves it, so a match is counted once whichever process or path sees it first.

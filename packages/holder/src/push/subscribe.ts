@@ -113,7 +113,7 @@ export async function subscribe(
     }
     // §6 rule 3, §4.1: the person's approval holds for this url until the intent ends or they take
     // it back, so a subscription that ran out (lease-expired, delivery-failed) is made again without
-    // asking (issue 16 item 11).
+    // asking.
     const approvedBefore = !test && status === "active" && (await approvedUrl(push, trx, intentId, hashes));
     const approval: Approval = test
       ? "not-required"

@@ -25,7 +25,7 @@ export function decisionRoutes(kit: SignInKit, deps: OAuthPagesDeps): Hono {
     if (interaction.prompt.name !== "consent" || accountId === undefined) {
       return message(c, 409, "signInFirstTitle", "signInFirst");
     }
-    // Any language's current text will do: each has its own version (issue 17 item 8).
+    // Any language's current text will do: each has its own version.
     const agreed = consentTextByVersion(config, fields.consentVersion);
     if (agreed === undefined) {
       return message(c, 409, "consentChangedTitle", "consentChanged");

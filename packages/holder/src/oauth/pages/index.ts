@@ -1,5 +1,5 @@
 /**
- * Sign-in and consent for assistants that sign the person in (OAuth, issue #8): the holder's own
+ * Sign-in and consent for assistants that sign the person in (OAuth): the holder's own
  * pages for oidc-provider's interactions.
  *
  *   GET  /signin/:uid                  e-mail form (who is signing in), or the consent page

@@ -149,7 +149,7 @@ export function createSignInKit(deps: OAuthPagesDeps): SignInKit {
       redirectHost = url.host === "" ? url.protocol : url.host;
     } catch {}
     const name = client?.clientName ?? clientId;
-    // Issue #16 item 2: whatever a client calls itself is shown short.
+    // Whatever a client calls itself is shown short.
     return {
       name: name.length > MAX_NAME_CHARS ? `${name.slice(0, MAX_NAME_CHARS - 1)}…` : name,
       redirectHost,

@@ -74,7 +74,7 @@ export function signInRoutes(kit: SignInKit, deps: OAuthPagesDeps): Hono {
     if (fields instanceof Response) return fields;
     const client = await clientOf(interaction);
     if (deps.limits !== undefined) {
-      // Issue #16 item 2: a sign-in link is a mail anyone may ask for.
+      // A sign-in link is a mail anyone may ask for.
       const verdict = await allowRequestedMail(deps.limits, {
         recipient: fields.email ?? "",
         clientKey: deps.limits.clientKey(peerAddress(c.env), c.req.raw.headers),

@@ -101,7 +101,7 @@ export const ConsentPage: FC<{
         <strong>{props.clientName}</strong>
         {t.asks.after}
       </p>
-      {/* Issue 17 item 8: what the assistant will learn, and from which host it works, first. */}
+      {/* What the assistant will learn, and from which host it works, first. */}
       <dl class="facts">
         <dt>{t.hostTitle}</dt>
         <dd>

@@ -1,5 +1,5 @@
 /**
- * The public agreement checker (agent-agreement/1, issue #7): anyone pastes or uploads a record
+ * The public agreement checker (agent-agreement/1): anyone pastes or uploads a record
  * and reads which result it gives, with the reason in plain words. No sign-in, no state: nothing
  * is stored. Trust is configuration (issue 17): no key page host is trusted unless the operator
  * names it (`options.trustedOrigins`, fetched through the SSRF-safe fetch of

@@ -7,7 +7,7 @@ import { messagesFor } from "../../i18n/messages/index.js";
 import type { MailboxEntry } from "../../mail/local-mailbox.js";
 import { DEFAULT_LANG, type Lang } from "../../model/languages.js";
 
-/** `base`: the mailbox page's own path (unguessable under `doorbell serve`, issue #16 item 1). */
+/** `base`: the mailbox page's own path (unguessable under `doorbell serve`). */
 export const MailboxListPage: FC<{
   holderName: string;
   entries: readonly MailboxEntry[];
