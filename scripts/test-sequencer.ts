@@ -10,12 +10,12 @@
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 export const SLOW_FIRST = [
-  "packages/holder/test/mcp-fuzz-tool-inputs.test.ts",
+  "packages/holder/test/mcp/mcp-fuzz-tool-inputs.test.ts",
   "packages/cli/test/pack-and-install.test.ts",
   "packages/cli/test/scale-out-three-processes.test.ts",
   "packages/cli/test/events-across-processes.test.ts",
   "packages/delivery/test/crash-sigkill.test.ts",
-  "packages/holder/test/mcp-session-5000-calls-no-listener-leak.test.ts",
+  "packages/holder/test/mcp/mcp-session-5000-calls-no-listener-leak.test.ts",
 ];
 
 const rank = (spec: TestSpecification): number => {

@@ -50,7 +50,7 @@ import {
   registerClient,
   SCOPE,
   tokenRequest,
-} from "../../holder/test/oauth-harness.js";
+} from "../../holder/test/support/oauth-harness.js";
 import { MemoryEventStore } from "../../mcp-events/test/interop-harness.js";
 import {
   Browser,
@@ -305,7 +305,7 @@ async function publishAndConfirm(stage: Stage, agent: Client, model: string, ema
 
 /**
  * The person signs an assistant in through the built-in authorization server, as
- * `personAllowsByForms` does (holder/test/oauth-harness.ts), the sign-in link read from the real
+ * `personAllowsByForms` does (holder/test/support/oauth-harness.ts), the sign-in link read from the real
  * SMTP server; the access token for `<origin>/mcp`.
  */
 async function signIn(stage: Stage, email: string): Promise<string> {

@@ -17,7 +17,7 @@ import path from "node:path";
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromiumSuite, launchChromium, navigates } from "../../holder/test/chromium.js";
+import { chromiumSuite, launchChromium, navigates } from "../../holder/test/support/chromium.js";
 import { freePort, doorbell as spawnDoorbell } from "./cluster-harness.js";
 
 /** One `doorbell …` process from the sources (the shared harness), its seal keys its own. */

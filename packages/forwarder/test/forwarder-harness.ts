@@ -1,6 +1,6 @@
 /**
  * The forwarder's tests: a forwarder on a test engine's database served on loopback, an agent's
- * doorbell endpoint (the holder's push tests' one, ../../holder/test/push-endpoint.ts), a relay
+ * doorbell endpoint (the holder's push tests' one, ../../holder/test/support/push-endpoint.ts), a relay
  * made the way subscribe makes one, and holder-side doorbells signed with `createStandardSigner`
  * the way a holder signs.
  */
@@ -12,7 +12,7 @@ import { generateKeyEntry, Keyring } from "@doorbell/store";
 import type { EngineFixture } from "@doorbell/store/testing";
 import { createStandardSigner, developmentPolicy, generateSecret } from "@doorbell/webhooks";
 import { pino } from "pino";
-import type { AgentEndpoint } from "../../holder/test/push-endpoint.js";
+import type { AgentEndpoint } from "../../holder/test/support/push-endpoint.js";
 import { relayPathFor } from "../src/codes.js";
 import { deliveryDb, type ForwarderDb } from "../src/context.js";
 import { type CreateForwarderOptions, createForwarder, type Forwarder } from "../src/forwarder.js";
@@ -21,7 +21,7 @@ import { insertRelay, recordHolderSide } from "../src/relays.js";
 
 export const keyring = new Keyring([generateKeyEntry()]);
 
-export { type AgentEndpoint, startAgentEndpoint } from "../../holder/test/push-endpoint.js";
+export { type AgentEndpoint, startAgentEndpoint } from "../../holder/test/support/push-endpoint.js";
 
 /** A forwarder on the engine's database, listening on loopback, doorbells allowed to loopback. */
 export async function startForwarder(
