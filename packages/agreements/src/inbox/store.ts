@@ -113,36 +113,56 @@ const TABLES_OF_AN_INBOX = [
 /** The store on a migrated database (run `migrate(handle, [agreementsInboxMigrations])` first). */
 export function createSqlInboxStore<DB>(handle: Database<DB>): InboxStore {
   const h = asTables<InboxTables>(handle);
-  const db = h.db;
-  const toMessage = (row: InboxTables["agreements_messages"]): StoredMessage => ({
-    ...row,
-    direction: row.direction as StoredMessage["direction"],
-    result: row.result as StoredMessage["result"],
-    at: Number(row.at),
-  });
-  const toPending = (row: InboxTables["agreements_pending"]): PendingAnswer => ({
-    inbox: row.inbox,
-    id: row.id,
-    thread: row.thread,
-    channel: row.channel as Channel,
-    draft: JSON.parse(row.draft),
-    reasons: JSON.parse(row.reasons) as string[],
-    createdAt: Number(row.created_at),
-  });
-  const toBinding = (row: InboxTables["agreements_a2a_tasks"]): TaskBinding => ({
-    inbox: row.inbox,
-    thread: row.thread,
-    role: row.role as TaskBinding["role"],
-    taskId: row.task_id,
-    endpoint: row.endpoint,
-  });
-  const deleteInbox = async (address: string) => {
-    await h.transaction(async (trx) => {
-      for (const table of TABLES_OF_AN_INBOX)
-        await trx.deleteFrom(table).where("inbox", "=", address).execute();
-      await trx.deleteFrom("agreements_inboxes").where("address", "=", address).execute();
-    });
+  return {
+    ...inboxMethods(h),
+    ...messageMethods(h.db),
+    ...pendingMethods(h),
+    ...recordAndTaskMethods(h.db),
   };
+}
+
+type InboxDatabase = Database<InboxTables>;
+type InboxDb = InboxDatabase["db"];
+
+const toMessage = (row: InboxTables["agreements_messages"]): StoredMessage => ({
+  ...row,
+  direction: row.direction as StoredMessage["direction"],
+  result: row.result as StoredMessage["result"],
+  at: Number(row.at),
+});
+
+const toPending = (row: InboxTables["agreements_pending"]): PendingAnswer => ({
+  inbox: row.inbox,
+  id: row.id,
+  thread: row.thread,
+  channel: row.channel as Channel,
+  draft: JSON.parse(row.draft),
+  reasons: JSON.parse(row.reasons) as string[],
+  createdAt: Number(row.created_at),
+});
+
+const toBinding = (row: InboxTables["agreements_a2a_tasks"]): TaskBinding => ({
+  inbox: row.inbox,
+  thread: row.thread,
+  role: row.role as TaskBinding["role"],
+  taskId: row.task_id,
+  endpoint: row.endpoint,
+});
+
+/** Deletes an inbox and every row it kept, in one transaction. */
+async function deleteInboxRows(h: InboxDatabase, address: string): Promise<void> {
+  await h.transaction(async (trx) => {
+    for (const table of TABLES_OF_AN_INBOX)
+      await trx.deleteFrom(table).where("inbox", "=", address).execute();
+    await trx.deleteFrom("agreements_inboxes").where("address", "=", address).execute();
+  });
+}
+
+/** The inboxes themselves, and the receiver's memory of message ids and nonces. */
+function inboxMethods(
+  h: InboxDatabase,
+): Pick<InboxStore, "createInbox" | "getInbox" | "deleteInbox" | "deleteExpired" | "receiverState"> {
+  const db = h.db;
   return {
     async createInbox(row) {
       await db
@@ -169,7 +189,7 @@ export function createSqlInboxStore<DB>(handle: Database<DB>): InboxStore {
         createdAt: Number(row.created_at),
       };
     },
-    deleteInbox: (address) => deleteInbox(address.toLowerCase()),
+    deleteInbox: (address) => deleteInboxRows(h, address.toLowerCase()),
     async deleteExpired(now) {
       const rows = await db
         .selectFrom("agreements_inboxes")
@@ -177,7 +197,7 @@ export function createSqlInboxStore<DB>(handle: Database<DB>): InboxStore {
         .where("expires_at", "is not", null)
         .where("expires_at", "<=", now)
         .execute();
-      for (const row of rows) await deleteInbox(row.address);
+      for (const row of rows) await deleteInboxRows(h, row.address);
       return rows.map((r) => r.address);
     },
     receiverState(inbox) {
@@ -201,6 +221,14 @@ export function createSqlInboxStore<DB>(handle: Database<DB>): InboxStore {
         },
       };
     },
+  };
+}
+
+/** Every message of every thread, and each thread's state. */
+function messageMethods(
+  db: InboxDb,
+): Pick<InboxStore, "saveMessage" | "message" | "thread" | "setThreadState" | "threadState"> {
+  return {
     async saveMessage(m) {
       await db
         .insertInto("agreements_messages")
@@ -256,6 +284,13 @@ export function createSqlInboxStore<DB>(handle: Database<DB>): InboxStore {
         ? undefined
         : { state: row.state as ThreadState, channel: row.channel as Channel };
     },
+  };
+}
+
+/** The answers waiting for the owner. */
+function pendingMethods(h: InboxDatabase): Pick<InboxStore, "addPending" | "pending" | "takePending"> {
+  const db = h.db;
+  return {
     async addPending(p) {
       await db
         .insertInto("agreements_pending")
@@ -292,6 +327,14 @@ export function createSqlInboxStore<DB>(handle: Database<DB>): InboxStore {
         return toPending(row);
       });
     },
+  };
+}
+
+/** Each thread's agreement record and the A2A task that carries it. */
+function recordAndTaskMethods(
+  db: InboxDb,
+): Pick<InboxStore, "saveRecord" | "record" | "bindTask" | "taskBinding" | "clientTasks"> {
+  return {
     async saveRecord(inbox, thread, record) {
       await db
         .insertInto("agreements_records")

@@ -1,5 +1,5 @@
 /**
- * `doorbell listen` (issue #17), like `stripe listen` and the Svix CLI: a doorbell endpoint on this
+ * `doorbell listen`, like `stripe listen` and the Svix CLI: a doorbell endpoint on this
  * machine for debugging. For every request it prints the headers, the verification result and the
  * body; it answers endpoint challenges itself (once their signature verifies), and with
  * `--forward-to` it passes each verified doorbell, byte for byte and with its signature headers,
@@ -56,11 +56,85 @@ const FORWARD_TIMEOUT_MS = 10_000;
 /** Headers never copied when forwarding: they describe this hop, not the doorbell. */
 const HOP_HEADERS = new Set(["host", "connection", "content-length", "transfer-encoding", "keep-alive"]);
 
+/** What the flags ask for, checked once before anything listens. */
+interface ListenConfig {
+  scheme: "standard" | "mcp";
+  secrets: string[];
+  publicKeys: string[];
+  tolerance: number | undefined;
+  forwardTo: string | undefined;
+  where: { host: string; port: number };
+}
+
+/** What every request needs: the checked flags, the verifier and the webhook-ids seen so far. */
+interface ListenContext {
+  io: Io;
+  scheme: ListenConfig["scheme"];
+  forwardTo: string | undefined;
+  verify: (headers: Headers, body: Uint8Array) => string;
+  seen: Map<string, number>;
+}
+
+interface ListenAnswer {
+  status: number;
+  body: string;
+  headers?: Record<string, string>;
+}
+
 export async function listenCommand(
   args: readonly string[],
   io: Io,
   control: ListenControl = {},
 ): Promise<number> {
+  const config = readListenConfig(args, io);
+  const context: ListenContext = {
+    io,
+    scheme: config.scheme,
+    forwardTo: config.forwardTo,
+    verify: createVerify(config, io),
+    seen: new Map(),
+  };
+  let count = 0;
+
+  const server = http.createServer((req, res) => {
+    const number = ++count;
+    handleRequest(context, req, number)
+      .then(({ status, body, headers }) => {
+        res.writeHead(status, { "content-type": "application/json", ...headers }).end(body);
+      })
+      .catch((error: unknown) => {
+        io.stderr(
+          `${forTerminal(`doorbell listen: request #${number} failed: ${(error as Error).message}`)}\n`,
+        );
+        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+        res.end('{"error":"ERR_LISTEN_FAILED"}');
+      });
+  });
+
+  const { where, scheme, forwardTo } = config;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(where.port, where.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
+  io.stdout(
+    `Listening for doorbells on ${url}/ (any path), ${scheme === "mcp" ? "X-MCP" : "Standard Webhooks"} signatures` +
+      `${forwardTo === undefined ? "" : `; verified doorbells go on to ${forwardTo}`}. Ctrl+C stops.\n\n`,
+  );
+  control.onListening?.(url);
+  try {
+    await untilStopped(io, control.until);
+  } finally {
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+  return 0;
+}
+
+function readListenConfig(args: readonly string[], io: Io): ListenConfig {
   const values = parseFlags(args, options);
   const scheme = values.scheme ?? "standard";
   if (scheme !== "standard" && scheme !== "mcp") {
@@ -86,133 +160,99 @@ export async function listenCommand(
   }
   const forwardTo = values["forward-to"] === undefined ? undefined : forwardUrl(values["forward-to"]);
   const where = parseListen(values.listen ?? "127.0.0.1:8787");
+  return { scheme, secrets, publicKeys, tolerance, forwardTo, where };
+}
+
+/** The scheme's verifier, returning the line printed for a doorbell that verifies. */
+function createVerify(config: ListenConfig, io: Io): ListenContext["verify"] {
+  const { secrets, publicKeys, tolerance } = config;
   const common = { clock: io.now, ...(tolerance === undefined ? {} : { toleranceSeconds: tolerance }) };
-  const verify =
-    scheme === "mcp"
-      ? (() => {
-          const verifier = createMcpVerifier({ secrets, ...common });
-          return (headers: Headers, body: Uint8Array) => {
-            const ok = verifier.verify(headers, body);
-            return `X-MCP-Signature verified for subscription ${ok.subscriptionId}, ${age(ok.timestamp, io.now)}`;
-          };
-        })()
-      : (() => {
-          const verifier = createStandardVerifier({ secrets, publicKeys, ...common });
-          return (headers: Headers, body: Uint8Array) => {
-            const ok = verifier.verify(headers, body);
-            return `${ok.version} signature verified for webhook-id ${ok.id}, ${age(ok.timestamp, io.now)}`;
-          };
-        })();
-  const seen = new Map<string, number>();
-  let count = 0;
-
-  const server = http.createServer((req, res) => {
-    const number = ++count;
-    handle(req, number)
-      .then(({ status, body, headers }) => {
-        res.writeHead(status, { "content-type": "application/json", ...headers }).end(body);
-      })
-      .catch((error: unknown) => {
-        io.stderr(
-          `${forTerminal(`doorbell listen: request #${number} failed: ${(error as Error).message}`)}\n`,
-        );
-        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
-        res.end('{"error":"ERR_LISTEN_FAILED"}');
-      });
-  });
-
-  async function handle(
-    req: http.IncomingMessage,
-    number: number,
-  ): Promise<{ status: number; body: string; headers?: Record<string, string> }> {
-    const { body, tooLarge } = await readBody(req);
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) {
-      for (const item of Array.isArray(value) ? value : value === undefined ? [] : [value])
-        headers.append(name, item);
-    }
-    const lines = [
-      `── #${number} ${new Date(io.now()).toISOString()} ${req.method ?? "?"} ${req.url ?? "/"} (${body.length}${tooLarge ? "+" : ""} bytes)`,
-      ...headerLines(headers),
-    ];
-    // Everything printed carries the sender's bytes (path, headers, body): shown, never obeyed.
-    const print = (more: string[]) => io.stdout(`${forTerminal([...lines, ...more].join("\n"))}\n\n`);
-    if (req.method !== "POST") {
-      print(["refused: doorbells come with POST (405)"]);
-      return {
-        status: 405,
-        body: refusal("ERR_WEBHOOK_METHOD", "webhooks are delivered with POST"),
-        headers: { allow: "POST" },
-      };
-    }
-    if (tooLarge) {
-      print([`refused: the body is larger than ${MAX_BODY_BYTES} bytes (413)`]);
-      return { status: 413, body: refusal("ERR_WEBHOOK_BODY_TOO_LARGE", "the body is too large") };
-    }
-    let verdict: string;
-    try {
-      verdict = verify(headers, body);
-    } catch (error) {
-      if (!isWebhookError(error)) throw error;
-      print([
-        `refused: ${error.message} (${error.code})`,
-        ...error.details.map((d) => `  - ${d}`),
-        ...schemeHints(scheme, headers),
-        "",
-        shownBody(body),
-      ]);
-      return { status: 401, body: refusal(error.code, error.message) };
-    }
-    const id = headers.get("webhook-id") ?? headers.get("x-mcp-subscription-id") ?? "";
-    const before = seen.get(id);
-    seen.set(id, io.now());
-    const repeat =
-      before === undefined
-        ? []
-        : [
-            `note: this webhook-id came before, ${Math.round((io.now() - before) / 1000)} s ago (a retry or a replay)`,
-          ];
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
-    } catch {
-      print([`ok: ${verdict}`, "refused: the body is not UTF-8 JSON (400)", "", shownBody(body)]);
-      return { status: 400, body: refusal("ERR_WEBHOOK_INVALID_BODY", "the body is not UTF-8 JSON") };
-    }
-    const challenge: ChallengeRequest | undefined = readChallenge(parsed);
-    if (challenge !== undefined) {
-      print([`ok: ${verdict}`, ...repeat, `challenge: answered (${challenge.kind})`, "", shownBody(body)]);
-      return { status: 200, body: JSON.stringify({ challenge: challenge.challenge }) };
-    }
-    if (forwardTo === undefined) {
-      print([`ok: ${verdict}`, ...repeat, "", shownBody(body)]);
-      return { status: 200, body: JSON.stringify({ status: "received" }) };
-    }
-    const forwarded = await forward(forwardTo, headers, body);
-    print([`ok: ${verdict}`, ...repeat, `forwarded to ${forwardTo}: ${forwarded.line}`, "", shownBody(body)]);
-    return { status: forwarded.status, body: forwarded.body };
+  if (config.scheme === "mcp") {
+    const verifier = createMcpVerifier({ secrets, ...common });
+    return (headers, body) => {
+      const ok = verifier.verify(headers, body);
+      return `X-MCP-Signature verified for subscription ${ok.subscriptionId}, ${age(ok.timestamp, io.now)}`;
+    };
   }
+  const verifier = createStandardVerifier({ secrets, publicKeys, ...common });
+  return (headers, body) => {
+    const ok = verifier.verify(headers, body);
+    return `${ok.version} signature verified for webhook-id ${ok.id}, ${age(ok.timestamp, io.now)}`;
+  };
+}
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(where.port, where.host, () => resolve());
-  });
-  const address = server.address() as AddressInfo;
-  const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
-  io.stdout(
-    `Listening for doorbells on ${url}/ (any path), ${scheme === "mcp" ? "X-MCP" : "Standard Webhooks"} signatures` +
-      `${forwardTo === undefined ? "" : `; verified doorbells go on to ${forwardTo}`}. Ctrl+C stops.\n\n`,
-  );
-  control.onListening?.(url);
+async function handleRequest(
+  context: ListenContext,
+  req: http.IncomingMessage,
+  number: number,
+): Promise<ListenAnswer> {
+  const { io, verify, scheme, forwardTo, seen } = context;
+  const { body, tooLarge } = await readBody(req);
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    for (const item of Array.isArray(value) ? value : value === undefined ? [] : [value])
+      headers.append(name, item);
+  }
+  const lines = [
+    `── #${number} ${new Date(io.now()).toISOString()} ${req.method ?? "?"} ${req.url ?? "/"} (${body.length}${tooLarge ? "+" : ""} bytes)`,
+    ...headerLines(headers),
+  ];
+  // Everything printed carries the sender's bytes (path, headers, body): shown, never obeyed.
+  const print = (more: string[]) => io.stdout(`${forTerminal([...lines, ...more].join("\n"))}\n\n`);
+  if (req.method !== "POST") {
+    print(["refused: doorbells come with POST (405)"]);
+    return {
+      status: 405,
+      body: refusal("ERR_WEBHOOK_METHOD", "webhooks are delivered with POST"),
+      headers: { allow: "POST" },
+    };
+  }
+  if (tooLarge) {
+    print([`refused: the body is larger than ${MAX_BODY_BYTES} bytes (413)`]);
+    return { status: 413, body: refusal("ERR_WEBHOOK_BODY_TOO_LARGE", "the body is too large") };
+  }
+  let verdict: string;
   try {
-    await untilStopped(io, control.until);
-  } finally {
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+    verdict = verify(headers, body);
+  } catch (error) {
+    if (!isWebhookError(error)) throw error;
+    print([
+      `refused: ${error.message} (${error.code})`,
+      ...error.details.map((d) => `  - ${d}`),
+      ...schemeHints(scheme, headers),
+      "",
+      shownBody(body),
+    ]);
+    return { status: 401, body: refusal(error.code, error.message) };
   }
-  return 0;
+  const id = headers.get("webhook-id") ?? headers.get("x-mcp-subscription-id") ?? "";
+  const before = seen.get(id);
+  seen.set(id, io.now());
+  const repeat =
+    before === undefined
+      ? []
+      : [
+          `note: this webhook-id came before, ${Math.round((io.now() - before) / 1000)} s ago (a retry or a replay)`,
+        ];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
+  } catch {
+    print([`ok: ${verdict}`, "refused: the body is not UTF-8 JSON (400)", "", shownBody(body)]);
+    return { status: 400, body: refusal("ERR_WEBHOOK_INVALID_BODY", "the body is not UTF-8 JSON") };
+  }
+  const challenge: ChallengeRequest | undefined = readChallenge(parsed);
+  if (challenge !== undefined) {
+    print([`ok: ${verdict}`, ...repeat, `challenge: answered (${challenge.kind})`, "", shownBody(body)]);
+    return { status: 200, body: JSON.stringify({ challenge: challenge.challenge }) };
+  }
+  if (forwardTo === undefined) {
+    print([`ok: ${verdict}`, ...repeat, "", shownBody(body)]);
+    return { status: 200, body: JSON.stringify({ status: "received" }) };
+  }
+  const forwarded = await forward(forwardTo, headers, body);
+  print([`ok: ${verdict}`, ...repeat, `forwarded to ${forwardTo}: ${forwarded.line}`, "", shownBody(body)]);
+  return { status: forwarded.status, body: forwarded.body };
 }
 
 async function forward(

@@ -112,12 +112,65 @@ const deliveriesIn = (db: Kysely<McpHandlerEventsTables>) => asTables<DeliveryTa
 const rowsIn = (db: Kysely<McpHandlerEventsTables>) => asTables<McpHandlerTables>(db);
 
 export function mcpHandlerEvents(options: McpHandlerEventsOptions): McpHandlerEvents {
+  const b = bindingOf(options);
+  const subscriptions = subscriptionStore(b);
+  const delivery: ExperimentalMcpWebhookDelivery = {
+    verifyEndpoint: (target, context) => verifyEndpoint(b, target, context),
+  };
+  const sweep = () => sweepStale(b);
+  const timer = setInterval(() => {
+    sweep().catch((error: unknown) => b.log.warn({ err: (error as Error).message }, "sweep failed"));
+  }, SWEEP_INTERVAL_MS);
+  timer.unref();
+
+  return {
+    events: options.events,
+    subscriptions,
+    delivery,
+    engine: b.engine,
+    register(server, registerOptions) {
+      experimental_registerMcpEvents(server, {
+        ...registerOptions,
+        events: options.events,
+        subscriptions,
+        delivery,
+      });
+    },
+    emit: (name, data, emitOptions) => emitEvent(b, name, data, emitOptions),
+    sweep,
+    async close() {
+      clearInterval(timer);
+      await b.worker?.stop();
+    },
+  };
+}
+
+/** What the subscription store, the delivery and emit share. */
+interface Binding {
+  readonly store: Database<McpHandlerEventsTables>;
+  readonly sealer: Sealer;
+  readonly policy: EgressPolicy;
+  readonly clock: () => number;
+  readonly log: Logger;
+  readonly reservationMs: number;
+  readonly maxPerPrincipal: number;
+  readonly verifyTimeoutMs: number;
+  readonly catalog: ReadonlyMap<string, ExperimentalMcpEventDefinition>;
+  readonly engine: DeliveryEngine;
+  readonly worker: Worker | undefined;
+  /**
+   * Verified callbacks waiting for their commit, per (key, secret): prepare, verifyEndpoint and
+   * upsert of one events/subscribe run in the same process, one after another.
+   */
+  readonly candidates: Map<string, { deliveryId: string; until: number }>;
+  /** Recent failed challenges per (principal, url): a callback that keeps failing is not contacted again. */
+  readonly failures: Map<string, { count: number; since: number }>;
+}
+
+function bindingOf(options: McpHandlerEventsOptions): Binding {
   const { store, sealer, policy } = options;
   const clock = options.clock ?? Date.now;
   const log = options.logger ?? pino({ level: "warn", redact: ["url", "secret"] });
-  const reservationMs = options.reservationMs ?? 2 * 60_000;
-  const maxPerPrincipal = options.maxSubscriptionsPerPrincipal ?? 100;
-  const catalog = new Map(options.events.map((event) => [event.name, event]));
   const engine = createDeliveryEngine({
     store: asTables<DeliveryTables>(store),
     sealer,
@@ -128,276 +181,286 @@ export function mcpHandlerEvents(options: McpHandlerEventsOptions): McpHandlerEv
   });
   const worker: Worker | undefined = options.worker === false ? undefined : engine.worker();
   worker?.start();
-  // Verified callbacks waiting for their commit, per (key, secret): prepare, verifyEndpoint and
-  // upsert of one events/subscribe run in the same process, one after another.
-  const candidates = new Map<string, { deliveryId: string; until: number }>();
-  const candidateKey = (id: string, secret: string) => digest(id, secret);
-  // Recent failed challenges per (principal, url): a callback that keeps failing is not contacted again.
-  const failures = new Map<string, { count: number; since: number }>();
-
-  const secretCheck = (id: string, secret: string) => sealer.seal(digest(secret), `mcp-handler.secret:${id}`);
-  const sameSecret = (row: McpHandlerSubscriptionRow, secret: string) => {
-    if (row.secret_check === null) return false;
-    try {
-      return sealer.openText(row.secret_check, `mcp-handler.secret:${row.id}`) === digest(secret);
-    } catch {
-      return false;
-    }
+  return {
+    store,
+    sealer,
+    policy,
+    clock,
+    log,
+    reservationMs: options.reservationMs ?? 2 * 60_000,
+    maxPerPrincipal: options.maxSubscriptionsPerPrincipal ?? 100,
+    verifyTimeoutMs: options.verifyTimeoutMs ?? 10_000,
+    catalog: new Map(options.events.map((event) => [event.name, event])),
+    engine,
+    worker,
+    candidates: new Map(),
+    failures: new Map(),
   };
-  const viewOf = (db: Kysely<McpHandlerEventsTables>, id: string) =>
-    engine.get(deliveriesIn(db), id).catch(() => undefined);
+}
 
-  const subscriptions: ExperimentalMcpSubscriptionStore = {
+const candidateKey = (id: string, secret: string) => digest(id, secret);
+
+function secretCheck(b: Binding, id: string, secret: string): string {
+  return b.sealer.seal(digest(secret), `mcp-handler.secret:${id}`);
+}
+
+function sameSecret(b: Binding, row: McpHandlerSubscriptionRow, secret: string): boolean {
+  if (row.secret_check === null) return false;
+  try {
+    return b.sealer.openText(row.secret_check, `mcp-handler.secret:${row.id}`) === digest(secret);
+  } catch {
+    return false;
+  }
+}
+
+function viewOf(b: Binding, db: Kysely<McpHandlerEventsTables>, id: string) {
+  return b.engine.get(deliveriesIn(db), id).catch(() => undefined);
+}
+
+function subscriptionStore(b: Binding): ExperimentalMcpSubscriptionStore {
+  return {
     async prepare(key) {
-      const now = clock();
-      const existing = await subscriptionRows.find(rowsIn(store.db), key.id);
+      const now = b.clock();
+      const existing = await subscriptionRows.find(rowsIn(b.store.db), key.id);
       // Admission before any network work; a refresh of a key already held is not a new one.
-      if (!existing && (await subscriptionRows.countFor(rowsIn(store.db), key.principal)) >= maxPerPrincipal)
+      if (
+        !existing &&
+        (await subscriptionRows.countFor(rowsIn(b.store.db), key.principal)) >= b.maxPerPrincipal
+      )
         throw new ProtocolError(-32013, "Too many subscriptions for this principal");
       const operation = `op_${randomUUID()}`;
       await subscriptionRows.reserve(
-        rowsIn(store.db),
+        rowsIn(b.store.db),
         { id: key.id, principal: key.principal, name: key.name, arguments: canonicalJson(key.arguments) },
         operation,
-        now + reservationMs,
+        now + b.reservationMs,
         now,
       );
       return operation;
     },
 
-    async upsert(subscription, _context, operationId) {
-      if (subscription.refreshBefore === null)
-        throw new McpHandlerEventsError(
-          "ERR_MCP_HANDLER_NO_EXPIRY",
-          "subscriptions without expiry are not supported: leave ttl.allowNoExpiry off",
-        );
-      const refreshBefore = Date.parse(subscription.refreshBefore);
-      const candidate = candidates.get(candidateKey(subscription.id, subscription.secret));
-      const state = await store.transaction(async (trx) => {
-        const now = clock();
-        const row = await subscriptionRows.claim(rowsIn(trx), subscription.id, operationId, now);
-        if (!row)
-          throw new McpHandlerEventsError(
-            "ERR_MCP_HANDLER_STALE_OPERATION",
-            "this subscribe was superseded, removed or took too long",
-          );
-        const current = row.delivery_id === null ? undefined : await viewOf(trx, row.delivery_id);
-        const lease = { expiresAt: refreshBefore, refreshBefore };
-        let view: SubscriptionView;
-        let fresh = false;
-        if (current && current.status !== "ended") {
-          // A refresh: new lease, suspended delivery resumed, the secret rotated only if it changed.
-          const rotated = !sameSecret(row, subscription.secret);
-          view = await engine.renew(deliveriesIn(trx), current.id, {
-            ...lease,
-            ...(rotated ? { secret: subscription.secret } : {}),
-          });
-        } else if (candidate && candidate.until > now) {
-          view = await engine.renew(deliveriesIn(trx), candidate.deliveryId, lease);
-          fresh = true;
-        } else {
-          // Verified by a cached consent: the engine challenges again before it delivers anything.
-          view = await engine.subscribe(deliveriesIn(trx), {
-            channel: CHANNEL,
-            url: subscription.url,
-            secret: subscription.secret,
-            ...lease,
-            requiresApproval: false,
-            subscriberId: subscription.id,
-          });
-          fresh = true;
-        }
-        const granted = await subscriptionRows.grant(rowsIn(trx), subscription.id, operationId, {
-          delivery_id: view.id,
-          secret_check: secretCheck(subscription.id, subscription.secret),
-          refresh_before: refreshBefore,
-          updated_at: now,
-        });
-        if (!granted)
-          throw new McpHandlerEventsError("ERR_MCP_HANDLER_STALE_OPERATION", "this subscribe was superseded");
-        return { state: subscriptionState(view, fresh && subscription.cursor !== null), deliveryId: view.id };
-      });
-      candidates.delete(candidateKey(subscription.id, subscription.secret));
-      // A rotation's challenge was sent by a candidate the live delivery did not need.
-      if (candidate && candidate.deliveryId !== state.deliveryId)
-        await engine
-          .end(deliveriesIn(store.db), candidate.deliveryId, "replaced", { notify: false })
-          .catch(() => undefined);
-      return state.state;
-    },
+    upsert: (subscription, _context, operationId) => upsertSubscription(b, subscription, operationId),
 
     async remove(key) {
-      const now = clock();
-      return store.transaction(async (trx) => {
+      const now = b.clock();
+      return b.store.transaction(async (trx) => {
         const row = await subscriptionRows.remove(rowsIn(trx), key.id);
         if (!row) return false;
         if (row.delivery_id !== null)
-          await engine
+          await b.engine
             .end(deliveriesIn(trx), row.delivery_id, "unsubscribed", { notify: false })
             .catch(() => undefined);
         return row.delivery_id !== null || row.operation_expires_at > now;
       });
     },
   };
+}
 
-  const delivery: ExperimentalMcpWebhookDelivery = {
-    async verifyEndpoint(target, context) {
-      const verdict = checkUrl(target.url, policy);
-      if (!verdict.ok) {
-        log.warn({ reason: verdict.reason }, "callback refused by the egress policy");
-        return { verified: false, reason: "connection_refused" };
-      }
-      // Consent already proven for this key and secret: a refresh sends no second challenge.
-      const existing = await subscriptionRows.find(rowsIn(store.db), target.id);
-      if (existing?.delivery_id && sameSecret(existing, target.secret)) {
-        const view = await viewOf(store.db, existing.delivery_id);
-        if (view?.verified && view.status !== "ended") return { verified: true };
-      }
-      const now = clock();
-      const endpoint = digest(target.principal, target.url);
-      const failed = failures.get(endpoint);
-      if (
-        failed &&
-        now - failed.since < FAILED_VERIFICATIONS.windowMs &&
-        failed.count >= FAILED_VERIFICATIONS.max
-      )
-        return { verified: false, reason: "challenge_failed" };
-      const candidate = await engine.subscribe(deliveriesIn(store.db), {
+/** Commits a verified subscribe: renews the live delivery, adopts the candidate, or subscribes anew. */
+async function upsertSubscription(
+  b: Binding,
+  subscription: Parameters<ExperimentalMcpSubscriptionStore["upsert"]>[0],
+  operationId: Parameters<ExperimentalMcpSubscriptionStore["upsert"]>[2],
+): Promise<ExperimentalMcpSubscriptionState> {
+  if (subscription.refreshBefore === null)
+    throw new McpHandlerEventsError(
+      "ERR_MCP_HANDLER_NO_EXPIRY",
+      "subscriptions without expiry are not supported: leave ttl.allowNoExpiry off",
+    );
+  const refreshBefore = Date.parse(subscription.refreshBefore);
+  const candidate = b.candidates.get(candidateKey(subscription.id, subscription.secret));
+  const state = await b.store.transaction(async (trx) => {
+    const now = b.clock();
+    const row = await subscriptionRows.claim(rowsIn(trx), subscription.id, operationId, now);
+    if (!row)
+      throw new McpHandlerEventsError(
+        "ERR_MCP_HANDLER_STALE_OPERATION",
+        "this subscribe was superseded, removed or took too long",
+      );
+    const current = row.delivery_id === null ? undefined : await viewOf(b, trx, row.delivery_id);
+    const lease = { expiresAt: refreshBefore, refreshBefore };
+    let view: SubscriptionView;
+    let fresh = false;
+    if (current && current.status !== "ended") {
+      // A refresh: new lease, suspended delivery resumed, the secret rotated only if it changed.
+      const rotated = !sameSecret(b, row, subscription.secret);
+      view = await b.engine.renew(deliveriesIn(trx), current.id, {
+        ...lease,
+        ...(rotated ? { secret: subscription.secret } : {}),
+      });
+    } else if (candidate && candidate.until > now) {
+      view = await b.engine.renew(deliveriesIn(trx), candidate.deliveryId, lease);
+      fresh = true;
+    } else {
+      // Verified by a cached consent: the engine challenges again before it delivers anything.
+      view = await b.engine.subscribe(deliveriesIn(trx), {
         channel: CHANNEL,
-        url: target.url,
-        secret: target.secret,
-        expiresAt: now + CANDIDATE_LEASE_MS,
-        refreshBefore: now + CANDIDATE_LEASE_MS,
+        url: subscription.url,
+        secret: subscription.secret,
+        ...lease,
         requiresApproval: false,
-        subscriberId: target.id,
+        subscriberId: subscription.id,
       });
-      const failure = await verification(candidate.id, context.signal);
-      if (failure !== undefined) {
-        await engine.end(deliveriesIn(store.db), candidate.id, "challenge_failed", { notify: false });
-        recordFailure(endpoint, now);
-        return { verified: false, reason: failure };
-      }
-      forgetLapsedCandidates(now);
-      candidates.set(candidateKey(target.id, target.secret), {
-        deliveryId: candidate.id,
-        until: now + CANDIDATE_LEASE_MS,
+      fresh = true;
+    }
+    const granted = await subscriptionRows.grant(rowsIn(trx), subscription.id, operationId, {
+      delivery_id: view.id,
+      secret_check: secretCheck(b, subscription.id, subscription.secret),
+      refresh_before: refreshBefore,
+      updated_at: now,
+    });
+    if (!granted)
+      throw new McpHandlerEventsError("ERR_MCP_HANDLER_STALE_OPERATION", "this subscribe was superseded");
+    return { state: subscriptionState(view, fresh && subscription.cursor !== null), deliveryId: view.id };
+  });
+  b.candidates.delete(candidateKey(subscription.id, subscription.secret));
+  // A rotation's challenge was sent by a candidate the live delivery did not need.
+  if (candidate && candidate.deliveryId !== state.deliveryId)
+    await b.engine
+      .end(deliveriesIn(b.store.db), candidate.deliveryId, "replaced", { notify: false })
+      .catch(() => undefined);
+  return state.state;
+}
+
+async function verifyEndpoint(
+  b: Binding,
+  target: Parameters<ExperimentalMcpWebhookDelivery["verifyEndpoint"]>[0],
+  context: Parameters<ExperimentalMcpWebhookDelivery["verifyEndpoint"]>[1],
+): ReturnType<ExperimentalMcpWebhookDelivery["verifyEndpoint"]> {
+  const verdict = checkUrl(target.url, b.policy);
+  if (!verdict.ok) {
+    b.log.warn({ reason: verdict.reason }, "callback refused by the egress policy");
+    return { verified: false, reason: "connection_refused" };
+  }
+  // Consent already proven for this key and secret: a refresh sends no second challenge.
+  const existing = await subscriptionRows.find(rowsIn(b.store.db), target.id);
+  if (existing?.delivery_id && sameSecret(b, existing, target.secret)) {
+    const view = await viewOf(b, b.store.db, existing.delivery_id);
+    if (view?.verified && view.status !== "ended") return { verified: true };
+  }
+  const now = b.clock();
+  const endpoint = digest(target.principal, target.url);
+  const failed = b.failures.get(endpoint);
+  if (
+    failed &&
+    now - failed.since < FAILED_VERIFICATIONS.windowMs &&
+    failed.count >= FAILED_VERIFICATIONS.max
+  )
+    return { verified: false, reason: "challenge_failed" };
+  const candidate = await b.engine.subscribe(deliveriesIn(b.store.db), {
+    channel: CHANNEL,
+    url: target.url,
+    secret: target.secret,
+    expiresAt: now + CANDIDATE_LEASE_MS,
+    refreshBefore: now + CANDIDATE_LEASE_MS,
+    requiresApproval: false,
+    subscriberId: target.id,
+  });
+  const failure = await verification(b, candidate.id, context.signal);
+  if (failure !== undefined) {
+    await b.engine.end(deliveriesIn(b.store.db), candidate.id, "challenge_failed", { notify: false });
+    recordFailure(b, endpoint, now);
+    return { verified: false, reason: failure };
+  }
+  forgetLapsedCandidates(b, now);
+  b.candidates.set(candidateKey(target.id, target.secret), {
+    deliveryId: candidate.id,
+    until: now + CANDIDATE_LEASE_MS,
+  });
+  return { verified: true };
+}
+
+function forgetLapsedCandidates(b: Binding, now: number): void {
+  for (const [key, value] of b.candidates) if (value.until <= now) b.candidates.delete(key);
+}
+
+function recordFailure(b: Binding, endpoint: string, now: number): void {
+  const previous = b.failures.get(endpoint);
+  const fresh = previous === undefined || now - previous.since >= FAILED_VERIFICATIONS.windowMs;
+  if (b.failures.size > 10_000) b.failures.clear();
+  b.failures.set(
+    endpoint,
+    fresh ? { count: 1, since: now } : { count: previous.count + 1, since: previous.since },
+  );
+}
+
+/** Undefined once the challenge passed; else why not, in the six categories. */
+async function verification(
+  b: Binding,
+  deliveryId: string,
+  signal: AbortSignal,
+): Promise<ExperimentalMcpWebhookFailure | undefined> {
+  const deadline = Date.now() + b.verifyTimeoutMs;
+  for (;;) {
+    if (!b.worker) await b.engine.runDue();
+    const view = await b.engine.get(deliveriesIn(b.store.db), deliveryId);
+    if (view.verified) return undefined;
+    if (view.status === "ended" || Date.now() >= deadline || signal.aborted) break;
+    await new Promise((resolveWait) => setTimeout(resolveWait, 20));
+  }
+  const attempts = (await showDelivery(deliveriesIn(b.store.db), deliveryId, 1)).attempts;
+  const category = attempts[0]?.category;
+  if (category === undefined) return "timeout";
+  return category.startsWith("http_") ? "challenge_failed" : failureReason(category);
+}
+
+async function emitEvent(
+  b: Binding,
+  name: string,
+  data: Record<string, unknown>,
+  emitOptions: EmitOptions = {},
+): Promise<number> {
+  const event = b.catalog.get(name);
+  if (!event) throw new McpHandlerEventsError("ERR_MCP_HANDLER_UNKNOWN_EVENT", `no event named "${name}"`);
+  const eventId = emitOptions.eventId ?? `evt_${randomUUID()}`;
+  const timestamp = emitOptions.timestamp ?? new Date(b.clock()).toISOString();
+  const targets: string[] = [];
+  for (const row of await subscriptionRows.live(rowsIn(b.store.db), name, b.clock())) {
+    const args = JSON.parse(row.arguments) as Record<string, unknown>;
+    if (emitOptions.matches && !emitOptions.matches(args)) continue;
+    try {
+      // Schema, expiry and the principal's current authorization, as mcp-handler checks them.
+      await experimental_validateMcpEventDelivery({
+        event,
+        subscription: {
+          principal: row.principal,
+          name: row.name,
+          arguments: args,
+          refreshBefore: new Date(row.refresh_before as number).toISOString(),
+        },
+        payload: data,
       });
-      return { verified: true };
-    },
-  };
-
-  function forgetLapsedCandidates(now: number): void {
-    for (const [key, value] of candidates) if (value.until <= now) candidates.delete(key);
-  }
-
-  function recordFailure(endpoint: string, now: number): void {
-    const previous = failures.get(endpoint);
-    const fresh = previous === undefined || now - previous.since >= FAILED_VERIFICATIONS.windowMs;
-    if (failures.size > 10_000) failures.clear();
-    failures.set(
-      endpoint,
-      fresh ? { count: 1, since: now } : { count: previous.count + 1, since: previous.since },
-    );
-  }
-
-  /** Undefined once the challenge passed; else why not, in the six categories. */
-  async function verification(
-    deliveryId: string,
-    signal: AbortSignal,
-  ): Promise<ExperimentalMcpWebhookFailure | undefined> {
-    const deadline = Date.now() + (options.verifyTimeoutMs ?? 10_000);
-    for (;;) {
-      if (!worker) await engine.runDue();
-      const view = await engine.get(deliveriesIn(store.db), deliveryId);
-      if (view.verified) return undefined;
-      if (view.status === "ended" || Date.now() >= deadline || signal.aborted) break;
-      await new Promise((resolveWait) => setTimeout(resolveWait, 20));
+    } catch (error) {
+      if (!(error instanceof ExperimentalMcpEventDeliveryError)) throw error;
+      b.log.warn({ event: name, code: error.code }, "event not delivered to a subscription");
+      continue;
     }
-    const attempts = (await showDelivery(deliveriesIn(store.db), deliveryId, 1)).attempts;
-    const category = attempts[0]?.category;
-    if (category === undefined) return "timeout";
-    return category.startsWith("http_") ? "challenge_failed" : failureReason(category);
+    targets.push(row.delivery_id as string);
   }
+  if (targets.length === 0) return 0;
+  await b.store.transaction((trx) =>
+    b.engine.enqueueMany(
+      deliveriesIn(trx),
+      targets.map((subscriptionId) => ({
+        subscriptionId,
+        event: { type: name, eventId, timestamp, data },
+      })),
+    ),
+  );
+  return targets.length;
+}
 
-  async function emit(name: string, data: Record<string, unknown>, emitOptions: EmitOptions = {}) {
-    const event = catalog.get(name);
-    if (!event) throw new McpHandlerEventsError("ERR_MCP_HANDLER_UNKNOWN_EVENT", `no event named "${name}"`);
-    const eventId = emitOptions.eventId ?? `evt_${randomUUID()}`;
-    const timestamp = emitOptions.timestamp ?? new Date(clock()).toISOString();
-    const targets: string[] = [];
-    for (const row of await subscriptionRows.live(rowsIn(store.db), name, clock())) {
-      const args = JSON.parse(row.arguments) as Record<string, unknown>;
-      if (emitOptions.matches && !emitOptions.matches(args)) continue;
-      try {
-        // Schema, expiry and the principal's current authorization, as mcp-handler checks them.
-        await experimental_validateMcpEventDelivery({
-          event,
-          subscription: {
-            principal: row.principal,
-            name: row.name,
-            arguments: args,
-            refreshBefore: new Date(row.refresh_before as number).toISOString(),
-          },
-          payload: data,
-        });
-      } catch (error) {
-        if (!(error instanceof ExperimentalMcpEventDeliveryError)) throw error;
-        log.warn({ event: name, code: error.code }, "event not delivered to a subscription");
-        continue;
-      }
-      targets.push(row.delivery_id as string);
-    }
-    if (targets.length === 0) return 0;
-    await store.transaction((trx) =>
-      engine.enqueueMany(
-        deliveriesIn(trx),
-        targets.map((subscriptionId) => ({
-          subscriptionId,
-          event: { type: name, eventId, timestamp, data },
-        })),
-      ),
-    );
-    return targets.length;
+async function sweepStale(b: Binding): Promise<number> {
+  let removed = 0;
+  for (const row of await subscriptionRows.stale(rowsIn(b.store.db), b.clock())) {
+    if (!(await subscriptionRows.removeIfUnchanged(rowsIn(b.store.db), row))) continue;
+    removed += 1;
+    if (row.delivery_id !== null)
+      await b.engine
+        .end(deliveriesIn(b.store.db), row.delivery_id, "expired", { notify: false })
+        .catch(() => undefined);
   }
-
-  async function sweep(): Promise<number> {
-    let removed = 0;
-    for (const row of await subscriptionRows.stale(rowsIn(store.db), clock())) {
-      if (!(await subscriptionRows.removeIfUnchanged(rowsIn(store.db), row))) continue;
-      removed += 1;
-      if (row.delivery_id !== null)
-        await engine
-          .end(deliveriesIn(store.db), row.delivery_id, "expired", { notify: false })
-          .catch(() => undefined);
-    }
-    return removed;
-  }
-
-  const timer = setInterval(() => {
-    sweep().catch((error: unknown) => log.warn({ err: (error as Error).message }, "sweep failed"));
-  }, SWEEP_INTERVAL_MS);
-  timer.unref();
-
-  return {
-    events: options.events,
-    subscriptions,
-    delivery,
-    engine,
-    register(server, registerOptions) {
-      experimental_registerMcpEvents(server, {
-        ...registerOptions,
-        events: options.events,
-        subscriptions,
-        delivery,
-      });
-    },
-    emit,
-    sweep,
-    async close() {
-      clearInterval(timer);
-      await worker?.stop();
-    },
-  };
+  return removed;
 }
 
 /** What mcp-handler returns to the client: no replay (cursor null), and the delivery's health. */

@@ -123,33 +123,10 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
   const errorCodes = options.errorCodes ?? "deployed";
   if (!ERROR_CODE_PROFILES.includes(errorCodes))
     throw new Error(`errorCodes must be "deployed" or "sep-3415", not ${JSON.stringify(errorCodes)}`);
-  const clock = options.clock ?? Date.now;
-  const log = options.logger ?? pino({ level: "warn", redact: ["url", "secret", "params"] });
   const definitions = new Map<string, AnyEventDefinition>();
   const listChangedListeners = new Set<() => void>();
-  const settings = {
-    nextPollMs: options.nextPollMs ?? 30_000,
-    defaultMaxEvents: options.maxEvents?.default ?? 100,
-    maxMaxEvents: options.maxEvents?.max ?? 1_000,
-    heartbeatMs,
-    pushIntervalMs: options.pushIntervalMs ?? 5_000,
-    reauthorizeMs: options.reauthorizeMs ?? 60_000,
-    pollLeaseMs: options.pollLeaseMs ?? 5 * 60_000,
-    limits: options.limits ?? {},
-  };
-  const core: Core = {
-    dialect: dialect(options.dialect ?? "sketch", errorCodes),
-    errorCodes,
-    settings,
-    clock,
-    buffer: new EmitBuffer(options.emitBuffer ?? {}, clock),
-    log,
-    live: new LiveTable(settings.limits, log),
-    owned: new OwnedStreams(),
-    webhookEnabled: options.webhook !== undefined,
-    definition: (name) => definitions.get(name),
-    principalOf: options.principal ?? defaultPrincipal,
-  };
+  const core = coreOf(options, heartbeatMs, errorCodes, definitions);
+  const { settings, clock, log } = core;
   const poll = new PollMode(core);
   const stream = new StreamMode(core);
   // Loaded only when webhooks are on: poll and push never load @doorbell/delivery and
@@ -175,40 +152,8 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
     }
   };
 
-  const describe = (def: AnyEventDefinition): EventDescriptor => ({
-    name: def.name,
-    ...(def.title === undefined ? {} : { title: def.title }),
-    ...(def.description === undefined ? {} : { description: def.description }),
-    delivery: modesOf(def, core),
-    inputSchema:
-      def.inputSchema ??
-      (def.params ? (z.toJSONSchema(def.params, { io: "input" }) as JsonObject) : { type: "object" }),
-    // Deployed clients (the AI SDK) require a payloadSchema on every descriptor.
-    payloadSchema: def.payloadSchema ?? { type: "object" },
-  });
-
-  const list = (raw: unknown, call: CallContext): JsonObject => {
-    const wire = wireOf(core, raw, call);
-    const query = wire.list.params.decode(raw);
-    const names = [...definitions.keys()];
-    const pageSize = options.pageSize ?? 100;
-    let start = 0;
-    if (query.cursor !== undefined) {
-      start = Number.parseInt(query.cursor, 10);
-      if (!(String(start) === query.cursor && start >= 0 && start <= names.length))
-        throw new EventsError(
-          "InvalidParams",
-          { field: "cursor" },
-          "Invalid events/list params: unknown cursor",
-        );
-    }
-    const page = names.slice(start, start + pageSize);
-    const next = start + pageSize < names.length ? String(start + pageSize) : undefined;
-    return wire.list.result.encode({
-      events: page.map((name) => describe(definitions.get(name) as AnyEventDefinition)),
-      ...(next === undefined ? {} : { nextCursor: next }),
-    });
-  };
+  const list = (raw: unknown, call: CallContext): JsonObject =>
+    listEvents(core, definitions, options.pageSize ?? 100, raw, call);
 
   const noWebhook = (): never => {
     throw new EventsError("DeliveryModeUnsupported", { mode: "webhook" });
@@ -247,30 +192,7 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
     emit(name, input, emitOptions = {}) {
       const def = definitions.get(name);
       if (!def) throw new EventsError("EventNotFound", { name });
-      const event = occurrenceOf(name, input, clock);
-      // Refused before anything is kept or sent: the emitter learns why and still holds the event.
-      validateEmit(event);
-      const target = emitOptions.subscriptionId;
-      let cursor = event.cursor;
-      if (!def.check) cursor = core.buffer.cursorOf(core.buffer.append(event, target));
-      // One object for every subscription that sees the event as it is, so it is serialised once.
-      // (Object.assign: `{ ...event, cursor }` takes a slow path in V8, microseconds per object.)
-      const positioned = cursor === undefined ? event : Object.assign({}, event, { cursor });
-      for (const sub of core.live.all()) {
-        if (sub.def.name !== name || !sub.deliver) continue;
-        if (target !== undefined && sub.id !== target) continue;
-        const shaped = target === undefined ? shape(sub, event) : event;
-        if (!shaped) continue;
-        sub.deliver(
-          shaped === event
-            ? positioned
-            : cursor === undefined
-              ? shaped
-              : Object.assign({}, shaped, { cursor }),
-        );
-      }
-      // The stored webhook subscriptions (of every process) are read and queued by the webhook mode.
-      webhook?.emitted(def, positioned, target);
+      emitEvent(core, webhook, def, input, emitOptions.subscriptionId);
     },
     wake(name, wakeOptions = {}) {
       const { subscriptionId: target, topic } = wakeOptions;
@@ -293,20 +215,7 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
     async recheckAuthorization() {
       await poll.recheck();
       await webhook?.recheck();
-      for (const sub of core.live.all()) {
-        if (sub.mode !== "push" || !sub.def.authorize) continue;
-        try {
-          const allowed = await sub.def.authorize(sub.ctx, sub.params);
-          if (allowed === false)
-            await sub.terminate(new EventsError("Unauthorized", { reason: "Access revoked" }));
-        } catch (error) {
-          await sub.terminate(
-            error instanceof EventsError
-              ? error
-              : new EventsError("Unauthorized", { reason: "Access revoked" }),
-          );
-        }
-      }
+      await recheckPushAuthorization(core);
     },
     async sweep() {
       const now = clock();
@@ -330,4 +239,127 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
   };
   ownedStreamsOf.set(events, core.owned);
   return events;
+}
+
+/** What every mode's handler shares, with the options' defaults filled in. */
+function coreOf(
+  options: EventsServerOptions,
+  heartbeatMs: number,
+  errorCodes: ErrorCodeProfile,
+  definitions: ReadonlyMap<string, AnyEventDefinition>,
+): Core {
+  const clock = options.clock ?? Date.now;
+  const log = options.logger ?? pino({ level: "warn", redact: ["url", "secret", "params"] });
+  const settings = {
+    nextPollMs: options.nextPollMs ?? 30_000,
+    defaultMaxEvents: options.maxEvents?.default ?? 100,
+    maxMaxEvents: options.maxEvents?.max ?? 1_000,
+    heartbeatMs,
+    pushIntervalMs: options.pushIntervalMs ?? 5_000,
+    reauthorizeMs: options.reauthorizeMs ?? 60_000,
+    pollLeaseMs: options.pollLeaseMs ?? 5 * 60_000,
+    limits: options.limits ?? {},
+  };
+  return {
+    dialect: dialect(options.dialect ?? "sketch", errorCodes),
+    errorCodes,
+    settings,
+    clock,
+    buffer: new EmitBuffer(options.emitBuffer ?? {}, clock),
+    log,
+    live: new LiveTable(settings.limits, log),
+    owned: new OwnedStreams(),
+    webhookEnabled: options.webhook !== undefined,
+    definition: (name) => definitions.get(name),
+    principalOf: options.principal ?? defaultPrincipal,
+  };
+}
+
+function describe(core: Core, def: AnyEventDefinition): EventDescriptor {
+  return {
+    name: def.name,
+    ...(def.title === undefined ? {} : { title: def.title }),
+    ...(def.description === undefined ? {} : { description: def.description }),
+    delivery: modesOf(def, core),
+    inputSchema:
+      def.inputSchema ??
+      (def.params ? (z.toJSONSchema(def.params, { io: "input" }) as JsonObject) : { type: "object" }),
+    // Deployed clients (the AI SDK) require a payloadSchema on every descriptor.
+    payloadSchema: def.payloadSchema ?? { type: "object" },
+  };
+}
+
+/** `events/list`: one page of the declared event types; the cursor is the next page's offset. */
+function listEvents(
+  core: Core,
+  definitions: ReadonlyMap<string, AnyEventDefinition>,
+  pageSize: number,
+  raw: unknown,
+  call: CallContext,
+): JsonObject {
+  const wire = wireOf(core, raw, call);
+  const query = wire.list.params.decode(raw);
+  const names = [...definitions.keys()];
+  let start = 0;
+  if (query.cursor !== undefined) {
+    start = Number.parseInt(query.cursor, 10);
+    if (!(String(start) === query.cursor && start >= 0 && start <= names.length))
+      throw new EventsError(
+        "InvalidParams",
+        { field: "cursor" },
+        "Invalid events/list params: unknown cursor",
+      );
+  }
+  const page = names.slice(start, start + pageSize);
+  const next = start + pageSize < names.length ? String(start + pageSize) : undefined;
+  return wire.list.result.encode({
+    events: page.map((name) => describe(core, definitions.get(name) as AnyEventDefinition)),
+    ...(next === undefined ? {} : { nextCursor: next }),
+  });
+}
+
+/** Keeps an emitted event (unless check-driven) and hands it to every live subscription that sees it. */
+function emitEvent(
+  core: Core,
+  webhook: WebhookMode | undefined,
+  def: AnyEventDefinition,
+  input: EventInput,
+  target: string | undefined,
+): void {
+  const name = def.name;
+  const event = occurrenceOf(name, input, core.clock);
+  // Refused before anything is kept or sent: the emitter learns why and still holds the event.
+  validateEmit(event);
+  let cursor = event.cursor;
+  if (!def.check) cursor = core.buffer.cursorOf(core.buffer.append(event, target));
+  // One object for every subscription that sees the event as it is, so it is serialised once.
+  // (Object.assign: `{ ...event, cursor }` takes a slow path in V8, microseconds per object.)
+  const positioned = cursor === undefined ? event : Object.assign({}, event, { cursor });
+  for (const sub of core.live.all()) {
+    if (sub.def.name !== name || !sub.deliver) continue;
+    if (target !== undefined && sub.id !== target) continue;
+    const shaped = target === undefined ? shape(sub, event) : event;
+    if (!shaped) continue;
+    sub.deliver(
+      shaped === event ? positioned : cursor === undefined ? shaped : Object.assign({}, shaped, { cursor }),
+    );
+  }
+  // The stored webhook subscriptions (of every process) are read and queued by the webhook mode.
+  webhook?.emitted(def, positioned, target);
+}
+
+/** Asks each live push subscription's authorize again; a refusal terminates it. */
+async function recheckPushAuthorization(core: Core): Promise<void> {
+  for (const sub of core.live.all()) {
+    if (sub.mode !== "push" || !sub.def.authorize) continue;
+    try {
+      const allowed = await sub.def.authorize(sub.ctx, sub.params);
+      if (allowed === false)
+        await sub.terminate(new EventsError("Unauthorized", { reason: "Access revoked" }));
+    } catch (error) {
+      await sub.terminate(
+        error instanceof EventsError ? error : new EventsError("Unauthorized", { reason: "Access revoked" }),
+      );
+    }
+  }
 }

@@ -11,12 +11,14 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { generateSecret } from "@doorbell/webhooks";
 import type { Client } from "@modelcontextprotocol/client";
+import type { EventsDialect } from "../../protocol/dialect.js";
 import { EVENTS_METHODS } from "../../protocol/methods.js";
 import type { DeliveryStatus, WebhookBody } from "../../protocol/model.js";
 import { backoffMs } from "../backoff.js";
-import type { DriverContext } from "../context.js";
+import type { DriverContext, WebhookSetup } from "../context.js";
 import { EventsClientError } from "../errors.js";
 import { linked } from "../signals.js";
+import type { SubscriptionRecord } from "../store/store.js";
 import type { WebhookRoute } from "../webhook/receiver.js";
 import { call, fromErrorObject, fromRequestError, isFinal } from "../wire.js";
 import { terminatedError } from "./push.js";
@@ -37,164 +39,68 @@ export function refreshDelayMs(remainingMs: number): number {
   return Math.max(0, remainingMs - lead);
 }
 
+/** One webhook subscription's run, as its pieces share it. */
+interface WebhookRun {
+  readonly ctx: DriverContext;
+  readonly state: WebhookState;
+  readonly setup: WebhookSetup;
+  /** A vault-provisioned whsec_ is the client's secret, whatever the dialect. */
+  readonly provisioned: string | undefined;
+  readonly hook: NonNullable<SubscriptionRecord["webhook"]>;
+  /** The dialect follows the connection: the first one's, then each (re)subscribe's. */
+  dialect: EventsDialect;
+  unsaved: boolean;
+  previous: { secret: string; until: number } | undefined;
+  inFlight: { promise: Promise<void>; resolve: () => void } | undefined;
+  terminal: EventsClientError | undefined;
+  wake: AbortController;
+  restartFromNow: boolean;
+  /** Subscribes failed in a row, for the backoff. */
+  failures: number;
+}
+
 export async function runWebhook(ctx: DriverContext, state: WebhookState): Promise<void> {
   const setup = ctx.webhook;
   if (!setup)
     throw new EventsClientError("ERR_EVENTS_DELIVERY_MODE_UNAVAILABLE", "this client has no webhook config");
-  // The dialect follows the connection: the first one's, then each (re)subscribe's.
-  let dialect = ctx.dialectOf(await ctx.connection.get());
-  // A vault-provisioned whsec_ is the client's secret, whatever the dialect.
-  const provisioned = setup.secret.startsWith("whsec_") ? setup.secret : undefined;
-  const clientSecret = () =>
-    provisioned !== undefined || setup.secret === "client" || dialect.name === "sep-3415";
-  const fresh = () => provisioned ?? generateSecret();
-  let unsaved = !ctx.record.webhook;
+  const dialect = ctx.dialectOf(await ctx.connection.get());
+  const unsaved = !ctx.record.webhook;
   ctx.record.webhook ??= { route: randomBytes(16).toString("base64url") };
-  const hook = ctx.record.webhook;
-  /** Gives the record what the dialect now spoken needs before a subscribe, and persists it. */
-  const prepare = async () => {
-    if (dialect.name === "sketch" && hook.id === undefined) {
-      // The sketch's id: ≥ 122 random bits, made once and kept (it is a bearer capability).
-      hook.id = randomUUID();
-      unsaved = true;
-    }
-    if (clientSecret() && hook.secret === undefined) {
-      hook.secret = fresh();
-      unsaved = true;
-    }
-    // The vault's secret changed since this record was made: sign with the new one from now on.
-    if (provisioned !== undefined && hook.secret !== provisioned) {
-      hook.secret = provisioned;
-      unsaved = true;
-    }
-    if (unsaved) await ctx.save();
-    unsaved = false;
+  const run: WebhookRun = {
+    ctx,
+    state,
+    setup,
+    provisioned: setup.secret.startsWith("whsec_") ? setup.secret : undefined,
+    hook: ctx.record.webhook,
+    dialect,
+    unsaved,
+    previous: undefined,
+    inFlight: undefined,
+    terminal: undefined,
+    wake: new AbortController(),
+    restartFromNow: false,
+    failures: 0,
   };
-  await prepare();
-  const url = `${setup.url.replace(/\/+$/, "")}/${hook.route}`;
+  await prepare(run);
+  const url = `${setup.url.replace(/\/+$/, "")}/${run.hook.route}`;
 
-  let previous: { secret: string; until: number } | undefined;
-  let inFlight: { promise: Promise<void>; resolve: () => void } | undefined;
-  let terminal: EventsClientError | undefined;
-  let wake = new AbortController();
-  let restartFromNow = false;
-
-  const route: WebhookRoute = {
-    get dialect() {
-      return dialect;
-    },
-    secrets: () => {
-      const now = ctx.timers.now();
-      const list = hook.secret === undefined ? [] : [hook.secret];
-      if (previous && previous.until > now) list.push(previous.secret);
-      return list;
-    },
-    settled: () => inFlight?.promise ?? Promise.resolve(),
-    awaitingServerSecret: () => inFlight !== undefined && !clientSecret(),
-    subscriptionId: () => hook.id,
-    deliver: (body) => onBody(body),
-  };
-
-  async function onBody(body: WebhookBody): Promise<void> {
-    switch (body.type) {
-      case "event":
-        // The payload cursor is a safe watermark: persisting it is always safe, whatever the order.
-        // An event without one (no replay) is delivered all the same and leaves the cursor as it was.
-        await ctx.deliver([body.event], body.event.cursor);
-        return;
-      case "gap":
-        await ctx.gap(body.cursor);
-        return;
-      case "error": {
-        const error = fromErrorObject(dialect, body.error, "webhook delivery");
-        if (error.code === "ERR_EVENTS_CURSOR_EXPIRED") {
-          restartFromNow = true;
-        } else {
-          terminal = terminatedError(ctx.name, error);
-        }
-        wake.abort();
-        return;
-      }
-      case "verification":
-        return;
-    }
-  }
-
-  const unregister = setup.receiver.register(hook.route, route);
-  let failures = 0;
+  const unregister = setup.receiver.register(run.hook.route, routeOf(run));
   try {
     while (!ctx.signal.aborted) {
-      if (terminal) throw terminal;
-      if (restartFromNow) {
-        restartFromNow = false;
+      if (run.terminal) throw run.terminal;
+      if (run.restartFromNow) {
+        run.restartFromNow = false;
         await ctx.restart("cursor-expired", null);
       }
       let client: Client | undefined;
-      let settle = () => {};
-      const pending = {
-        promise: new Promise<void>((resolve) => {
-          settle = resolve;
-        }),
-        resolve: () => {
-          settle();
-          if (inFlight === pending) inFlight = undefined;
-        },
-      };
-      inFlight = pending;
+      const pending = beginInFlight(run);
       try {
         client = await ctx.connection.get();
-        const active = client;
-        const spoken = ctx.dialectOf(active);
-        dialect = spoken;
-        await prepare();
-        const params = spoken.subscribe.params.encode({
-          ...(hook.id !== undefined && spoken.name === "sketch" ? { id: hook.id } : {}),
-          name: ctx.name,
-          params: ctx.params,
-          cursor: ctx.record.cursor,
-          url,
-          ...(clientSecret() && hook.secret !== undefined ? { secret: hook.secret } : {}),
-          ...(setup.ttlMs === undefined ? {} : { ttlMs: setup.ttlMs }),
-        });
-        const result = await linked(ctx.signal, (signal) =>
-          call(active, spoken, EVENTS_METHODS.subscribe, params, spoken.subscribe.result.decode, {
-            signal,
-            timeout: ctx.timing.requestTimeoutMs,
-          }),
-        );
-        failures = 0;
-        if (result.secret !== undefined && result.secret !== hook.secret) {
-          // Sketch: a secret appears when the server (re)created the subscription; adopt it.
-          if (hook.secret !== undefined) {
-            previous = { secret: hook.secret, until: ctx.timers.now() + PREVIOUS_SECRET_GRACE_MS };
-          }
-          hook.secret = result.secret;
-          ctx.notice({ type: "secret-adopted", origin: "server" });
-        }
-        hook.id = result.id;
-        await ctx.save();
-        pending.resolve();
-        if (result.truncated) await ctx.restart("truncated", result.cursor ?? null);
-        else await ctx.setCursor(result.cursor);
-        if (result.deliveryStatus) {
-          state.deliveryStatus = result.deliveryStatus;
-          ctx.notice({ type: "delivery-status", status: result.deliveryStatus });
-        }
-        if (hook.secret === undefined) {
-          throw new EventsClientError(
-            "ERR_EVENTS_PROTOCOL",
-            "the server created the webhook subscription without giving its secret",
-          );
-        }
-        ctx.ready();
-        const remaining =
-          result.refreshBefore === null
-            ? NO_EXPIRY_REFRESH_MS
-            : Date.parse(result.refreshBefore) - ctx.timers.now();
-        wake = new AbortController();
+        const remaining = await subscribeOnce(run, client, url, pending);
+        run.wake = new AbortController();
         await ctx.timers.sleep(
           Number.isFinite(remaining) ? refreshDelayMs(remaining) : 0,
-          AbortSignal.any([ctx.signal, wake.signal]),
+          AbortSignal.any([ctx.signal, run.wake.signal]),
         );
       } catch (caught) {
         pending.resolve();
@@ -202,23 +108,170 @@ export async function runWebhook(ctx: DriverContext, state: WebhookState): Promi
         const error =
           caught instanceof EventsClientError
             ? caught
-            : fromRequestError(dialect, EVENTS_METHODS.subscribe, caught);
+            : fromRequestError(run.dialect, EVENTS_METHODS.subscribe, caught);
         if (!ctx.isReady || isFinal(error)) throw error;
-        failures += 1;
+        run.failures += 1;
         if (error.code === "ERR_EVENTS_UNREACHABLE" && client) ctx.connection.failed(client);
         ctx.notice({
           type: "reconnecting",
           reason: error.code === "ERR_EVENTS_UNREACHABLE" ? "unreachable" : "server-error",
-          attempt: failures,
+          attempt: run.failures,
         });
-        wake = new AbortController();
-        await ctx.timers.sleep(backoffMs(failures), AbortSignal.any([ctx.signal, wake.signal]));
+        run.wake = new AbortController();
+        await ctx.timers.sleep(backoffMs(run.failures), AbortSignal.any([ctx.signal, run.wake.signal]));
       }
     }
     if (ctx.signal.reason === CANCEL) await unsubscribe(ctx, url);
   } finally {
     unregister();
   }
+}
+
+/** Whether this client makes the secret: provisioned, asked for, or required by SEP-3415. */
+function clientSecret(run: WebhookRun): boolean {
+  return run.provisioned !== undefined || run.setup.secret === "client" || run.dialect.name === "sep-3415";
+}
+
+/** Gives the record what the dialect now spoken needs before a subscribe, and persists it. */
+async function prepare(run: WebhookRun): Promise<void> {
+  const { hook } = run;
+  if (run.dialect.name === "sketch" && hook.id === undefined) {
+    // The sketch's id: ≥ 122 random bits, made once and kept (it is a bearer capability).
+    hook.id = randomUUID();
+    run.unsaved = true;
+  }
+  if (clientSecret(run) && hook.secret === undefined) {
+    hook.secret = run.provisioned ?? generateSecret();
+    run.unsaved = true;
+  }
+  // The vault's secret changed since this record was made: sign with the new one from now on.
+  if (run.provisioned !== undefined && hook.secret !== run.provisioned) {
+    hook.secret = run.provisioned;
+    run.unsaved = true;
+  }
+  if (run.unsaved) await run.ctx.save();
+  run.unsaved = false;
+}
+
+/** What the receiver asks of this subscription: its secrets, dialect and where bodies go. */
+function routeOf(run: WebhookRun): WebhookRoute {
+  const { ctx, hook } = run;
+  return {
+    get dialect() {
+      return run.dialect;
+    },
+    secrets: () => {
+      const now = ctx.timers.now();
+      const list = hook.secret === undefined ? [] : [hook.secret];
+      if (run.previous && run.previous.until > now) list.push(run.previous.secret);
+      return list;
+    },
+    settled: () => run.inFlight?.promise ?? Promise.resolve(),
+    awaitingServerSecret: () => run.inFlight !== undefined && !clientSecret(run),
+    subscriptionId: () => hook.id,
+    deliver: (body) => onBody(run, body),
+  };
+}
+
+async function onBody(run: WebhookRun, body: WebhookBody): Promise<void> {
+  const { ctx } = run;
+  switch (body.type) {
+    case "event":
+      // The payload cursor is a safe watermark: persisting it is always safe, whatever the order.
+      // An event without one (no replay) is delivered all the same and leaves the cursor as it was.
+      await ctx.deliver([body.event], body.event.cursor);
+      return;
+    case "gap":
+      await ctx.gap(body.cursor);
+      return;
+    case "error": {
+      const error = fromErrorObject(run.dialect, body.error, "webhook delivery");
+      if (error.code === "ERR_EVENTS_CURSOR_EXPIRED") {
+        run.restartFromNow = true;
+      } else {
+        run.terminal = terminatedError(ctx.name, error);
+      }
+      run.wake.abort();
+      return;
+    }
+    case "verification":
+      return;
+  }
+}
+
+/** Marks a subscribe as under way: deliveries wait for it to settle (the secret may change). */
+function beginInFlight(run: WebhookRun): { promise: Promise<void>; resolve: () => void } {
+  let settle = () => {};
+  const pending = {
+    promise: new Promise<void>((resolve) => {
+      settle = resolve;
+    }),
+    resolve: () => {
+      settle();
+      if (run.inFlight === pending) run.inFlight = undefined;
+    },
+  };
+  run.inFlight = pending;
+  return pending;
+}
+
+/**
+ * One `events/subscribe` (or refresh) on `client`: adopts what the answer says and returns how
+ * long until the subscription must be refreshed.
+ */
+async function subscribeOnce(
+  run: WebhookRun,
+  client: Client,
+  url: string,
+  pending: { resolve: () => void },
+): Promise<number> {
+  const { ctx, hook, setup, state } = run;
+  const spoken = ctx.dialectOf(client);
+  run.dialect = spoken;
+  await prepare(run);
+  const params = spoken.subscribe.params.encode({
+    ...(hook.id !== undefined && spoken.name === "sketch" ? { id: hook.id } : {}),
+    name: ctx.name,
+    params: ctx.params,
+    cursor: ctx.record.cursor,
+    url,
+    ...(clientSecret(run) && hook.secret !== undefined ? { secret: hook.secret } : {}),
+    ...(setup.ttlMs === undefined ? {} : { ttlMs: setup.ttlMs }),
+  });
+  const result = await linked(ctx.signal, (signal) =>
+    call(client, spoken, EVENTS_METHODS.subscribe, params, spoken.subscribe.result.decode, {
+      signal,
+      timeout: ctx.timing.requestTimeoutMs,
+    }),
+  );
+  run.failures = 0;
+  if (result.secret !== undefined && result.secret !== hook.secret) {
+    // Sketch: a secret appears when the server (re)created the subscription; adopt it.
+    if (hook.secret !== undefined) {
+      run.previous = { secret: hook.secret, until: ctx.timers.now() + PREVIOUS_SECRET_GRACE_MS };
+    }
+    hook.secret = result.secret;
+    ctx.notice({ type: "secret-adopted", origin: "server" });
+  }
+  hook.id = result.id;
+  await ctx.save();
+  pending.resolve();
+  if (result.truncated) await ctx.restart("truncated", result.cursor ?? null);
+  else await ctx.setCursor(result.cursor);
+  if (result.deliveryStatus) {
+    state.deliveryStatus = result.deliveryStatus;
+    ctx.notice({ type: "delivery-status", status: result.deliveryStatus });
+  }
+  if (hook.secret === undefined) {
+    throw new EventsClientError(
+      "ERR_EVENTS_PROTOCOL",
+      "the server created the webhook subscription without giving its secret",
+    );
+  }
+  ctx.ready();
+  return result.refreshBefore === null
+    ? NO_EXPIRY_REFRESH_MS
+    : Date.parse(result.refreshBefore) - ctx.timers.now();
 }
 
 /** Eager cleanup; the TTL ends the subscription anyway, so a failure here is not the app's problem. */
