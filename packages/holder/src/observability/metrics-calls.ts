@@ -1,0 +1,49 @@
+import { Counter, Histogram, type Registry } from "prom-client";
+import { boundedLabel, methodLabel, ROUTE_SHAPE, statusLabel } from "./metrics-labels.js";
+
+/** MCP tool calls by tool and outcome, and HTTP requests by route shape: counts and latencies. */
+export function callMetrics(registers: Registry[]): {
+  observeToolCall(tool: string, outcome: string, seconds: number): void;
+  observeRequest(route: string, method: string, status: number, seconds: number): void;
+} {
+  const toolCalls = new Counter({
+    name: "doorbell_mcp_tool_calls_total",
+    help: "MCP tool calls by tool and outcome.",
+    labelNames: ["tool", "outcome"],
+    registers,
+  });
+  const toolSeconds = new Histogram({
+    name: "doorbell_mcp_tool_call_seconds",
+    help: "Time of one MCP tool call, by tool.",
+    labelNames: ["tool"],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers,
+  });
+  const requests = new Counter({
+    name: "doorbell_http_requests_total",
+    help: "HTTP requests by route shape, method and status class.",
+    labelNames: ["route", "method", "status"],
+    registers,
+  });
+  const requestSeconds = new Histogram({
+    name: "doorbell_http_request_seconds",
+    help: "Time to answer one HTTP request, by route shape.",
+    labelNames: ["route"],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers,
+  });
+  const tool = boundedLabel();
+  const outcome = boundedLabel();
+  const route = boundedLabel(ROUTE_SHAPE);
+  return {
+    observeToolCall(name, result, seconds) {
+      const label = tool(name);
+      toolCalls.inc({ tool: label, outcome: outcome(result) });
+      if (Number.isFinite(seconds) && seconds >= 0) toolSeconds.observe({ tool: label }, seconds);
+    },
+    observeRequest(shape, method, status, seconds) {
+      requests.inc({ route: route(shape), method: methodLabel(method), status: statusLabel(status) });
+      if (Number.isFinite(seconds) && seconds >= 0) requestSeconds.observe({ route: route(shape) }, seconds);
+    },
+  };
+}

@@ -1,0 +1,34 @@
+/**
+ * Label values kept bounded: a label is one of a few fixed words, checked against a small shape
+ * and a cap on distinct values, so a caller cannot grow the label set without bound.
+ */
+
+/** Distinct tool names and outcomes kept as labels; any more are counted as `other`. */
+const MAX_LABEL_VALUES = 64;
+const LABEL_SHAPE = /^[a-z][a-z0-9_.-]{0,63}$/;
+
+/** Route shapes: a path made of fixed words and `:names` (access-log.ts makes them). */
+export const ROUTE_SHAPE = /^\/[A-Za-z0-9_.:/…-]{0,79}$/;
+
+export function boundedLabel(shape = LABEL_SHAPE): (value: string) => string {
+  const seen = new Set<string>();
+  return (value) => {
+    if (!shape.test(value)) return "other";
+    if (seen.has(value)) return value;
+    if (seen.size >= MAX_LABEL_VALUES) return "other";
+    seen.add(value);
+    return value;
+  };
+}
+
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
+/** An HTTP method as a label: one of the usual few, else `other`. */
+export function methodLabel(method: string): string {
+  return METHODS.has(method) ? method : "other";
+}
+
+/** An HTTP status as its class (`2xx`…), else `other`. */
+export function statusLabel(status: number): string {
+  return status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : "other";
+}
