@@ -3,6 +3,7 @@
  * the service interface the MCP tools and the pages call. The Isto chapters that define Intent,
  * Offer and DemandSummary are not public, so these shapes are Doorbell's (docs/decisions.md).
  */
+import { CodedError } from "@doorbell/errors";
 
 export type Country = "SK" | "CZ";
 export type Category = "vehicles" | "property";
@@ -142,11 +143,6 @@ export type HolderErrorCode =
   /** A service the holder needs (the mail server) failed; nothing was changed; try again later. */
   | "ERR_HOLDER_UNAVAILABLE";
 
-export class HolderError extends Error {
+export class HolderError extends CodedError<HolderErrorCode> {
   override readonly name = "HolderError";
-  readonly code: HolderErrorCode;
-  constructor(code: HolderErrorCode, message: string) {
-    super(message);
-    this.code = code;
-  }
 }
