@@ -1,5 +1,10 @@
 /** What `doorbell serve` prints at start-up: where the holder is and how it was set up. */
 import type { LoadedKeyring } from "@doorbell/store";
+import { DIGEST_WINDOW_MS } from "../consent/index.js";
+import { MCP_PATH } from "../web/app.js";
+import type { HolderMail } from "./mail.js";
+import type { OpenedStore } from "./open.js";
+import type { CreateHolderOptions, HolderSettings } from "./options.js";
 
 export interface HolderSummary {
   name: string;
@@ -10,16 +15,45 @@ export interface HolderSummary {
   keys: LoadedKeyring["source"];
   keyFile?: string;
   mail: string;
-  /** Issue #16 item 1: the dev mailbox's unguessable address (printed in the start-up summary). */
+  /** The dev mailbox's unguessable address (printed in the start-up summary). */
   mailboxUrl?: string;
   demo: { imported: number; skipped: boolean } | undefined;
   activeIntents: number;
   /** Where doorbells may go (see `CreateHolderOptions.webhookPolicy`). */
   webhookPolicy: "production" | "development";
-  /** Signed-in buyers (issue #8): the built-in authorization server, an external issuer, or none. */
+  /** Signed-in buyers: the built-in authorization server, an external issuer, or none. */
   oauth: "built-in" | "external" | "off";
-  /** Where /check fetches key pages from (issue #18); empty: visitors give them. */
+  /** Where /check fetches key pages from; empty: visitors give them. */
   checkTrustedOrigins: readonly string[];
-  /** At most one match digest per intent in this long (issue #14); 0: every import's at once. */
+  /** At most one match digest per intent in this long; 0: every import's at once. */
   digestWindowMs: number;
+}
+
+/** The summary of a holder that started with these options and settings. */
+export function holderSummary(
+  options: CreateHolderOptions,
+  settings: HolderSettings,
+  opened: OpenedStore,
+  mail: HolderMail,
+  found: Pick<HolderSummary, "demo" | "activeIntents">,
+): HolderSummary {
+  const { config, publicUrl } = settings;
+  const { keys, store } = opened;
+  return {
+    name: config.name,
+    publicUrl,
+    mcpUrl: `${publicUrl}${MCP_PATH}`,
+    database: store.description,
+    dialect: store.dialect,
+    keys: keys.source,
+    ...(keys.path === undefined ? {} : { keyFile: keys.path }),
+    mail: mail.description,
+    ...(mail.mailboxPath === undefined ? {} : { mailboxUrl: `${publicUrl}${mail.mailboxPath}` }),
+    demo: found.demo,
+    activeIntents: found.activeIntents,
+    webhookPolicy: settings.webhookPolicy,
+    checkTrustedOrigins: settings.checkOrigins,
+    digestWindowMs: config.digestWindowMs ?? DIGEST_WINDOW_MS,
+    oauth: options.oauth === false ? "off" : options.oauth?.external === undefined ? "built-in" : "external",
+  };
 }
