@@ -20,7 +20,7 @@
  * Each concern's routes are a Hono app of their own (consent/pages, push/pages, mail/pages),
  * built on one page kit (html/page-kit.ts) and composed here with `route()`.
  */
-import { type Env, Hono, type MiddlewareHandler, type Schema } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import type { Logger } from "pino";
 import { assistantRoutes } from "../consent/pages/assistant-routes.js";
 import { confirmRoutes } from "../consent/pages/confirm-routes.js";
@@ -96,12 +96,4 @@ export function personPages(deps: PagesDeps): Hono {
   if (push !== undefined) pages.route("/", notificationRoutes(kit, { consent, push }));
   if (mailbox !== undefined) pages.route("/", mailboxRoutes(kit, { mailbox, mailboxPath }));
   return pages;
-}
-
-/** The person's pages on `app` (what tests and older callers use): `app.route("/", personPages(deps))`. */
-export function mountPages<E extends Env, S extends Schema, B extends string>(
-  app: Hono<E, S, B>,
-  deps: PagesDeps,
-): void {
-  app.route("/", personPages(deps));
 }
