@@ -7,6 +7,7 @@
 import { Writable } from "node:stream";
 import { clearDeliveries, type DeliveryTables, deliveryMigrations } from "@doorbell/delivery";
 import {
+  asTables,
   createCodeHasher,
   createSealer,
   type Database,
@@ -66,10 +67,10 @@ export async function createTestHolderContext(
   options: TestHolderContextOptions = {},
 ): Promise<TestHolderContext> {
   await migrate(db, [holderMigrations, deliveryMigrations, pushMigrations]);
-  const store = db as unknown as Database<HolderTables>;
+  const store = asTables<HolderTables>(db);
   if (options.reset) {
-    await (db as unknown as Database<PushTables>).db.deleteFrom("holder_push").execute();
-    await clearDeliveries((db as unknown as Database<DeliveryTables>).db);
+    await asTables<PushTables>(db).db.deleteFrom("holder_push").execute();
+    await clearDeliveries(asTables<DeliveryTables>(db).db);
     await store.db.deleteFrom("holder_offers").execute();
     await store.db.deleteFrom("holder_intents").execute();
     await store.db.deleteFrom("holder_mail").execute();

@@ -1,4 +1,5 @@
 // The binding's refusal codes, as a tool result's `_meta` carries them, and the error that bears one.
+import { CodedError } from "@doorbell/errors";
 
 /** A refusal's stable code on the wire. */
 export type IntentsErrorCode =
@@ -15,11 +16,6 @@ export type IntentsErrorCode =
  * A refusal with a wire code and plain words (never a secret). The tool guard answers one as its
  * own code and words; the holder's domain error extends it, the forwarder throws it directly.
  */
-export class IntentsError extends Error {
+export class IntentsError<C extends IntentsErrorCode = IntentsErrorCode> extends CodedError<C> {
   override readonly name: string = "IntentsError";
-  readonly code: IntentsErrorCode;
-  constructor(code: IntentsErrorCode, message: string) {
-    super(message);
-    this.code = code;
-  }
 }

@@ -89,3 +89,34 @@ export async function closeAfterFailedStart(parts: StartedParts): Promise<void> 
   parts.limits?.close();
   await parts.store.close();
 }
+
+/**
+ * `listen` and `close` of a started holder: listening on loopback also allows loopback Host names,
+ * and close is done once however often it is called.
+ */
+export function holderLifecycle(
+  servers: Servers,
+  parts: StartedParts & { mcp: HolderMcpEndpoint },
+  guard: { localMailbox: boolean; metrics: MetricsOptions | undefined; publicUrl: string },
+  state: { onLoopback: boolean; draining: boolean },
+): {
+  listen(port?: number, host?: string): Promise<{ port: number; host: string; url: string }>;
+  close(): Promise<void>;
+} {
+  let closing: Promise<void> | undefined;
+  return {
+    async listen(port = 8080, host = "127.0.0.1") {
+      const address = await listenGuarded(servers, port, host, guard);
+      if (isLoopbackHost(address.host)) state.onLoopback = true;
+      return address;
+    },
+    close() {
+      closing ??= (async () => {
+        // /readyz answers 503 from here on (drainAndClose drains in order).
+        state.draining = true;
+        await drainAndClose(servers, parts);
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,6 +1,6 @@
 /**
  * RFC 8058 one-click unsubscribe headers for every mail about an intent. They name the manage
- * URL's `/unsubscribe` action, served by the one-click page (web/one-click-unsubscribe.ts); the
+ * URL's `/unsubscribe` action, served by the one-click page (push/one-click-unsubscribe.ts); the
  * mails and the renewal offer only need the headers, so they live here with the other mail parts.
  */
 export const UNSUBSCRIBE_PATH_SUFFIX = "/unsubscribe";

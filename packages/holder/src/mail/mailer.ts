@@ -4,7 +4,7 @@ export interface MailMessage {
   subject: string;
   text: string;
   html: string;
-  /** Extra header fields, e.g. RFC 8058 List-Unsubscribe (web/one-click-unsubscribe.ts). */
+  /** Extra header fields, e.g. RFC 8058 List-Unsubscribe (push/one-click-unsubscribe.ts). */
   headers?: Readonly<Record<string, string>>;
 }
 

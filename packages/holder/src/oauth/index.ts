@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { EgressPolicy } from "@doorbell/webhooks";
-import type { Env, Hono, Schema } from "hono";
+import type { Hono } from "hono";
 import { hostRefused } from "../html/host-guard.js";
 import type { IntentServiceOptions } from "../intents/index.js";
 import { type HolderLimits, operatorHintText, peerAddress } from "../limits/index.js";
@@ -14,7 +14,7 @@ import { ISSUER_PATH } from "../model/scopes.js";
 import { purgeExpiredModels } from "./adapter.js";
 import { clientMetadataResolver } from "./client-metadata.js";
 import { type AssistantAccessService, assistantAccess, intentOwnership } from "./owners.js";
-import { mountOAuthPages } from "./pages/index.js";
+import { oauthPages } from "./pages/index.js";
 import { createAuthorizationServer } from "./provider.js";
 import {
   builtInVerifier,
@@ -66,8 +66,8 @@ export interface HolderOAuth {
   readonly intentOptions: IntentServiceOptions;
   /** The built-in server's paths (none with an external issuer). */
   readonly nodeRoutes: NodeRoute[];
-  /** The sign-in and consent pages (none with an external issuer). */
-  mountPages<E extends Env, S extends Schema, B extends string>(app: Hono<E, S, B>): void;
+  /** The sign-in and consent pages, composed with `app.route("/", pages)` (none with an external issuer). */
+  readonly pages?: Hono;
   /** The manage page's list of assistants and revocation (built-in server only). */
   readonly access?: AssistantAccessService;
   /** Deletes ended codes, tokens, sessions and clients never allowed (built-in server only). */
@@ -115,7 +115,6 @@ export async function createHolderOAuth(
       }),
       intentOptions: ownership,
       nodeRoutes: [],
-      mountPages() {},
       purgeExpired: async () => 0,
     };
   }
@@ -191,16 +190,14 @@ export async function createHolderOAuth(
         },
       },
     ],
-    mountPages(app) {
-      mountOAuthPages(app, {
-        provider: server.provider,
-        signIn: ctx,
-        config: ctx.config,
-        resource,
-        log: ctx.log,
-        ...(limits === undefined ? {} : { limits }),
-      });
-    },
+    pages: oauthPages({
+      provider: server.provider,
+      signIn: ctx,
+      config: ctx.config,
+      resource,
+      log: ctx.log,
+      ...(limits === undefined ? {} : { limits }),
+    }),
     access: assistantAccess(ctx, server.provider, resource),
     purgeExpired: () => purgeExpiredModels(ctx.store, Date.now()),
   };

@@ -8,7 +8,7 @@
  *    gets the intent's manage link by e-mail;
  *  - the manage page's list of assistants (grants of the person) and revoking one.
  */
-import type { Database, Transaction } from "@doorbell/store";
+import { asTables, type Database, type Transaction } from "@doorbell/store";
 import type { Provider } from "oidc-provider";
 import { formatDateTime } from "../i18n/format.js";
 import { mailWordsFor } from "../i18n/mail-words.js";
@@ -48,7 +48,7 @@ export function intentOwnership(
         };
       },
       async recordOwner(trx: Transaction<HolderTables>, intentId: string, principal: OAuthPrincipal) {
-        await (trx as unknown as Transaction<OAuthTables>)
+        await asTables<OAuthTables>(trx)
           .insertInto("holder_oauth_owners")
           .values({ intent_id: intentId, account_id: principal.subject, client_id: principal.clientId })
           .execute();

@@ -3,15 +3,17 @@
  * and the change listeners. Built once by createPushService; each operation module takes it first.
  */
 import type { DeliveryEngine, DeliveryTables } from "@doorbell/delivery";
-import type { Kysely } from "@doorbell/store";
+import { asTables, type Kysely } from "@doorbell/store";
 import type { HolderContext } from "../context.js";
 import type { HolderTables } from "../model/tables.js";
 import type { PushTables } from "./schema.js";
 import type { PushOptions } from "./types.js";
 
-export type PushDb = Kysely<HolderTables & PushTables & DeliveryTables>;
+/** The tables push reads and writes in one transaction: the holder's, its own and the outbox. */
+export type PushDbTables = HolderTables & PushTables & DeliveryTables;
+export type PushDb = Kysely<PushDbTables>;
 /** The engine's view of the same connection or transaction (Kysely's table types are invariant). */
-export const engineDb = (db: PushDb): Kysely<DeliveryTables> => db as unknown as Kysely<DeliveryTables>;
+export const engineDb = (db: PushDb): Kysely<DeliveryTables> => asTables<DeliveryTables>(db);
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -29,7 +31,7 @@ export function createPush(ctx: HolderContext, options: PushOptions): Push {
   return {
     ctx,
     engine: options.engine,
-    store: ctx.store as unknown as Push["store"],
+    store: asTables<PushDbTables>(ctx.store),
     leaseMs: Math.min(options.leaseMs ?? 30 * DAY_MS, 30 * DAY_MS),
     testLeaseMs: options.testLeaseMs ?? 10 * 60_000,
     maxPerIntent: Math.min(options.maxPerIntent ?? 3, 3),

@@ -9,12 +9,12 @@
  * by a path that did not see it (an index that was behind), since the next one counts it.
  */
 import { type EnqueueItem, liveSubscription } from "@doorbell/delivery";
-import type { Kysely } from "@doorbell/store";
+import { asTables, type Kysely } from "@doorbell/store";
 import { type MatchPosition, type ReadMatch, readMatches } from "../matching/reader.js";
 import type { FoundMatches } from "../matching/service.js";
 import type { HolderTables } from "../model/tables.js";
 import { matchesDoorbell } from "./coalesced-doorbell.js";
-import { engineDb, type Push, type PushDb } from "./context.js";
+import { engineDb, type Push, type PushDb, type PushDbTables } from "./context.js";
 import { MATCHES_EVENT } from "./rows.js";
 import { eventsOf, iso } from "./views.js";
 
@@ -37,7 +37,7 @@ export async function enqueueMatches(
   found: FoundMatches,
 ): Promise<void> {
   if (found.count === 0) return;
-  const trx = db as unknown as PushDb;
+  const trx = asTables<PushDbTables>(db);
   const subs = await liveSubscriptionsOf(trx, found);
   const matched = new Set(found.byOffer.flatMap((offer) => offer.intentIds));
   await announceAll(
@@ -57,7 +57,7 @@ export async function catchUpMatches(
   db: Kysely<HolderTables>,
   intentId: string,
 ): Promise<number> {
-  const trx = db as unknown as PushDb;
+  const trx = asTables<PushDbTables>(db);
   return announceAll(push, trx, await live(trx).where("p.intent_id", "=", intentId).execute());
 }
 
@@ -127,7 +127,7 @@ async function announcement(
   const key = `${sub.intent_id} ${after.at} ${after.id}`;
   let read = reads.get(key);
   if (read === undefined) {
-    read = readMatches(trx as unknown as Kysely<HolderTables>, sub.intent_id, after);
+    read = readMatches(asTables<HolderTables>(trx), sub.intent_id, after);
     reads.set(key, read);
   }
   const matches = await read;

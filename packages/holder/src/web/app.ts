@@ -28,8 +28,8 @@ import { type HolderOAuth, type IntentAssistants, PROTECTED_RESOURCE_PATH } from
 import { type AccessLogger, accessLogMiddleware } from "../observability/access-log.js";
 import type { HolderMetrics } from "../observability/metrics.js";
 import { type MetricsOptions, mountMetrics } from "../observability/metrics-route.js";
+import { mountOneClickUnsubscribe } from "../push/one-click-unsubscribe.js";
 import type { PushService } from "../push/service.js";
-import { mountOneClickUnsubscribe } from "./one-click-unsubscribe.js";
 import { mountCheckPage } from "./pages/check-page.js";
 import { personPages } from "./person-pages.js";
 
@@ -171,7 +171,7 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
     const metadata = JSON.stringify(deps.oauth.resource.metadata);
     app.get(`${PROTECTED_RESOURCE_PATH}${MCP_PATH}`, () => publicJson(metadata));
     app.get(PROTECTED_RESOURCE_PATH, () => publicJson(metadata));
-    deps.oauth.mountPages(app);
+    if (deps.oauth.pages !== undefined) app.route("/", deps.oauth.pages);
   }
 
   if (deps.metrics !== undefined) mountMetrics(app, deps.metrics.metrics, deps.metrics.options);

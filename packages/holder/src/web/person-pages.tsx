@@ -20,7 +20,7 @@
  * Each concern's routes are a Hono app of their own (consent/pages, push/pages, mail/pages),
  * built on one page kit (html/page-kit.ts) and composed here with `route()`.
  */
-import { type Env, Hono, type MiddlewareHandler, type Schema } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import type { Logger } from "pino";
 import { assistantRoutes } from "../consent/pages/assistant-routes.js";
 import { confirmRoutes } from "../consent/pages/confirm-routes.js";
@@ -34,6 +34,7 @@ import type { LocalMailbox } from "../mail/local-mailbox.js";
 import type { ConsentService, IntentService, MatchService } from "../model/services.js";
 import type { IntentAssistants } from "../oauth/owners.js";
 import { notificationRoutes } from "../push/pages/notification-routes.js";
+import { AssistantsWithAccess, NotificationChoices, NotificationReceipts } from "../push/pages/views.js";
 import type { PushService } from "../push/service.js";
 import { mailboxRoutes } from "./pages/mailbox-routes.js";
 
@@ -87,21 +88,15 @@ export function personPages(deps: PagesDeps): Hono {
   const mailboxPath = deps.mailboxPath ?? "/dev/mailbox";
   const mailboxUrl = mailbox !== undefined ? mailboxPath : undefined;
 
+  // The consent pages show push's notifications and the signed-in assistants as slots.
+  const slots = { NotificationChoices, NotificationReceipts, AssistantsWithAccess };
   const pages = new Hono();
   for (const path of PAGE_PATHS) pages.use(path, pageHeaders as MiddlewareHandler);
-  pages.route("/", consentRoutes(kit, { consent, config, push, limits: deps.limits, mailboxUrl }));
+  pages.route("/", consentRoutes(kit, { consent, config, push, limits: deps.limits, mailboxUrl, slots }));
   pages.route("/", confirmRoutes(kit, { consent, mailboxUrl }));
-  pages.route("/", manageRoutes(kit, { consent, config, push, assistants }));
+  pages.route("/", manageRoutes(kit, { consent, config, push, assistants, slots }));
   if (assistants !== undefined) pages.route("/", assistantRoutes(kit, { consent, assistants }));
   if (push !== undefined) pages.route("/", notificationRoutes(kit, { consent, push }));
   if (mailbox !== undefined) pages.route("/", mailboxRoutes(kit, { mailbox, mailboxPath }));
   return pages;
-}
-
-/** The person's pages on `app` (what tests and older callers use): `app.route("/", personPages(deps))`. */
-export function mountPages<E extends Env, S extends Schema, B extends string>(
-  app: Hono<E, S, B>,
-  deps: PagesDeps,
-): void {
-  app.route("/", personPages(deps));
 }

@@ -16,7 +16,7 @@ import { MAX_FORM_BYTES } from "../../src/html/security.js";
 import type { ConsentService, ConsentView } from "../../src/model/services.js";
 import { HolderError, type Intent, type Match } from "../../src/model/types.js";
 import { linkify } from "../../src/web/pages/mailbox-views.js";
-import { mountPages, type PagesDeps } from "../../src/web/person-pages.js";
+import { type PagesDeps, personPages } from "../../src/web/person-pages.js";
 import { FormClient, heading, hiddenField } from "../support/pages-harness.js";
 
 const TOKEN = "Tok3nTok3nTok3nTok3nTok3nTok3nAB";
@@ -72,7 +72,7 @@ function stub() {
 
 async function start(deps: PagesDeps) {
   const app = new Hono();
-  mountPages(app, deps);
+  app.route("/", personPages(deps));
   const server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 });
   await new Promise<void>((resolve) => server.once("listening", () => resolve()));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

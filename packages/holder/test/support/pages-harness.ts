@@ -14,7 +14,7 @@ import { createIntentService, effectiveStatus } from "../../src/intents/index.js
 import { createMatchingService } from "../../src/matching/service.js";
 import type { PublishInput } from "../../src/model/types.js";
 import { createTestHolderContext, fakeClock } from "../../src/testing.js";
-import { mountPages, type PagesDeps } from "../../src/web/person-pages.js";
+import { type PagesDeps, personPages } from "../../src/web/person-pages.js";
 
 export { DAY, HOUR, MINUTE, T0 } from "../../src/testing.js";
 
@@ -96,7 +96,7 @@ export async function startPagesServer(engine: EngineFixture, options: PagesServ
     ...(options.mailbox === false ? {} : { mailbox: ctx.mailbox }),
   };
   if (options.deps) deps = options.deps(deps);
-  mountPages(app, deps);
+  app.route("/", personPages(deps));
   handler = (request) => app.fetch(request);
 
   return {

@@ -19,7 +19,7 @@ import type { ConsentService } from "../../model/services.js";
 import { HolderError } from "../../model/types.js";
 import { consentChoiceField } from "../../push/pages/views.js";
 import type { PushService } from "../../push/service.js";
-import { CheckEmailPage, type ConsentErrors, ConsentFormPage } from "./views.js";
+import { CheckEmailPage, type ConsentErrors, ConsentFormPage, type ConsentPageSlots } from "./views.js";
 
 export interface ConsentRoutesDeps {
   consent: ConsentService;
@@ -27,6 +27,7 @@ export interface ConsentRoutesDeps {
   push?: PushService | undefined;
   limits?: HolderLimits | undefined;
   mailboxUrl?: string | undefined;
+  slots: ConsentPageSlots;
 }
 
 /**
@@ -77,6 +78,7 @@ export function consentRoutes(kit: PageKit, deps: ConsentRoutesDeps): Hono {
         action={`/consent/${token}`}
         csrf={kit.guard.issue(c)}
         notifications={notifications}
+        slots={deps.slots}
         lang={lang}
         langSwitch={kit.switchable(c)}
         {...extra}

@@ -11,13 +11,14 @@ import type { PageKit } from "../../html/page-kit.js";
 import type { ConsentService } from "../../model/services.js";
 import type { IntentAssistants } from "../../oauth/owners.js";
 import type { PushService } from "../../push/service.js";
-import { ManagePage, WithdrawnPage } from "./views.js";
+import { type ConsentPageSlots, ManagePage, WithdrawnPage } from "./views.js";
 
 export interface ManageRoutesDeps {
   consent: ConsentService;
   config: HolderConfig;
   push?: PushService | undefined;
   assistants?: IntentAssistants | undefined;
+  slots: ConsentPageSlots;
 }
 
 /** The manage page's answer to a link that no longer works (shared by its actions). */
@@ -68,6 +69,7 @@ export function manageRoutes(kit: PageKit, deps: ManageRoutesDeps): Hono {
                 assistants: signedIn,
                 assistantAction: (assistant) => `/manage/${token}/assistants/${assistant.grantId}/revoke`,
               })}
+          slots={deps.slots}
           lang={langOf(c)}
           langSwitch={kit.switchable(c)}
         />,

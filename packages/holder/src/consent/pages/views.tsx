@@ -18,7 +18,6 @@ import { messagesFor } from "../../i18n/messages/index.js";
 import { DEFAULT_LANG, type Lang } from "../../model/languages.js";
 import type { Intent, Match } from "../../model/types.js";
 import type { AssistantAccess } from "../../oauth/owners.js";
-import { AssistantsWithAccess, NotificationChoices, NotificationReceipts } from "../../push/pages/views.js";
 import type { NotificationReceipt } from "../../push/service.js";
 
 /** The intent as the person reads it: everything an agent may see, and "a hidden limit is set". */
@@ -82,6 +81,27 @@ const StatusLine: FC<{ intent: Intent; lang?: Lang }> = ({ intent, lang = DEFAUL
 /** The hidden field every form carries (see security.ts). */
 const FormToken: FC<{ value: string }> = ({ value }) => <input type="hidden" name="csrf" value={value} />;
 
+/**
+ * The parts of the consent and manage pages that other concerns draw (push's notifications, the
+ * OAuth assistants), handed in by the composer (web/person-pages.tsx) so that this page module
+ * imports no other concern's pages.
+ */
+export interface ConsentPageSlots {
+  NotificationChoices: FC<{ choices: readonly NotificationReceipt[]; lang?: Lang }>;
+  NotificationReceipts: FC<{
+    receipts: readonly NotificationReceipt[];
+    actionFor: (receipt: NotificationReceipt, action: "allow" | "stop") => string;
+    csrf: string;
+    lang?: Lang;
+  }>;
+  AssistantsWithAccess: FC<{
+    assistants: readonly AssistantAccess[];
+    actionFor: (assistant: AssistantAccess) => string;
+    csrf: string;
+    lang?: Lang;
+  }>;
+}
+
 export interface ConsentErrors {
   email?: string;
   consent?: string;
@@ -101,12 +121,14 @@ export interface ConsentFormProps {
   errors?: ConsentErrors;
   /** Push subscriptions made while the request awaited consent: separate, unticked choices. */
   notifications?: readonly NotificationReceipt[];
+  slots: Pick<ConsentPageSlots, "NotificationChoices">;
   lang?: Lang;
   langSwitch?: boolean;
 }
 
 export const ConsentFormPage: FC<ConsentFormProps> = (props) => {
   const { intent, errors = {}, lang = DEFAULT_LANG } = props;
+  const { NotificationChoices } = props.slots;
   const t = messagesFor(lang).consent;
   const textLang = props.consentLanguage ?? lang;
   const problems = [
@@ -300,12 +322,14 @@ export interface ManageProps {
   /** OAuth (issue #8): the assistants the person signed in to, and where revoking one posts. */
   assistants?: readonly AssistantAccess[];
   assistantAction?: (assistant: AssistantAccess) => string;
+  slots: Pick<ConsentPageSlots, "NotificationReceipts" | "AssistantsWithAccess">;
   lang?: Lang;
   langSwitch?: boolean;
 }
 
 export const ManagePage: FC<ManageProps> = (props) => {
   const { holderName, intent, matches, withdrawAction, csrf, lang = DEFAULT_LANG } = props;
+  const { NotificationReceipts, AssistantsWithAccess } = props.slots;
   const t = messagesFor(lang).manage;
   const open =
     intent.status === "active" ||

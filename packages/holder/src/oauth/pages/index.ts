@@ -17,7 +17,6 @@
  *
  * Each group of routes is a Hono app of its own, composed here with `route()`.
  */
-import type { Env, Hono as HonoApp, Schema } from "hono";
 import { Hono } from "hono";
 import { decisionRoutes } from "./decision-routes.js";
 import { linkRoutes } from "./link-routes.js";
@@ -33,12 +32,4 @@ export function oauthPages(deps: OAuthPagesDeps): Hono {
     .route("/", signInRoutes(kit, deps))
     .route("/", linkRoutes(kit, deps))
     .route("/", decisionRoutes(kit, deps));
-}
-
-/** The sign-in pages on `app`: `app.route("/", oauthPages(deps))`. */
-export function mountOAuthPages<E extends Env, S extends Schema, B extends string>(
-  app: HonoApp<E, S, B>,
-  deps: OAuthPagesDeps,
-): void {
-  app.route("/", oauthPages(deps));
 }

@@ -1,5 +1,5 @@
 /**
- * One action from every e-mail about an intent (push profile §6 rule 3; issue #16 item 17): each
+ * One action from every e-mail about an intent (push profile §6 rule 3): each
  * such mail carries RFC 8058 one-click `List-Unsubscribe` and `List-Unsubscribe-Post` headers
  * naming `<manage URL>/unsubscribe`, and a POST there with `List-Unsubscribe=One-Click` takes back
  * every notification the person allowed for the intent: the subscriptions end at once and each
@@ -18,7 +18,7 @@ import { ONE_CLICK, UNSUBSCRIBE_PATH_SUFFIX } from "../mail/list-unsubscribe.js"
 import type { Lang } from "../model/languages.js";
 import type { ConsentService } from "../model/services.js";
 import { HolderError } from "../model/types.js";
-import type { PushService } from "../push/types.js";
+import type { PushService } from "./types.js";
 
 export interface OneClickDeps {
   consent: Pick<ConsentService, "manageView">;
