@@ -29,8 +29,8 @@ import { holderSummary } from "./summary.js";
 
 export { importDemoCatalogueOnce } from "./demo.js";
 export { holderEgressPolicy } from "./egress.js";
+export type { HolderSummary } from "./options.js";
 export { type CreateHolderOptions, DEFAULT_LANGUAGES, type Holder } from "./options.js";
-export type { HolderSummary } from "./summary.js";
 
 export async function createHolder(options: CreateHolderOptions = {}): Promise<Holder> {
   const settings = resolveHolderSettings(options);

@@ -5,6 +5,7 @@
 import path from "node:path";
 import { createKeyResolver } from "@doorbell/agreements";
 import type { DeliveryEngine } from "@doorbell/delivery";
+import type { LoadedKeyring } from "@doorbell/store";
 import { type Logger, pino } from "pino";
 import { defaultConfig, type HolderConfig, type HolderContext } from "../context.js";
 import type { HolderEvents, HolderEventsOptions } from "../events/index.js";
@@ -14,7 +15,6 @@ import type { HolderOAuthOptions } from "../oauth/index.js";
 import type { HolderMetrics } from "../observability/metrics.js";
 import type { MetricsOptions } from "../observability/metrics-route.js";
 import type { HolderServices } from "./services.js";
-import type { HolderSummary } from "./summary.js";
 
 export interface CreateHolderOptions {
   /** Where the SQLite file and the generated seal-key file live (default `.doorbell`). */
@@ -143,4 +143,27 @@ export function resolveHolderSettings(options: CreateHolderOptions): HolderSetti
     checkOrigins,
     webhookPolicy: options.webhookPolicy ?? (options.smtp === undefined ? "development" : "production"),
   };
+}
+
+export interface HolderSummary {
+  name: string;
+  publicUrl: string;
+  mcpUrl: string;
+  database: string;
+  dialect: "sqlite" | "postgres";
+  keys: LoadedKeyring["source"];
+  keyFile?: string;
+  mail: string;
+  /** The dev mailbox's unguessable address (printed in the start-up summary). */
+  mailboxUrl?: string;
+  demo: { imported: number; skipped: boolean } | undefined;
+  activeIntents: number;
+  /** Where doorbells may go (see `CreateHolderOptions.webhookPolicy`). */
+  webhookPolicy: "production" | "development";
+  /** Signed-in buyers: the built-in authorization server, an external issuer, or none. */
+  oauth: "built-in" | "external" | "off";
+  /** Where /check fetches key pages from; empty: visitors give them. */
+  checkTrustedOrigins: readonly string[];
+  /** At most one match digest per intent in this long; 0: every import's at once. */
+  digestWindowMs: number;
 }

@@ -77,7 +77,7 @@ export function createHolderServices(
       changes?.statusChanged(intentId);
     },
   };
-  // Issue #8: the OAuth options (who owns an intent published with a token) when OAuth is on.
+  // The OAuth options (who owns an intent published with a token) when OAuth is on.
   const intents = createIntentService(ctx, hooks, options.intents);
   consent = createConsentService(ctx, hooks);
   return {

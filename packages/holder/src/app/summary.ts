@@ -1,34 +1,10 @@
 /** What `doorbell serve` prints at start-up: where the holder is and how it was set up. */
 
 import { MCP_PATH } from "@doorbell/mcp-endpoint";
-import type { LoadedKeyring } from "@doorbell/store";
 import { DIGEST_WINDOW_MS } from "../consent/index.js";
 import type { HolderMail } from "./mail.js";
 import type { OpenedStore } from "./open.js";
-import type { CreateHolderOptions, HolderSettings } from "./options.js";
-
-export interface HolderSummary {
-  name: string;
-  publicUrl: string;
-  mcpUrl: string;
-  database: string;
-  dialect: "sqlite" | "postgres";
-  keys: LoadedKeyring["source"];
-  keyFile?: string;
-  mail: string;
-  /** The dev mailbox's unguessable address (printed in the start-up summary). */
-  mailboxUrl?: string;
-  demo: { imported: number; skipped: boolean } | undefined;
-  activeIntents: number;
-  /** Where doorbells may go (see `CreateHolderOptions.webhookPolicy`). */
-  webhookPolicy: "production" | "development";
-  /** Signed-in buyers: the built-in authorization server, an external issuer, or none. */
-  oauth: "built-in" | "external" | "off";
-  /** Where /check fetches key pages from; empty: visitors give them. */
-  checkTrustedOrigins: readonly string[];
-  /** At most one match digest per intent in this long; 0: every import's at once. */
-  digestWindowMs: number;
-}
+import type { CreateHolderOptions, HolderSettings, HolderSummary } from "./options.js";
 
 /** The summary of a holder that started with these options and settings. */
 export function holderSummary(

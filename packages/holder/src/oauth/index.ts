@@ -1,5 +1,5 @@
 /**
- * The OAuth 2.1 profile of the holder's buyer tools (issue #8), put together for createHolder:
+ * The OAuth 2.1 profile of the holder's buyer tools, put together for createHolder:
  * the built-in authorization server (provider.ts) or an external issuer, the protected resource
  * (resource.ts), the sign-in and consent pages, intent ownership (owners.ts) and what the
  * holder's Node server must route to the provider.
@@ -82,9 +82,9 @@ export async function createHolderOAuth(
   options: HolderOAuthOptions & {
     resource: string;
     egress: EgressPolicy;
-    /** Issue #16: the shared limits (sign-in mails, registrations per address). */
+    /** The shared limits (sign-in mails, registrations per address). */
     limits?: HolderLimits;
-    /** Issue #16 item 1: the Host allow-list, applied to the provider's Node routes too. */
+    /** The Host allow-list, applied to the provider's Node routes too. */
     hostAllowed?: (host: string | undefined) => boolean;
   },
 ): Promise<HolderOAuth> {
@@ -92,7 +92,7 @@ export async function createHolderOAuth(
   const limits = options.limits;
   const ownership = {
     ...intentOwnership(ctx),
-    // Issue 16 item 12: renewal offers mailed to the person, a few per intent per hour.
+    // Renewal offers mailed to the person, a few per intent per hour.
     ...(limits === undefined
       ? {}
       : {
@@ -156,7 +156,7 @@ export async function createHolderOAuth(
             return;
           }
           if (limits !== undefined && req.method === "POST" && path === `${ISSUER_PATH}/reg`) {
-            // Issue #16 item 3: dynamic registrations per client address.
+            // Dynamic registrations per client address.
             const key = limits.clientKey(peerAddress({ incoming: req }), req.headers);
             if (key !== undefined) {
               limits

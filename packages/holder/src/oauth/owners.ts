@@ -1,5 +1,5 @@
 /**
- * Who an intent published with a token belongs to, and what that gives (issue #8):
+ * Who an intent published with a token belongs to, and what that gives:
  *
  *  - `oauthAccess`: a signed-in client reaches an intent only when the same person published it
  *    through the same client (another assistant of the same person sees nothing of it);
@@ -76,7 +76,7 @@ export function intentOwnership(
             .split("\n")
             .map((line) => `<p>${line.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`)}</p>`)
             .join("")}</div>`,
-          // Issue #16 item 17: one-click List-Unsubscribe stops the intent's notifications.
+          // One-click List-Unsubscribe stops the intent's notifications.
           headers: listUnsubscribeHeaders(manageUrl),
         });
       },

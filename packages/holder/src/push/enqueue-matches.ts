@@ -1,7 +1,7 @@
 /**
  * intent.matches.delivered doorbells, inside the transaction that recorded the matches.
  *
- * Issue 14 item 4: each subscription keeps where its doorbells have counted to
+ * Each subscription keeps where its doorbells have counted to
  * (holder_push_announced); a doorbell counts the intent's matches after that place, read from the
  * database, and moves it. Every caller holds the arrivals lock (matching/reader.ts: an import
  * batch, a reply, or a catch-up after an activation), so these transactions run one at a time and

@@ -69,34 +69,34 @@ export interface HolderAppDeps {
   mcp: McpHandler;
   /** The local mailbox when no SMTP server is configured (its dev page is mounted then). */
   mailbox?: LocalMailbox;
-  /** Issue #16 item 1: where the dev mailbox page is (createHolder makes an unguessable path). */
+  /** Where the dev mailbox page is (createHolder makes an unguessable path). */
   mailboxPath?: string;
   languages: readonly string[];
   /** The public agreement checker's trust rule (default: the profile's trusted host). */
   check?: CheckOptions;
   /** Answers when the database does (for /healthz). */
   healthy?: () => Promise<boolean>;
-  /** Issue #14: whether to send this process traffic (for /readyz): database reachable, migrations done, not draining. */
+  /** Whether to send this process traffic (for /readyz): database reachable, migrations done, not draining. */
   ready?: () => Promise<boolean>;
   /**
-   * Issue #8, the OAuth profile: the protected resource metadata (RFC 9728), the bearer challenge
+   * The OAuth profile: the protected resource metadata (RFC 9728), the bearer challenge
    * on the MCP endpoint, and the sign-in and consent pages.
    */
   oauth?: HolderOAuth;
   /** OAuth: the manage page's list of the person's assistants and revocation. */
   assistants?: IntentAssistants;
   log: Logger;
-  /** Issue #17: one access-log line per request (observability/access-log.ts). */
+  /** One access-log line per request (observability/access-log.ts). */
   accessLog?: AccessLogger;
-  /** Issue #17: GET /metrics, only when given (observability/metrics-route.ts). */
+  /** GET /metrics, only when given (observability/metrics-route.ts). */
   metrics?: { metrics: HolderMetrics; options: MetricsOptions };
   /**
-   * Issue #16 item 1: the Host allow-list checked before every route (web/host-guard.ts). Default:
+   * The Host allow-list checked before every route (web/host-guard.ts). Default:
    * the public URL's host, and loopback names when that host is loopback.
    */
   hosts?: Omit<HostPolicy, "publicUrl">;
   /**
-   * Issue #14 item 1 / #16 item 2: client addresses and the limits shared across processes
+   * Client addresses and the limits shared across processes
    * (limits/holder-limits.ts); the pages limit requested mails with it.
    */
   limits?: HolderLimits;
@@ -141,12 +141,12 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
   app.use("*", hostGuard({ ...deps.hosts, publicUrl: deps.config.publicUrl }));
 
   app.all(MCP_PATH, async (c) => {
-    // Issue #8: a request with an Authorization header needs a good token for this resource (401
+    // A request with an Authorization header needs a good token for this resource (401
     // with the RFC 9728 challenge otherwise); one without it goes on (consent-link, intentCode).
     const refused = await deps.oauth?.resource.challenge(c.req.raw);
     if (refused !== undefined) return refused;
     const clientAddress = c.env?.incoming?.socket?.remoteAddress;
-    // Issue #14: the limit key of the client a trusted proxy names (IPv6 by /64), else the peer's.
+    // The limit key of the client a trusted proxy names (IPv6 by /64), else the peer's.
     const clientKey = deps.limits?.clientKey(clientAddress, c.req.raw.headers);
     return deps.mcp(c.req.raw, {
       ...(clientAddress === undefined ? {} : { clientAddress }),
@@ -225,7 +225,7 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
     holderName: deps.config.name,
     ...(deps.check === undefined ? {} : { options: deps.check }),
   });
-  // Issue #16 item 17: the RFC 8058 one-click target of every mail about an intent.
+  // The RFC 8058 one-click target of every mail about an intent.
   mountOneClickUnsubscribe(app, {
     consent: deps.services.consent,
     ...(deps.services.push === undefined ? {} : { push: deps.services.push }),

@@ -7,7 +7,7 @@
  *   POST /confirm/:token          activates the request
  *   GET  /manage/:token           the request, its status and its offers, with a withdraw form
  *   POST /manage/:token/withdraw  withdraws at once (one action)
- *   POST /manage/:token/renew     renews validUntil (the person's fresh action; issue 16 item 12)
+ *   POST /manage/:token/renew     renews validUntil (the person's fresh action)
  *   POST /manage/:token/notifications/:id/(allow|stop)   a push subscription, one action each
  *   GET  /notifications/:token    the approval link of the e-mail (push profile §6 rule 3)
  *   POST /notifications/:token/(allow|stop)
@@ -47,7 +47,7 @@ export interface PagesDeps {
   config: HolderConfig;
   /** The push profile's pages (choices, approval, receipts), when the holder offers it. */
   push?: PushService;
-  /** OAuth (issue #8): the manage page lists the person's assistants and revokes one. */
+  /** OAuth: the manage page lists the person's assistants and revokes one. */
   assistants?: IntentAssistants;
   /**
    * The local mailbox; `/dev/mailbox` exists only when it is given. Pass
@@ -55,11 +55,11 @@ export interface PagesDeps {
    */
   mailbox?: Pick<LocalMailbox, "listMailbox">;
   /**
-   * Where the mailbox page is (issue #16 item 1: createHolder makes it unguessable and prints it in
+   * Where the mailbox page is (createHolder makes it unguessable and prints it in
    * the start-up summary). Default `/dev/mailbox`.
    */
   mailboxPath?: string;
-  /** Issue #16 item 2: the shared limits on mails asked for from the consent page. */
+  /** The shared limits on mails asked for from the consent page. */
   limits?: HolderLimits;
   /** Failures the pages cannot explain (500s) are logged here, without the URL (it holds a token). */
   log?: Pick<Logger, "error">;

@@ -310,7 +310,7 @@ export interface ManageProps {
   intent: Intent;
   matches: readonly Match[];
   withdrawAction: string;
-  /** Where the renewal form posts (issue 16 item 12), and the latest last day it may choose (YYYY-MM-DD). */
+  /** Where the renewal form posts, and the latest last day it may choose (YYYY-MM-DD). */
   renewAction?: string;
   renewMax?: string;
   /** The date the form starts with (an assistant's offer, YYYY-MM-DD); default the current end. */
@@ -319,7 +319,7 @@ export interface ManageProps {
   /** The push subscriptions of the request, with their receipts. */
   notifications?: readonly NotificationReceipt[];
   notificationAction?: (receipt: NotificationReceipt, action: "allow" | "stop") => string;
-  /** OAuth (issue #8): the assistants the person signed in to, and where revoking one posts. */
+  /** OAuth: the assistants the person signed in to, and where revoking one posts. */
   assistants?: readonly AssistantAccess[];
   assistantAction?: (assistant: AssistantAccess) => string;
   slots: Pick<ConsentPageSlots, "NotificationReceipts" | "AssistantsWithAccess">;

@@ -195,7 +195,7 @@ export const NotificationApprovalPage: FC<{
   );
 };
 
-/** Manage page (OAuth, issue #8): the assistants this person let in, each revoked in one action. */
+/** Manage page (OAuth): the assistants this person let in, each revoked in one action. */
 export const AssistantsWithAccess: FC<{
   assistants: readonly AssistantAccess[];
   actionFor: (assistant: AssistantAccess) => string;

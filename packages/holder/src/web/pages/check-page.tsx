@@ -1,7 +1,7 @@
 /**
  * The public agreement checker (agent-agreement/1): anyone pastes or uploads a record
  * and reads which result it gives, with the reason in plain words. No sign-in, no state: nothing
- * is stored. Trust is configuration (issue 17): no key page host is trusted unless the operator
+ * is stored. Trust is configuration: no key page host is trusted unless the operator
  * names it (`options.trustedOrigins`, fetched through the SSRF-safe fetch of
  * `@doorbell/agreements`); otherwise, or as well, the visitor pastes or uploads the key pages
  * the record's signers gave them, and those are trusted as given. The page says which applies.
