@@ -1,3 +1,5 @@
+import { CodedError } from "@doorbell/errors";
+
 export type DeliveryErrorCode =
   | "ERR_DELIVERY_UNKNOWN_SUBSCRIPTION"
   | "ERR_DELIVERY_SUBSCRIPTION_ENDED"
@@ -8,12 +10,6 @@ export type DeliveryErrorCode =
   | "ERR_DELIVERY_ALREADY_REPLAYED";
 
 /** The delivery engine's one error class: a stable code and plain words, never a secret or URL. */
-export class DeliveryError extends Error {
+export class DeliveryError extends CodedError<DeliveryErrorCode> {
   override readonly name = "DeliveryError";
-  readonly code: DeliveryErrorCode;
-
-  constructor(code: DeliveryErrorCode, message: string) {
-    super(message);
-    this.code = code;
-  }
 }

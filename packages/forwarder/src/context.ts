@@ -1,5 +1,6 @@
 import type { DeliveryEngine, DeliveryTables } from "@doorbell/delivery";
 import {
+  asTables,
   type CodeHasher,
   createCodeHasher,
   type Database,
@@ -15,9 +16,8 @@ export type ForwarderDb = Database<ForwarderTables & DeliveryTables>;
 /** A query handle or transaction on the forwarder's database (its tables and the engine's). */
 export type ForwarderKysely = Kysely<ForwarderTables & DeliveryTables>;
 
-/** The same handle, typed for the delivery engine (Kysely's table map is invariant). */
-export const deliveryDb = (db: ForwarderKysely): Kysely<DeliveryTables> =>
-  db as unknown as Kysely<DeliveryTables>;
+/** The same handle, typed for the delivery engine (store's asTables holds the one cast). */
+export const deliveryDb = (db: ForwarderKysely): Kysely<DeliveryTables> => asTables<DeliveryTables>(db);
 
 /** Keyed hashes, one purpose each, so a hash of one kind never matches another kind. */
 export interface ForwarderHashers {

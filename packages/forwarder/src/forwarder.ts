@@ -16,8 +16,8 @@ import {
 } from "@doorbell/delivery";
 import { MCP_PATH, nodeServers } from "@doorbell/mcp-endpoint";
 import {
+  asTables,
   createSealer,
-  type Database,
   type Keyring,
   type LoadedKeyring,
   loadKeyring,
@@ -120,7 +120,8 @@ export async function createForwarder(options: CreateForwarderOptions): Promise<
   const policy = options.policy ?? productionPolicy({ blockedHosts: [new URL(publicUrl).hostname] });
   const ownStore = options.store === undefined;
   const store =
-    options.store ?? ((await openDatabase({ url: databaseUrl as string })) as unknown as ForwarderDb);
+    options.store ??
+    asTables<ForwarderTables & DeliveryTables>(await openDatabase({ url: databaseUrl as string }));
   const upstream = createUpstream(upstreamUrl);
   let worker: Worker | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -130,7 +131,7 @@ export async function createForwarder(options: CreateForwarderOptions): Promise<
     await migrate(store, [deliveryMigrations, forwarderMigrations]);
     const sealer = createSealer(keys.keyring);
     const engine = createDeliveryEngine({
-      store: store as unknown as Database<DeliveryTables>,
+      store: asTables<DeliveryTables>(store),
       sealer,
       policy,
       clock,
