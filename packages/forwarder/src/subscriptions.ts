@@ -54,6 +54,9 @@ export interface PushSideOptions {
   challengePollMs?: number;
 }
 
+// Longer than 150 lines: subscribe, renew, unsubscribe and ending share the challenge wait and
+// the engine handle in one closure. Splitting it per operation, with a small context object as
+// the holder's tools have, is the next step.
 export function createPushSide(ctx: ForwarderContext, options: PushSideOptions = {}) {
   const waitMs = options.challengeWaitMs ?? 15_000;
   const pollMs = options.challengePollMs ?? 100;

@@ -69,6 +69,9 @@ interface Session<S> extends OpenSession<S> {
 
 const DEFAULT_SESSION_LIMIT: RateLimit = { capacity: 30, refillPerSecond: 0.2 };
 
+// Longer than 150 lines: one closure owns the session table, its sweep timer and the per-client
+// limits, and every method reads or changes them together; it moved whole from the holder, and
+// the next step is a small state object passed to module-level functions.
 export function createLegacySessions<S>(
   options: LegacySessionLimits & {
     clock: () => number;
