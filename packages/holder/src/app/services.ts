@@ -54,12 +54,7 @@ export function createHolderServices(
         await atMostAtOnce(SMTP_CONNECTIONS, intentIds, (id) => mail.sendMatchDigest(id));
       await push?.changed(intentIds);
     },
-    ...(push === undefined
-      ? {}
-      : {
-          inTransaction: (trx, found) => push.enqueueMatches(trx, found),
-          catchUp: (trx, intentId) => push.catchUpMatches(trx, intentId),
-        }),
+    ...(push === undefined ? {} : { sink: push }),
   });
   const hooks: IntentHooks = {
     async onActivated(intentId) {

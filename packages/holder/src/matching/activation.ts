@@ -60,11 +60,11 @@ export async function refresh(state: MatchingState, intentId: string): Promise<v
  */
 async function catchUp(state: MatchingState, intentId: string): Promise<number> {
   const { store } = state;
-  const counted = state.options.catchUp;
-  if (counted === undefined) return 0;
+  const sink = state.options.sink;
+  if (sink === undefined) return 0;
   return store.transaction(async (trx) => {
     await lastArrival(trx, store.dialect);
-    return counted(trx, intentId);
+    return sink.catchUpMatches(trx, intentId);
   });
 }
 

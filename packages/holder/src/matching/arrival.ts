@@ -75,14 +75,14 @@ export async function notify(state: MatchingState, intentIds: Iterable<string>):
   }
 }
 
-/** Hands the matches to `inTransaction` (doorbells queued atomically with the offers). */
+/** Hands the matches to the sink (doorbells queued atomically with the offers). */
 async function found(
   state: MatchingState,
   trx: Kysely<HolderTables>,
   matches: FoundMatches,
 ): Promise<FoundMatches> {
   const { options } = state;
-  if (matches.count > 0 && options.inTransaction) await options.inTransaction(trx, matches);
+  if (matches.count > 0 && options.sink) await options.sink.enqueueMatches(trx, matches);
   return matches;
 }
 

@@ -1,7 +1,5 @@
-import type { Kysely } from "@doorbell/store";
 import type { HolderContext } from "../context.js";
-import type { FoundMatches } from "../model/services.js";
-import type { HolderTables } from "../model/tables.js";
+import type { MatchSink } from "../model/services.js";
 import type { Principal } from "../model/types.js";
 import { IntentIndex } from "./intent-index.js";
 
@@ -24,16 +22,12 @@ export interface MatchingOptions {
    */
   onMatched?(intentIds: string[]): void | Promise<void>;
   /**
-   * Called inside the transaction that commits the offers, with the matches they make, so that
-   * outbox rows are written atomically with them (DESIGN: no event without its delivery row).
+   * Where matches go inside the transactions that make them (the push profile's doorbells):
+   * `enqueueMatches` in the one that commits the offers, so no match exists without its outbox
+   * rows; `catchUpMatches` in one that holds the arrivals lock, after an intent joined this
+   * process's index. Matching knows nothing else of push.
    */
-  inTransaction?(trx: Kysely<HolderTables>, found: FoundMatches): Promise<void>;
-  /**
-   * Called inside a transaction that holds the arrivals lock (no offer enters matching until it
-   * commits), after the intent joined this process's index: ring for the intent's matches that
-   * no doorbell counted yet. Returns how many it counted (each subscription keeps its own count).
-   */
-  catchUp?(trx: Kysely<HolderTables>, intentId: string): Promise<number>;
+  sink?: MatchSink;
   /** Rows per page when loading active intents at start (default 10,000). */
   loadPageSize?: number;
 }

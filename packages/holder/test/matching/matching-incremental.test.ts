@@ -24,8 +24,11 @@ async function setup(engineDb: Parameters<typeof createTestHolderContext>[0]) {
     onMatched: (ids) => {
       notified.push([...ids].sort());
     },
-    inTransaction: async (_trx, found) => {
-      inTransaction.push(found);
+    sink: {
+      enqueueMatches: async (_trx, found) => {
+        inTransaction.push(found);
+      },
+      catchUpMatches: async () => 0,
     },
   });
   const offers = createOfferService(ctx, matching);
