@@ -1,3 +1,4 @@
+import { fstatSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { CodedError, type CodedErrorOptions } from "@doorbell/errors";
 import { forTerminal } from "./terminal-text.js";
@@ -11,6 +12,8 @@ export interface Io {
   readFile: (path: string) => Promise<Uint8Array>;
   /** Milliseconds since the epoch. */
   now: () => number;
+  /** The permission bits of the file stdin (0) or stdout (1) is redirected to; undefined when not a file. */
+  redirectedFileMode: (fd: 0 | 1) => number | undefined;
 }
 
 export const processIo: Io = {
@@ -26,6 +29,14 @@ export const processIo: Io = {
   env: process.env,
   readFile: (path) => readFile(path),
   now: () => Date.now(),
+  redirectedFileMode: (fd) => {
+    try {
+      const stat = fstatSync(fd);
+      return stat.isFile() ? stat.mode & 0o777 : undefined;
+    } catch {
+      return undefined; // closed
+    }
+  },
 };
 
 /** A mistake in how the command was called: printed with the usage, exit code 2. */

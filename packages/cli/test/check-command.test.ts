@@ -23,6 +23,7 @@ function fakeIo(stdin = "") {
     env: {},
     readFile: async (path) => (await import("node:fs/promises")).readFile(path),
     now: () => 0,
+    redirectedFileMode: () => undefined,
   };
   return { io, out: () => out.join(""), err: () => err.join("") };
 }

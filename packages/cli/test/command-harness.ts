@@ -14,6 +14,7 @@ export function captureIo(env: Record<string, string> = {}) {
     env,
     readFile: (path) => readFile(path),
     now: () => Date.now(),
+    redirectedFileMode: () => undefined,
   };
   return { io, out: () => out.join(""), err: () => err.join("") };
 }

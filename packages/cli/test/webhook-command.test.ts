@@ -24,6 +24,7 @@ function fakeIo(stdin = "", env: Record<string, string> = {}) {
     env,
     readFile: async (path) => (await import("node:fs/promises")).readFile(path),
     now: () => Number(vector.timestamp) * 1000,
+    redirectedFileMode: () => undefined,
   };
   return { io, out: () => out.join(""), err: () => err.join("") };
 }

@@ -117,10 +117,29 @@ export function parseKeyring(text: string): Keyring {
         `seal key ${id} decodes to ${key.length} bytes; it must be ${KEY_BYTES} random bytes in base64`,
       );
     }
+    const weakness = keyWeakness(key);
+    if (weakness !== undefined) {
+      throw new StoreError(
+        "ERR_STORE_KEYRING_INVALID",
+        `seal key ${id} ${weakness}: a seal key is ${KEY_BYTES} random bytes (openssl rand -base64 ${KEY_BYTES})`,
+      );
+    }
     entries.push({ id, key });
   });
   if (entries.length === 0) throw new StoreError("ERR_STORE_KEYRING_INVALID", "no seal key found");
   return new Keyring(entries);
+}
+
+/**
+ * Why a key given as text is evidently not random, or undefined. 32 random bytes have about 30
+ * distinct values and all 32 fall in printable ASCII with odds near 1e-14, so neither test refuses
+ * a generated key; they catch zeros, repeated patterns and a passphrase encoded as base64.
+ */
+function keyWeakness(key: Uint8Array): string | undefined {
+  const distinct = new Set(key).size;
+  if (distinct < 16) return `has only ${distinct} distinct byte values`;
+  if (key.every((byte) => byte >= 0x20 && byte <= 0x7e)) return "is printable text, not random bytes";
+  return undefined;
 }
 
 /** Writes a keyring in the format `parseKeyring` reads, one key per line. */

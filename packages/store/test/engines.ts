@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { type EngineFixture, forEachEngine as registerPerEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe } from "vitest";
 
@@ -8,5 +9,6 @@ export function forEachEngine(body: (engine: EngineFixture) => void): void {
 
 /** A fixed 32-byte key for tests, distinct per `n`. */
 export function testKey(n: number): Buffer {
-  return Buffer.alloc(32, n);
+  // Random-looking and the same every run: a key file refuses zeros or one repeated byte.
+  return createHash("sha256").update(`doorbell test key ${n}`).digest();
 }

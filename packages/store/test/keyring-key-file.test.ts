@@ -44,7 +44,7 @@ describe("the generated key file", () => {
 
   it("takes its key and key id from the injected random source", () => {
     let calls = 0;
-    const random = (n: number) => Buffer.alloc(n, ++calls);
+    const random = (n: number) => testKey(++calls).subarray(0, n);
     const loaded = loadKeyring({ dataDir: tempDir(), env: {}, random });
     expect(loaded.keyring.currentKeyId).toMatch(/^k[0-9a-f]{8}$/);
   });
@@ -60,7 +60,7 @@ describe("the generated key file", () => {
         raced = true;
         fs.writeFileSync(path.join(dataDir, "seal-keys"), winner, { mode: 0o600 });
       }
-      return Buffer.alloc(n, 3);
+      return testKey(3).subarray(0, n);
     };
     const loaded = loadKeyring({ dataDir, env: {}, random });
     expect(loaded.created).toBe(false);
