@@ -111,3 +111,12 @@ describe("doorbell keys export", () => {
     expect(private_.text()).toMatch(/^k1:[A-Za-z0-9+/=]+\n$/);
   });
 });
+
+describe("a weak key already in use", () => {
+  it("may stay behind a new current key until values are resealed", async () => {
+    const file = path.join(dir, "rotating");
+    const fresh = randomBytes(32).toString("base64");
+    fs.writeFileSync(file, `k2:${fresh}\nk1:${Buffer.alloc(32).toString("base64")}\n`, { mode: 0o600 });
+    expect((await importing(file)).code).toBe(0);
+  });
+});

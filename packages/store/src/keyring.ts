@@ -117,7 +117,9 @@ export function parseKeyring(text: string): Keyring {
         `seal key ${id} decodes to ${key.length} bytes; it must be ${KEY_BYTES} random bytes in base64`,
       );
     }
-    const weakness = keyWeakness(key);
+    // Only the current key seals: an old weak key may stay behind a new one until values are
+    // resealed, or they could never be opened again.
+    const weakness = index === 0 ? keyWeakness(key) : undefined;
     if (weakness !== undefined) {
       throw new StoreError(
         "ERR_STORE_KEYRING_INVALID",
