@@ -1,7 +1,8 @@
 /**
  * CI's closing lines for one run of the suite, read from Vitest's JSON report: the ten slowest
- * files, so a slow test is seen the day it lands, then the counts as a plain line
- * (`node20: 2477 passed, 0 failed, 0 skipped`).
+ * files, so a slow test is seen the day it lands, each failed test by file and name with the first
+ * line of its message, so a failure is read from the closing lines alone, then the counts as a
+ * plain line (`node20: 2477 passed, 0 failed, 0 skipped`).
  *
  *   node --import tsx scripts/test-summary.ts REPORT.json LABEL
  */
@@ -13,7 +14,13 @@ interface Report {
   numPendingTests: number;
   numTodoTests: number;
   startTime: number;
-  testResults: { name: string; startTime: number; endTime: number }[];
+  testResults: {
+    name: string;
+    startTime: number;
+    endTime: number;
+    message?: string;
+    assertionResults: { fullName: string; status: string; failureMessages?: string[] }[];
+  }[];
 }
 
 const [file, label = "tests"] = process.argv.slice(2);
@@ -32,5 +39,17 @@ console.log(
 );
 for (const { name, ms } of files.slice(0, 10))
   console.log(`${(ms / 1000).toFixed(1).padStart(8)} s  ${name}`);
+/** The first line of a failure, short enough for a closing line. */
+const firstLine = (text: string | undefined) => (text ?? "").trim().split("\n")[0]?.slice(0, 300) ?? "";
+for (const result of report.testResults) {
+  const failed = result.assertionResults.filter((test) => test.status === "failed");
+  // A file that failed as a whole (an import error, a hook) has a message and no failed test.
+  if (failed.length === 0 && result.message)
+    console.log(`${label}: FAILED ${inRepository(result.name)}: ${firstLine(result.message)}`);
+  for (const test of failed)
+    console.log(
+      `${label}: FAILED ${inRepository(result.name)} > ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`,
+    );
+}
 const skipped = report.numPendingTests + report.numTodoTests;
 console.log(`${label}: ${report.numPassedTests} passed, ${report.numFailedTests} failed, ${skipped} skipped`);
