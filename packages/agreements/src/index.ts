@@ -82,8 +82,10 @@ export {
   type CheckResult,
   type CheckStep,
   checkRecord,
+  KEYS_AS_SUPPLIED,
   RESULT_TITLES,
   type SignatureReport,
+  verdictTitle,
 } from "./check/index.js";
 export {
   DEFAULT_TRUSTED_ORIGIN,
@@ -182,6 +184,7 @@ export {
   KEY_PAGE_FORM,
   type KeyRequest,
   type KeyResolver,
+  type KeysFrom,
   keyPageParty,
   keyThumbprint,
   type PrivateJwk,

@@ -33,18 +33,20 @@ describe("doorbell check", () => {
     const t = fakeIo();
     expect(await run(["check", record("two-signatures-quote"), ...pages], t.io)).toBe(0);
     expect(t.out()).toMatch(
-      /^Checks out, two signatures: Seller s\.r\.o\. \(pty_seller00000000000001\) offered and Buyer a\.s\. \(pty_buyer000000000000002\) accepted/,
+      /^Checks out, two signatures \(keys as supplied\): Seller s\.r\.o\. \(pty_seller00000000000001\) offered and Buyer a\.s\. \(pty_buyer000000000000002\) accepted/,
     );
     expect(t.out()).toContain("  seal: signed by pty_seller00000000000001");
+    // The pages came from files: the verdict says only their giver vouches for them.
+    expect(t.out()).toContain("  keys as supplied: the key pages were given to the check");
   });
 
   it("exit 3 for one signature and 4 for a reply recorded by a named party", async () => {
     const one = fakeIo();
     expect(await run(["check", record("our-signature"), ...pages], one.io)).toBe(3);
-    expect(one.out()).toMatch(/^Checks out, one signature/);
+    expect(one.out()).toMatch(/^Checks out, one signature \(keys as supplied\)/);
     const reply = fakeIo();
     expect(await run(["check", record("their-reply"), ...pages], reply.io)).toBe(4);
-    expect(reply.out()).toMatch(/^Their reply, recorded by a named party: Seller s\.r\.o\./);
+    expect(reply.out()).toMatch(/^Their reply, recorded by a named party \(keys as supplied\): Seller s\.r\.o\./);
   });
 
   it("exit 1 with the reason when the record does not check out", async () => {
@@ -69,6 +71,8 @@ describe("doorbell check", () => {
     expect(JSON.parse(ok.out())).toMatchObject({
       ok: true,
       result: "two_signatures",
+      keys: "as_supplied",
+      summary: expect.stringMatching(/^Checks out, two signatures \(keys as supplied\)/),
       warnings: [expect.stringMatching(/revoked/)],
     });
   });

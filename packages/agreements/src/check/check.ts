@@ -2,11 +2,18 @@ import { AgreementError } from "../errors.js";
 import { type CompactParts, signatureVerifies } from "../jws/compact.js";
 import type { ProtectedHeader } from "../jws/header.js";
 import { keyThumbprintSync } from "../jws/keys.js";
-import type { KeyResolver, TrustedKey } from "../jws/resolver.js";
+import type { KeyResolver, KeysFrom, TrustedKey } from "../jws/resolver.js";
 import { createKeyResolver, type KeyResolverOptions } from "../keys/trust.js";
 import { checkBinding, checkTerms, sealingParty } from "../record/binding.js";
 import { type ReadRecord, readRecord } from "../record/read.js";
-import { type CheckResult, type CheckStep, RESULT_TITLES, type SignatureReport } from "./result.js";
+import {
+  type CheckOutcome,
+  type CheckResult,
+  type CheckStep,
+  RESULT_TITLES,
+  type SignatureReport,
+  verdictTitle,
+} from "./result.js";
 
 export interface CheckOptions extends KeyResolverOptions {
   /** A ready trust rule; otherwise one is made from the options (trusted origins, source, txt). */
@@ -140,7 +147,13 @@ export const checkRecord = async (
       party: (keys[i] as TrustedKey).party,
       kid: s.header.kid,
       vouchedBy: (keys[i] as TrustedKey).vouchedBy,
+      keysFrom: (keys[i] as TrustedKey).keysFrom,
     }));
+    const keysFrom: KeysFrom = reports.every((r) => r.keysFrom === "trusted_origin")
+      ? "trusted_origin"
+      : "as_supplied";
+    // The verdict's first words say where the keys came from when no trusted origin vouched.
+    const title = (outcome: CheckOutcome) => verdictTitle(outcome, keysFrom);
     const warnings = [
       ...read.notes,
       ...keys.flatMap((k, i) => k.warnings.map((w) => `${signatures[i]?.of} signature: ${w}`)),
@@ -149,9 +162,10 @@ export const checkRecord = async (
       return {
         ok: true,
         result: "two_signatures",
-        summary: `${RESULT_TITLES.two_signatures}: ${nameOf(offerer)} offered and ${nameOf(accepter)} accepted; both signatures and the seal verify.`,
+        summary: `${title("two_signatures")}: ${nameOf(offerer)} offered and ${nameOf(accepter)} accepted; both signatures and the seal verify.`,
         record,
         signatures: reports,
+        keys: keysFrom,
         warnings,
       };
     }
@@ -159,18 +173,20 @@ export const checkRecord = async (
       return {
         ok: true,
         result: "one_signature",
-        summary: `${RESULT_TITLES.one_signature}: ${nameOf(accepter)} accepted and sealed; the offer from ${nameOf(offerer)} could not be checked.`,
+        summary: `${title("one_signature")}: ${nameOf(accepter)} accepted and sealed; the offer from ${nameOf(offerer)} could not be checked.`,
         record,
         signatures: reports,
+        keys: keysFrom,
         warnings,
       };
     }
     return {
       ok: true,
       result: "their_reply",
-      summary: `${RESULT_TITLES.their_reply}: ${nameOf(offerer)} signed the offer and vouches that ${accepter.address} replied in words; the other side did not sign.`,
+      summary: `${title("their_reply")}: ${nameOf(offerer)} signed the offer and vouches that ${accepter.address} replied in words; the other side did not sign.`,
       record,
       signatures: reports,
+      keys: keysFrom,
       warnings,
       vouchedBy: { party: offerer.party as string, org_name: offerer.org_name },
     };

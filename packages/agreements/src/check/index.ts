@@ -3,6 +3,8 @@ export {
   type CheckOutcome,
   type CheckResult,
   type CheckStep,
+  KEYS_AS_SUPPLIED,
   RESULT_TITLES,
   type SignatureReport,
+  verdictTitle,
 } from "./result.js";

@@ -1,4 +1,5 @@
 import type { AgreementErrorCode } from "../errors.js";
+import type { KeysFrom } from "../jws/resolver.js";
 import type { AgreementRecord } from "../record/types.js";
 
 /**
@@ -21,6 +22,7 @@ export interface SignatureReport {
   readonly party: string;
   readonly kid: string;
   readonly vouchedBy: "address" | "domain" | "dns";
+  readonly keysFrom: KeysFrom;
 }
 
 interface Passed {
@@ -30,6 +32,11 @@ interface Passed {
   readonly summary: string;
   readonly record: AgreementRecord;
   readonly signatures: readonly SignatureReport[];
+  /**
+   * "as_supplied" when any signature's key page was not fetched from a trusted origin (pages given
+   * to the checker): the record matches those pages, and nobody but their giver vouches for them.
+   */
+  readonly keys: KeysFrom;
   /** E.g. a key revoked after it signed: the record checks, with this said. */
   readonly warnings: readonly string[];
   /** their_reply: the party that sealed the record and vouches for the reply. */
@@ -56,3 +63,10 @@ export const RESULT_TITLES: Readonly<Record<CheckOutcome, string>> = {
   does_not_check_out: "Does not check out",
   could_not_check: "Could not check",
 };
+
+/** Said after the title of a verdict whose keys no trusted origin vouched for. */
+export const KEYS_AS_SUPPLIED = "keys as supplied";
+
+/** The verdict's title as a person should read it: where the keys came from is part of it. */
+export const verdictTitle = (outcome: CheckOutcome, keys?: KeysFrom): string =>
+  keys === "as_supplied" ? `${RESULT_TITLES[outcome]} (${KEYS_AS_SUPPLIED})` : RESULT_TITLES[outcome];

@@ -22,6 +22,6 @@ export {
   type SigningKey,
   toPublicJwk,
 } from "./keys.js";
-export type { KeyRequest, KeyResolver, TrustedKey } from "./resolver.js";
+export type { KeyRequest, KeyResolver, KeysFrom, TrustedKey } from "./resolver.js";
 export { type SignedMessage, type SignMessageOptions, signMessage } from "./sign.js";
 export { readSignedMessage, type VerifiedMessage, verifyMessage } from "./verify.js";

@@ -11,12 +11,20 @@ export interface KeyRequest {
   readonly issuedAt: number;
 }
 
+/** Who vouched for a key: a trusted origin's page, or only the pages handed to the checker. */
+export type KeysFrom = "trusted_origin" | "as_supplied";
+
 export interface TrustedKey {
   readonly jwk: PublicJwk;
   readonly kid: string;
   readonly party: string;
   /** How the sender was tied to the party: listed address, listed domain, or DNS TXT. */
   readonly vouchedBy: "address" | "domain" | "dns";
+  /**
+   * Where the key page came from: fetched from an origin the checker trusts, or as supplied by
+   * whoever asked for the check (files, a pasted page), which only shows the record matches them.
+   */
+  readonly keysFrom: KeysFrom;
   /** Plain words, e.g. a key revoked after the signature was made. */
   readonly warnings: readonly string[];
 }

@@ -3,7 +3,8 @@ import { AgreementError } from "../errors.js";
 import { type KeyPage, parseKeyPage } from "./page.js";
 
 /** Where key pages come from: the network (`createKeyPageFetcher`) or files (`staticKeyPages`). */
-export type KeyPageSource = (url: URL, party: string) => Promise<KeyPage>;
+/** Where key pages come from; `supplied` marks pages handed over by the user, fetched from nowhere. */
+export type KeyPageSource = ((url: URL, party: string) => Promise<KeyPage>) & { readonly supplied?: true };
 
 export interface KeyPageFetcherOptions {
   /** The egress policy; default `productionPolicy()` (https, 443, public addresses, 10 s). */
@@ -132,11 +133,12 @@ export const staticKeyPages = async (pages: readonly unknown[]): Promise<KeyPage
     const page = await parseKeyPage(value);
     byParty.set(page.party, page);
   }
-  return async (url, party) => {
+  const source = async (url: URL, party: string) => {
     const page = byParty.get(party);
     if (!page) {
       throw new AgreementError("ERR_KEY_PAGE_UNAVAILABLE", `the key page ${url.href} could not be found`);
     }
     return page;
   };
+  return Object.assign(source, { supplied: true as const });
 };

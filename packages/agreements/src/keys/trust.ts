@@ -147,6 +147,8 @@ export const createKeyResolver = (options: KeyResolverOptions = {}): KeyResolver
       kid: key.kid,
       party: page.party,
       vouchedBy,
+      // A page is vouched for only when it was fetched from an origin the checker trusts.
+      keysFrom: !givenPages && source.supplied !== true ? "trusted_origin" : "as_supplied",
       warnings,
     };
   };

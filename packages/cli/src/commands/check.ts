@@ -58,6 +58,10 @@ const text = (result: CheckResult): string => {
     lines.push(
       `  ${s.of}: signed by ${s.party} with key ${s.kid} (sender ${s.vouchedBy === "dns" ? "vouched by DNS" : `listed by ${s.vouchedBy}`})`,
     );
+  if (result.keys === "as_supplied")
+    lines.push(
+      "  keys as supplied: the key pages were given to the check, not fetched from a trusted origin; the record matches them, and only their giver vouches for them",
+    );
   for (const w of result.warnings) lines.push(`  warning: ${w}`);
   return `${lines.join("\n")}\n`;
 };
@@ -71,6 +75,7 @@ const json = (result: CheckResult): string => {
         summary,
         record: result.record.id,
         signatures: result.signatures,
+        keys: result.keys,
         warnings: result.warnings,
         ...(result.vouchedBy ? { vouchedBy: result.vouchedBy } : {}),
       }

@@ -68,7 +68,7 @@ describe("the /check page", () => {
 
   it("says a two-signature record checks out, and who signed what", async () => {
     const html = await (await post(pasted(recordOf("two_signatures")))).text();
-    expect(html).toContain("<h1>Checks out, two signatures</h1>");
+    expect(html).toContain("<h1>Checks out, two signatures (keys as supplied)</h1>");
     expect(html).toMatch(/The offer is signed by/);
     expect(html).toMatch(/The acceptance is signed by/);
   });
@@ -77,7 +77,8 @@ describe("the /check page", () => {
     const form = new FormData();
     form.set("file", new Blob([recordOf("two_signatures")], { type: "application/json" }), "record.json");
     const html = await (await post(form)).text();
-    expect(html).toContain("<h1>Checks out, two signatures</h1>");
+    expect(html).toContain("<h1>Checks out, two signatures (keys as supplied)</h1>");
+    expect(html).toContain("no trusted host vouched for them");
   });
 
   it("says a changed record does not check out, with the reason in plain words", async () => {
@@ -132,7 +133,7 @@ describe("the /check page with key pages given by the visitor (issue 17: trust i
     form.set("record", recordOf("two_signatures"));
     form.set("keypages", spec.key_pages.map(pageText).join("\n"));
     const html = await (await post(form)).text();
-    expect(html).toContain("<h1>Checks out, two signatures</h1>");
+    expect(html).toContain("<h1>Checks out, two signatures (keys as supplied)</h1>");
   });
 
   it("checks a record against uploaded key page files", async () => {
@@ -142,7 +143,7 @@ describe("the /check page with key pages given by the visitor (issue 17: trust i
       form.append("keypagefiles", new Blob([pageText(file)], { type: "application/json" }), file);
     }
     const html = await (await post(form)).text();
-    expect(html).toContain("<h1>Checks out, one signature</h1>");
+    expect(html).toContain("<h1>Checks out, one signature (keys as supplied)</h1>");
   });
 
   it("without key pages, says what to give instead of fetching anything", async () => {

@@ -15,8 +15,8 @@ import {
   checkRecord,
   MAX_KEY_PAGE_BYTES,
   MAX_RECORD_BYTES,
-  RESULT_TITLES,
   staticKeyPages,
+  verdictTitle,
 } from "@doorbell/agreements";
 import type { Context, Env, Hono, MiddlewareHandler, Schema } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -29,6 +29,9 @@ export const CHECK_PATH = "/check";
 const MAX_KEY_PAGES = 8;
 /** A record (256 KB), its key pages, and the form's own bytes. */
 const MAX_CHECK_FORM_BYTES = MAX_RECORD_BYTES + 2 * MAX_KEY_PAGE_BYTES + 16 * 1024;
+
+const titleOf = (result: CheckResult): string =>
+  verdictTitle(result.result, result.ok ? result.keys : undefined);
 
 /** Which hosts this page trusts, in words for the page. */
 const TrustNote: FC<{ origins: readonly string[] }> = ({ origins }) => (
@@ -99,10 +102,10 @@ const CheckPage: FC<{
   const { result } = props;
   return (
     <Layout
-      title={result === undefined ? "Check an agreement record" : RESULT_TITLES[result.result]}
+      title={result === undefined ? "Check an agreement record" : titleOf(result)}
       holderName={props.holderName}
     >
-      <h1>{result === undefined ? "Check an agreement record" : RESULT_TITLES[result.result]}</h1>
+      <h1>{result === undefined ? "Check an agreement record" : titleOf(result)}</h1>
       {result !== undefined && (
         <div class={result.ok ? "notice" : "alert"} role="status">
           <p>{result.summary}</p>
@@ -126,6 +129,13 @@ const CheckPage: FC<{
                   ).
                 </li>
               ))}
+              {result.keys === "as_supplied" && (
+                <li>
+                  The key pages are the ones given with the record: no trusted host vouched for them, so this
+                  shows only that the record matches them. Get each signer's key page from its own host to be
+                  sure.
+                </li>
+              )}
               {result.warnings.map((warning) => (
                 <li>{warning}</li>
               ))}
