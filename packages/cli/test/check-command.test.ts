@@ -46,7 +46,9 @@ describe("doorbell check", () => {
     expect(one.out()).toMatch(/^Checks out, one signature \(keys as supplied\)/);
     const reply = fakeIo();
     expect(await run(["check", record("their-reply"), ...pages], reply.io)).toBe(4);
-    expect(reply.out()).toMatch(/^Their reply, recorded by a named party \(keys as supplied\): Seller s\.r\.o\./);
+    expect(reply.out()).toMatch(
+      /^Their reply, recorded by a named party \(keys as supplied\): Seller s\.r\.o\./,
+    );
   });
 
   it("exit 1 with the reason when the record does not check out", async () => {
