@@ -99,21 +99,25 @@ const regExp = Object.assign(
 let ajv: Ajv2020 | undefined;
 const compiled = new Map<string, ValidateFunction>();
 
-const compile = (name: string, schema: Record<string, unknown>): ValidateFunction => {
-  let validate = compiled.get(name);
-  if (validate) return validate;
+const compile = <T>(name: string, schema: () => Record<string, unknown>): ValidateFunction<T> => {
+  const found = compiled.get(name);
+  if (found) return found as ValidateFunction<T>;
   if (!ajv) {
     ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, code: { regExp } });
     formats.default(ajv, ["date", "date-time", "uri"]);
   }
-  validate = ajv.compile(schema);
+  const validate = ajv.compile<T>(schema());
   compiled.set(name, validate);
   return validate;
 };
 
-/** One Ajv2020 (strict, all errors, formats asserted) shared by the three schemas; each compiled once. */
-export const validatorFor = (name: "message" | "record" | "key-page"): ValidateFunction =>
-  compiled.get(name) ?? compile(name, load(`${name}.schema.json`));
+/**
+ * One Ajv2020 (strict, all errors, formats asserted) shared by the three schemas; each compiled
+ * once. The validator is a type guard for `T`, the TypeScript shape its schema describes, so a
+ * value that passed needs no cast; the caller names `T` beside the schema it is written from.
+ */
+export const validatorFor = <T>(name: "message" | "record" | "key-page"): ValidateFunction<T> =>
+  compile<T>(name, () => load(`${name}.schema.json`));
 
 /**
  * The record schema without the pattern and length of its JWS strings (the two messages and the
@@ -124,16 +128,15 @@ export const validatorFor = (name: "message" | "record" | "key-page"): ValidateF
  * the full schema refuses is always refused later, and the reader then reports the full schema's
  * words (see record/read.ts), so what a caller is told does not change.
  */
-export const recordValidatorWithoutJwsForm = (): ValidateFunction => {
-  const found = compiled.get("record without JWS form");
-  if (found) return found;
-  const schema = load("record.schema.json");
-  const defs = schema.$defs as Record<string, Record<string, unknown>>;
-  for (const name of ["jws", "seal"]) {
-    const { pattern: _pattern, maxLength: _maxLength, ...rest } = defs[name] as Record<string, unknown>;
-    defs[name] = rest;
-  }
-  // Another $id, so Ajv keeps it beside the published schema.
-  schema.$id = `${String(schema.$id)}.without-jws-form`;
-  return compile("record without JWS form", schema);
-};
+export const recordValidatorWithoutJwsForm = <T>(): ValidateFunction<T> =>
+  compile<T>("record without JWS form", () => {
+    const schema = load("record.schema.json");
+    const defs = schema.$defs as Record<string, Record<string, unknown>>;
+    for (const name of ["jws", "seal"]) {
+      const { pattern: _pattern, maxLength: _maxLength, ...rest } = defs[name] as Record<string, unknown>;
+      defs[name] = rest;
+    }
+    // Another $id, so Ajv keeps it beside the published schema.
+    schema.$id = `${String(schema.$id)}.without-jws-form`;
+    return schema;
+  });

@@ -38,12 +38,12 @@ const refuse = (message: string, details: readonly string[] = []): never => {
 export const parseKeyPage = async (input: unknown, expectedParty?: string): Promise<KeyPage> => {
   const value =
     typeof input === "string" || input instanceof Uint8Array ? parseJson(input, "the key page") : input;
-  const validate = validatorFor("key-page");
+  const validate = validatorFor<KeyPage>("key-page");
   if (!validate(value)) {
     const problems = describeErrors(validate.errors);
     return refuse(`the key page does not validate: ${problems[0]}`, problems);
   }
-  const page = value as KeyPage;
+  const page = value;
   if (expectedParty !== undefined && page.party !== expectedParty) {
     return refuse(`the key page at the address of ${expectedParty} is the page of ${page.party}`);
   }

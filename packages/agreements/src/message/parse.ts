@@ -52,9 +52,9 @@ const check = (value: JsonValue): Checked => {
       `the message has the profile ${JSON.stringify(value.profile)}; only ${MESSAGE_PROFILE} is understood`,
     );
   }
-  const validate = validatorFor("message");
-  if (!validate(value)) refuse(describeErrors(validate.errors));
-  const { message, dropped, plain } = projectMessage(value as unknown as Message);
+  const validate = validatorFor<Message>("message");
+  if (!validate(value)) return refuse(describeErrors(validate.errors));
+  const { message, dropped, plain } = projectMessage(value);
   const problems = messageRuleViolations(message);
   if (problems.length > 0) refuse(problems);
   // The projection is in canonical member order, so a plain one is written as it is.
@@ -126,8 +126,8 @@ export const parseCanonicalPayload = (payload: Uint8Array): ParsedMessage | unde
     return undefined;
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
-  if (!validatorFor("message")(value)) return undefined;
-  const message = value as unknown as Message;
+  const message = value;
+  if (!validatorFor<Message>("message")(message)) return undefined;
   if (!inProfileOrder(message)) return undefined;
   if (messageRuleViolations(message).length > 0) return undefined;
   // Members in canonical order and every value plain: JSON.stringify writes the canonical form.

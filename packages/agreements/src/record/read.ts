@@ -58,7 +58,12 @@ const REPLY_MEMBERS = new Set(["hash", "authentication_results", "received_at", 
  * The profile's rule for unknown members, for a sealed document: they are not dropped (the seal
  * covers them, so dropping them would break it) but they count for nothing, and are named.
  */
-export const unknownRecordMembers = (record: Record<string, unknown>): string[] => {
+export const unknownRecordMembers = (record: {
+  readonly parties?: unknown;
+  readonly offer?: unknown;
+  readonly acceptance?: unknown;
+  readonly reply?: unknown;
+}): string[] => {
   const found: string[] = [];
   const look = (value: unknown, known: ReadonlySet<string>, path: string) => {
     if (value === null || typeof value !== "object" || Array.isArray(value)) return;
@@ -169,9 +174,13 @@ export const readRecord = (input: string | Uint8Array | unknown): ReadRecord => 
   if (profile !== RECORD_PROFILE) {
     fail("ERR_RECORD_PROFILE", `the record's profile is ${JSON.stringify(profile)}, not ${RECORD_PROFILE}`);
   }
-  if (!recordValidatorWithoutJwsForm()(value)) refuseIfInvalid(value);
+  if (!recordValidatorWithoutJwsForm<AgreementRecord>()(value)) {
+    // The full schema is stricter, so it refuses too, in its own words.
+    refuseIfInvalid(value);
+    return fail("ERR_RECORD_INVALID", "the record does not validate");
+  }
   try {
-    return readValidRecord(value as unknown as AgreementRecord);
+    return readValidRecord(value);
   } catch (error) {
     // What the full schema refuses is reported in its words, as if it had been checked first.
     if (error instanceof AgreementError) refuseIfInvalid(value);
@@ -272,7 +281,7 @@ const readSeal = (record: AgreementRecord): CompactParts => {
 
 const recordNotes = (record: AgreementRecord): string[] => {
   const notes: string[] = [];
-  const unknown = unknownRecordMembers(record as unknown as Record<string, unknown>);
+  const unknown = unknownRecordMembers(record);
   if (unknown.length > 0) {
     notes.push(
       `the record carries members this profile does not define (${unknown.join(", ")}); the seal covers them, but they are not part of the agreement`,

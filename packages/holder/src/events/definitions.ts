@@ -56,7 +56,7 @@ export function matchesDelivered(deps: DefinitionDeps): EventDefinition<CodePara
     description:
       "One event per offer this holder delivers for the intent the intentCode names, with the same { offer, deliveredAt } " +
       "intent_list_matches shows. The cursor follows the holder's match log, so no match is skipped across restarts.",
-    params: codeParams as unknown as z.ZodType<CodeParams>,
+    params: codeParams,
     payloadSchema: {
       type: "object",
       properties: { offer: { type: "object" }, deliveredAt: { type: "string", format: "date-time" } },
@@ -97,7 +97,7 @@ export function statusChanged(deps: DefinitionDeps): EventDefinition<CodeParams>
     description:
       "Fires when the intent the intentCode names reaches a new status (awaiting_email_confirmation, active, expired, withdrawn), " +
       "with { status, previousStatus, intent } as intent_get_intent shows it.",
-    params: codeParams as unknown as z.ZodType<CodeParams>,
+    params: codeParams,
     payloadSchema: {
       type: "object",
       properties: {
