@@ -311,6 +311,12 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
         release();
       }
     } catch (error) {
+      if (request.signal.aborted) {
+        // The client hung up (mid-body, say): its request failed, this server did not. 499 is
+        // nginx's "client closed request"; nobody reads it, the access log counts it apart.
+        log.debug({ event: "mcp.request.client_closed" }, "the client closed the request");
+        return new Response(null, { status: 499 });
+      }
       log.error(
         { event: failedEvent, error: error instanceof Error ? error.name : typeof error },
         error instanceof Error ? error.message.slice(0, 300) : "an MCP request failed",

@@ -9,6 +9,7 @@ import { bodyLimit } from "hono/body-limit";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import type { Logger } from "pino";
 import { HolderError, type HolderErrorCode } from "../model/types.js";
+import { CLIENT_CLOSED_REQUEST, clientGone } from "../observability/client-gone.js";
 import { MessagePage } from "./message-page.js";
 import type { PageLanguage, Paragraph } from "./page-language.js";
 import { MAX_FORM_BYTES } from "./security.js";
@@ -34,7 +35,7 @@ export interface PageAnswers {
 export function createPageAnswers(
   holderName: string,
   language: PageLanguage,
-  log: Pick<Logger, "error"> | undefined,
+  log: Pick<Logger, "error" | "debug"> | undefined,
 ): PageAnswers {
   const { langOf, t, switchable, detail } = language;
   const render = async (c: Context, status: number, page: JSX.Element): Promise<Response> => {
@@ -68,6 +69,11 @@ export function createPageAnswers(
       if (error.code === "ERR_HOLDER_FORBIDDEN")
         return message(c, status, words.forbiddenTitle, words.forbidden);
       return message(c, status, words.failedTitle, detail(c, error.message));
+    }
+    if (clientGone(c)) {
+      // A form whose client hung up mid-body: the client's doing, not the holder's failure.
+      log?.debug({ event: "http.client_closed", route: c.req.routePath }, "the client closed the request");
+      return Promise.resolve(new Response(null, { status: CLIENT_CLOSED_REQUEST }));
     }
     log?.error({ err: loggable(error), route: c.req.routePath }, "holder page failed");
     return message(c, 500, t(c).messages.internalTitle, t(c).messages.internal);

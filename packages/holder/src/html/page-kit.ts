@@ -23,7 +23,7 @@ export function createPageKit(options: {
   /** Randomness for the form tokens (default `crypto.randomBytes`). */
   random?: ((size: number) => Uint8Array) | undefined;
   /** Failures the pages cannot explain (500s) are logged here, without the URL (it holds a token). */
-  log?: Pick<Logger, "error"> | undefined;
+  log?: Pick<Logger, "error" | "debug"> | undefined;
 }): PageKit {
   const guard = createFormGuard({
     publicUrl: options.publicUrl,

@@ -55,6 +55,8 @@ declare module "oidc-provider" {
       options?: { mergeWithLastSubmission?: boolean },
     ): Promise<string>;
     on(event: string, listener: (...args: unknown[]) => void): this;
+    /** The Koa application underneath; its "error" event gets (error, ctx). */
+    readonly app: { on(event: "error", listener: (...args: unknown[]) => void): unknown };
     Grant: {
       new (properties: { accountId: string; clientId: string }): GrantInstance;
       find(id: string): Promise<GrantInstance | undefined>;

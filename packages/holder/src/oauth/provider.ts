@@ -12,11 +12,12 @@
  *    served at the RFC 8414 path by the holder's Node server), client ID metadata documents;
  *  - sign-in and consent are the holder's own pages (`interactions.url` → /signin/<uid>).
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { type IncomingMessage, ServerResponse } from "node:http";
 import type { CodeHasher, Database, Sealer } from "@doorbell/store";
 import Provider, { errors } from "oidc-provider";
 import type { Logger } from "pino";
 import { ISSUER_PATH, RESOURCE_SCOPES, SIGNIN_PATH } from "../model/scopes.js";
+import { responseAbandoned } from "../observability/client-gone.js";
 import type { ClientMetadataResolver } from "./adapter.js";
 import { createStoreAdapter } from "./adapter.js";
 import { checkClientMetadata } from "./client-policy.js";
@@ -159,12 +160,21 @@ export async function createAuthorizationServer(
       IdToken: 3600,
     },
   });
-  provider.on("server_error", (_ctx, error) => {
-    options.log.error(
-      { event: "oauth.server_error", error: (error as Error)?.name },
-      String((error as Error)?.message ?? "").slice(0, 200),
-    );
-  });
+  // A request whose client hung up (mid-body, say) failed by the client's doing: at debug, and
+  // never as the server's error. Both events pass the Koa context, which holds the response.
+  const failed = (event: string, error: unknown, ctx: unknown) => {
+    const name = error instanceof Error ? error.name : typeof error;
+    const res = (ctx as { res?: unknown } | undefined)?.res;
+    if (res instanceof ServerResponse && responseAbandoned(res)) {
+      options.log.debug({ event: "oauth.client_closed", error: name }, "the client closed the request");
+      return;
+    }
+    options.log.error({ event, error: name }, String((error as Error)?.message ?? "").slice(0, 200));
+  };
+  // Koa's own error channel, where a connection that failed under a request lands. Listening
+  // replaces Koa's default, which prints each one to stderr.
+  provider.app.on("error", (error, ctx) => failed("oauth.request_failed", error, ctx));
+  provider.on("server_error", (ctx, error) => failed("oauth.server_error", error, ctx));
 
   const callback = provider.callback();
   return {

@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { MiddlewareHandler } from "hono";
 import type { Logger } from "pino";
+import { CLIENT_CLOSED_REQUEST, clientGone, responseAbandoned } from "./client-gone.js";
 import type { HolderMetrics } from "./metrics.js";
 
 /**
@@ -88,6 +89,8 @@ interface RequestFacts {
   seconds: number;
   /** Response bytes, when known. */
   bytes?: number;
+  /** The client hung up before the answer was written: logged and counted as 499, whatever `status` was. */
+  aborted?: boolean;
 }
 
 export type AccessLogger = (facts: RequestFacts) => void;
@@ -95,10 +98,11 @@ export type AccessLogger = (facts: RequestFacts) => void;
 /** Writes the line and counts the request: the one place both happen. */
 export function createAccessLogger(log: Logger, metrics?: HolderMetrics): AccessLogger {
   const access = log.child({ component: "http" });
-  return ({ method, path, search, status, seconds, bytes }) => {
+  return ({ method, path, search, status: answered, seconds, bytes, aborted = false }) => {
     const { shown, route } = classifyPath(path);
     const ms = Math.round(seconds * 10_000) / 10;
     const safeMethod = /^[A-Z]{1,10}$/.test(method) ? method : "OTHER";
+    const status = aborted ? CLIENT_CLOSED_REQUEST : answered;
     access.info(
       {
         event: "http.request",
@@ -106,9 +110,9 @@ export function createAccessLogger(log: Logger, metrics?: HolderMetrics): Access
         path: `${shown}${redactQuery(search)}`,
         status,
         ms,
-        ...(bytes === undefined ? {} : { bytes }),
+        ...(bytes === undefined || aborted ? {} : { bytes }),
       },
-      `${safeMethod} ${shown} ${status} ${ms} ms`,
+      `${safeMethod} ${shown} ${status}${aborted ? " (client closed the request)" : ""} ${ms} ms`,
     );
     metrics?.observeRequest(route, safeMethod, status, seconds);
   };
@@ -132,6 +136,8 @@ export function accessLogMiddleware(logger: AccessLogger): MiddlewareHandler {
         status,
         seconds: (performance.now() - started) / 1000,
         ...(length === null || length === undefined ? {} : { bytes: Number(length) }),
+        // Nothing is written yet here: a closed connection means the client left unanswered.
+        aborted: clientGone(c),
       });
     }
   };
@@ -153,6 +159,7 @@ export function logNodeRequest(logger: AccessLogger, req: IncomingMessage, res: 
       status: res.statusCode,
       seconds: (performance.now() - started) / 1000,
       ...(length === undefined ? {} : { bytes: Number(length) }),
+      aborted: responseAbandoned(res),
     });
   });
 }

@@ -21,7 +21,7 @@ export function callMetrics(registers: Registry[]): {
   });
   const requests = new Counter({
     name: "doorbell_http_requests_total",
-    help: "HTTP requests by route shape, method and status class.",
+    help: "HTTP requests by route shape, method and status class; aborted: the client hung up before the answer.",
     labelNames: ["route", "method", "status"],
     registers,
   });

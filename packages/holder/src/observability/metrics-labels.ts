@@ -3,6 +3,8 @@
  * and a cap on distinct values, so a caller cannot grow the label set without bound.
  */
 
+import { CLIENT_CLOSED_REQUEST } from "./client-gone.js";
+
 /** Distinct tool names and outcomes kept as labels; any more are counted as `other`. */
 const MAX_LABEL_VALUES = 64;
 const LABEL_SHAPE = /^[a-z][a-z0-9_.-]{0,63}$/;
@@ -28,7 +30,11 @@ export function methodLabel(method: string): string {
   return METHODS.has(method) ? method : "other";
 }
 
-/** An HTTP status as its class (`2xx`…), else `other`. */
+/**
+ * An HTTP status as its class (`2xx`…), else `other`; 499, which only the access log gives (a
+ * request its client abandoned, client-gone.ts), is `aborted`, apart from the holder's own 4xx.
+ */
 export function statusLabel(status: number): string {
+  if (status === CLIENT_CLOSED_REQUEST) return "aborted";
   return status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : "other";
 }

@@ -26,6 +26,7 @@ import type { LocalMailbox } from "../mail/local-mailbox.js";
 import type { ConsentService, DemandService, IntentService, MatchService } from "../model/services.js";
 import { type HolderOAuth, type IntentAssistants, PROTECTED_RESOURCE_PATH } from "../oauth/index.js";
 import { type AccessLogger, accessLogMiddleware } from "../observability/access-log.js";
+import { CLIENT_CLOSED_REQUEST, clientGone } from "../observability/client-gone.js";
 import type { HolderMetrics } from "../observability/metrics.js";
 import { type MetricsOptions, mountMetrics } from "../observability/metrics-route.js";
 import { mountOneClickUnsubscribe } from "../push/one-click-unsubscribe.js";
@@ -253,6 +254,11 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
     return c.text("Not found\n", 404);
   });
   app.onError((error, c) => {
+    if (clientGone(c)) {
+      // The client hung up (mid-body, say): its request failed, the holder did not.
+      deps.log.debug({ event: "http.client_closed", error: error.name }, "the client closed the request");
+      return new Response(null, { status: CLIENT_CLOSED_REQUEST });
+    }
     if (isDatabaseBusy(error)) {
       // Not a fault: the database is saturated for a moment; the page works when asked again.
       deps.log.warn({ event: "http.busy" }, "the database was too busy to answer");

@@ -62,7 +62,7 @@ export interface PagesDeps {
   /** The shared limits on mails asked for from the consent page. */
   limits?: HolderLimits;
   /** Failures the pages cannot explain (500s) are logged here, without the URL (it holds a token). */
-  log?: Pick<Logger, "error">;
+  log?: Pick<Logger, "error" | "debug">;
   /** Randomness for the form tokens (default `crypto.randomBytes`). */
   random?: (size: number) => Uint8Array;
 }
