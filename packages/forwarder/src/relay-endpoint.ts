@@ -17,6 +17,7 @@
  */
 import { createMemoryDedupStore, createReceiver, type DedupStore } from "@doorbell/webhooks";
 import { deliveryDb, type ForwarderContext } from "./context.js";
+import { ForwarderError, type ForwarderErrorCode } from "./errors.js";
 import { agentData, type RelayedEvent, readRelayedEvent } from "./relay-event.js";
 import { endRelay, holderSecrets, RELAY_PATH, relayByPath } from "./relays.js";
 import type { RelayRow } from "./schema.js";
@@ -25,17 +26,12 @@ export const RELAY_PREFIX = "/relay/";
 
 export type RelayEndpoint = (request: Request, path: string) => Promise<Response>;
 
-/** A refusal decided inside the receiver's handler, answered with its own status. */
-class RelayRefusal extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-  }
-}
+/** How the holder is answered when the receiver's handler refuses a doorbell. */
+const REFUSALS: Partial<Record<ForwarderErrorCode, { status: number; headers?: Record<string, string> }>> = {
+  ERR_FORWARDER_NOT_RELAYED: { status: 422 },
+  // The holder's sender retries after it, by which time the relay is set up.
+  ERR_FORWARDER_NOT_READY: { status: 503, headers: { "retry-after": "5" } },
+};
 
 const json = (status: number, value: unknown, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(value), {
@@ -70,15 +66,12 @@ export function createRelayEndpoint(
 
   async function relay(row: RelayRow, webhookId: string, body: unknown): Promise<void> {
     const event = readRelayedEvent(body);
-    if ("problem" in event) throw new RelayRefusal(422, "ERR_FORWARDER_NOT_RELAYED", event.problem);
+    if ("problem" in event) throw new ForwarderError("ERR_FORWARDER_NOT_RELAYED", event.problem);
     if (row.holder_subscription_id === null) {
-      throw new RelayRefusal(503, "ERR_FORWARDER_NOT_READY", "the subscription is still being set up", {
-        "retry-after": "5",
-      });
+      throw new ForwarderError("ERR_FORWARDER_NOT_READY", "the subscription is still being set up");
     }
     if (event.subscriptionId !== row.holder_subscription_id) {
-      throw new RelayRefusal(
-        422,
+      throw new ForwarderError(
         "ERR_FORWARDER_NOT_RELAYED",
         "data.subscriptionId is not this relay's subscription",
       );
@@ -124,7 +117,7 @@ export function createRelayEndpoint(
       if (row.status !== "ended") await endRelay(ctx.store.db, row.agent_subscription_id, ended, ctx.clock());
       return json(410, { error: "ERR_FORWARDER_GONE", message: "this subscription has ended" });
     }
-    let refusal: RelayRefusal | undefined;
+    let refusal: ForwarderError | undefined;
     const receiver = createReceiver({
       keys: { secrets: holderSecrets(ctx, row) },
       dedup: scoped(dedup, row.agent_subscription_id),
@@ -133,7 +126,7 @@ export function createRelayEndpoint(
         try {
           await relay(row, event.id, event.json);
         } catch (error) {
-          if (error instanceof RelayRefusal) refusal = error;
+          if (error instanceof ForwarderError) refusal = error;
           else
             ctx.log.error(
               { event: "forwarder.relay_failed", error: error instanceof Error ? error.name : typeof error },
@@ -144,8 +137,9 @@ export function createRelayEndpoint(
       },
     });
     const response = await receiver(request);
-    if (refusal !== undefined) {
-      return json(refusal.status, { error: refusal.code, message: refusal.message }, refusal.headers);
+    const answer = refusal === undefined ? undefined : REFUSALS[refusal.code];
+    if (refusal !== undefined && answer !== undefined) {
+      return json(answer.status, { error: refusal.code, message: refusal.message }, answer.headers);
     }
     return response;
   };

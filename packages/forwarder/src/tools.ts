@@ -15,6 +15,7 @@ import type { CallLimit } from "@doorbell/mcp-endpoint";
 import { isDatabaseBusy } from "@doorbell/store";
 import { type CallToolResult, type McpServer, ProtocolError } from "@modelcontextprotocol/server";
 import type { ForwarderContext } from "./context.js";
+import { ForwarderError } from "./errors.js";
 import { deleteRecord, openRecord } from "./records.js";
 import { notFound, type PushSide } from "./subscriptions.js";
 import { registerDemandSummary } from "./tools/demand-summary.js";
@@ -28,7 +29,6 @@ import { registerSubscribeEvents } from "./tools/subscribe-events.js";
 import { registerUnsubscribeEvents } from "./tools/unsubscribe-events.js";
 import { registerUpdateIntent } from "./tools/update-intent.js";
 import { registerWithdrawIntent } from "./tools/withdraw-intent.js";
-import { UpstreamError } from "./upstream.js";
 
 /** The holder's eight tools and its two push tools, under the same names. */
 export const FORWARDER_TOOL_NAMES = [...TOOL_NAMES, ...PUSH_TOOL_NAMES] as const;
@@ -90,7 +90,7 @@ export function registerForwarderTools(server: McpServer, tc: ForwarderToolConte
 
 /** The upstream holder unreachable, or refusing the call as a protocol error. */
 function upstreamRefusal(error: unknown): CallToolResult | undefined {
-  if (error instanceof UpstreamError) {
+  if (error instanceof ForwarderError && error.code === "ERR_FORWARDER_UPSTREAM") {
     return refusal(
       { code: "ERR_HOLDER_UNAVAILABLE" },
       "the intent holder behind this forwarder could not be reached; nothing was changed here, try again later",

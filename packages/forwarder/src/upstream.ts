@@ -14,6 +14,7 @@ import {
   SdkHttpError,
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
+import { ForwarderError } from "./errors.js";
 
 export interface Upstream {
   /** The holder's MCP endpoint. */
@@ -24,11 +25,6 @@ export interface Upstream {
   /** Runs `fn` with extra headers on every upstream request it makes. */
   withHeaders<T>(headers: Record<string, string>, fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
-}
-
-/** The holder could not be reached or broke the protocol; nothing is known to have happened there. */
-export class UpstreamError extends Error {
-  override readonly name = "UpstreamError";
 }
 
 export function createUpstream(
@@ -56,7 +52,10 @@ export function createUpstream(
         await client.connect(new StreamableHTTPClientTransport(target, { fetch: fetchWithHeaders }));
       } catch (error) {
         connecting = undefined;
-        throw new UpstreamError(`the holder did not accept a session (${describe(error)})`);
+        throw new ForwarderError(
+          "ERR_FORWARDER_UPSTREAM",
+          `the holder did not accept a session (${describe(error)})`,
+        );
       }
       return client;
     })();
@@ -84,7 +83,10 @@ export function createUpstream(
           const sessionGone = error instanceof SdkHttpError && error.status === 404;
           await reset(client);
           if (sessionGone && attempt === 0) continue;
-          throw new UpstreamError(`the holder could not be reached (${describe(error)})`);
+          throw new ForwarderError(
+            "ERR_FORWARDER_UPSTREAM",
+            `the holder could not be reached (${describe(error)})`,
+          );
         }
       }
     },
