@@ -8,7 +8,7 @@ import { consentLanguage } from "../i18n/consent-texts.js";
 import { formatDay } from "../i18n/format.js";
 import { mailWordsFor } from "../i18n/mail-words.js";
 import { listUnsubscribeHeaders } from "../mail/list-unsubscribe.js";
-import { quoteText } from "../mail/quoting.js";
+import { quoteText } from "../model/quoting.js";
 import { SCOPE_MANAGE } from "../model/scopes.js";
 import type { RenewalOffer } from "../model/services.js";
 import { HolderError, type Principal } from "../model/types.js";

@@ -5,13 +5,14 @@
  * ever receives a hidden limit (only whether one is set) or an intentCode.
  */
 
+import { OFFER_LIMITS } from "@doorbell/intents";
 import * as i18n from "../i18n/format.js";
 import { mailWordsFor, notificationPromise } from "../i18n/mail-words.js";
 import { DEFAULT_LANG, type Lang } from "../model/languages.js";
+import { quoteName, quoteText } from "../model/quoting.js";
 import type { Area, Money } from "../model/types.js";
 import { listUnsubscribeHeaders } from "./list-unsubscribe.js";
 import type { MailMessage } from "./mailer.js";
-import { quoteText } from "./quoting.js";
 
 export type RenderedMail = Omit<MailMessage, "to">;
 
@@ -222,7 +223,8 @@ export function matchDigestMail(data: MatchDigestMailData): RenderedMail {
   const items = data.matches.map((match) => {
     const url = safeUrl(match.url);
     return {
-      title: match.title,
+      // The seller's words: the offer's own link is the one link, the title never makes another.
+      title: quoteName(match.title, OFFER_LIMITS.titleMax),
       lines: [formatMoney(match.price, lang), formatArea(match.location, lang)],
       ...(url === undefined ? {} : { url }),
     };
@@ -270,10 +272,11 @@ export const NOTIFICATION_PROMISE = notificationPromise(DEFAULT_LANG);
 export function notificationApprovalMail(data: NotificationApprovalMailData): RenderedMail {
   const lang = data.lang ?? DEFAULT_LANG;
   const words = mailWordsFor(lang).approval;
+  // The hosts are the assistant's choice: quoted, so no mail client makes them links.
   const who =
     data.relayFor === undefined
-      ? words.address(data.deliveryHost)
-      : words.relayed(data.relayFor, data.deliveryHost);
+      ? words.address(quoteName(data.deliveryHost))
+      : words.relayed(quoteName(data.relayFor), quoteName(data.deliveryHost));
   return render(
     words.subject,
     [

@@ -14,7 +14,7 @@
  *    person allowed on the consent page.
  */
 import { errors } from "oidc-provider";
-import { MAX_NAME_CHARS } from "../mail/quoting.js";
+import { MAX_NAME_CHARS } from "../model/quoting.js";
 import { RESOURCE_SCOPES } from "../model/scopes.js";
 
 export const MAX_CLIENT_METADATA_BYTES = 8 * 1024;

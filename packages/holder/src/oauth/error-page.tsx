@@ -11,6 +11,7 @@ import { messagesFor } from "../i18n/messages/index.js";
 import { negotiateLanguage } from "../i18n/negotiate.js";
 import { LANG_COOKIE } from "../i18n/request-language.js";
 import type { Lang } from "../model/languages.js";
+import { quoteName } from "../model/quoting.js";
 
 interface KoaLikeContext {
   type: string;
@@ -34,7 +35,9 @@ function errorPageLanguage(ctx: KoaLikeContext): Lang {
 export function oauthErrorPage(holderName: string) {
   return async (ctx: KoaLikeContext, out: Record<string, unknown>): Promise<void> => {
     const code = typeof out.error === "string" ? out.error : "server_error";
-    const description = typeof out.error_description === "string" ? out.error_description.slice(0, 300) : "";
+    // The library's description may quote the request (a path, a parameter): someone else's words.
+    const description =
+      typeof out.error_description === "string" ? quoteName(out.error_description, 300) : "";
     const lang = errorPageLanguage(ctx);
     const t = messagesFor(lang).oauthError;
     const reasons: Readonly<Record<string, string | undefined>> = t.reasons;

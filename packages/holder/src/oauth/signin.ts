@@ -12,8 +12,8 @@ import type { HolderContext } from "../context.js";
 import { mailWordsFor } from "../i18n/mail-words.js";
 import { newPageToken, randomBase62 } from "../intents/index.js";
 import { normaliseEmail } from "../mail/address.js";
-import { quoteName } from "../mail/quoting.js";
 import { DEFAULT_LANG, type Lang } from "../model/languages.js";
+import { quoteName } from "../model/quoting.js";
 import { SIGNIN_PATH } from "../model/scopes.js";
 import type { OAuthTables } from "./schema.js";
 

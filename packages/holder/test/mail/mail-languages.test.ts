@@ -84,7 +84,7 @@ describe("mail templates per language", () => {
       lang: "sk",
     });
     expect(approval.subject).toBe("Povoliť asistentovi upozornenia na váš dopyt?");
-    expect(approval.text).toContain("adresu agent.example.sk");
+    expect(approval.text).toContain("adresu agent[.]example[.]sk");
     expect(approval.text).toContain("nikdy nie ktoré ponuky");
   });
 });

@@ -63,7 +63,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     const page = await browser.go(managePath as string);
     const html = await page.response.text();
     expect(html).toContain("Assistants you signed in to");
-    expect(html).toContain("signs in at 127.0.0.1:9");
+    expect(html).toContain("signs in at 127[.]0[.]0[.]1:9");
     expect(html).toContain("publish, change and withdraw your requests");
     const action = /action="(\/manage\/[0-9A-Za-z]+\/assistants\/[A-Za-z0-9_-]+\/revoke)"/.exec(html)?.[1];
     expect(action).toBeDefined();

@@ -83,7 +83,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       }
       // Who would be notified, and through whom (§7 rule 3), and what they learn.
       expect(page.html).toContain(
-        "<strong>agent.example.org</strong>, relayed through <strong>127.0.0.1</strong>",
+        "<strong>agent[.]example[.]org</strong>, relayed through <strong>127[.]0[.]0[.]1</strong>",
       );
       expect(page.html).toContain("never which offers");
 

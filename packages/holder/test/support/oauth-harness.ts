@@ -310,6 +310,14 @@ export function authorizationUrl(
   })}`;
 }
 
+/** What the person is shown on the way: the client's name as the pages show it, and each page. */
+export interface PersonSees {
+  /** The name the consent page asks about (default "Test assistant"). */
+  clientName?: string;
+  /** Each holder page the person read (the sign-in page, the consent page), pushed in order. */
+  pages?: string[];
+}
+
 /**
  * The person in a form-only browser: opens the authorization URL, gives the address on the
  * holder's sign-in page, opens the link of the sign-in mail (local mailbox), presses "Sign in",
@@ -321,11 +329,13 @@ export async function personAllowsByForms(
   browser: FormBrowser,
   url: string,
   email: string = EMAIL,
+  sees: PersonSees = {},
 ): Promise<URL> {
   let { response, url: at } = await browser.go(url);
   if (new URL(at).origin !== h.origin) return new URL(at);
   expect(response.status, await response.clone().text()).toBe(200);
   let html = await response.text();
+  sees.pages?.push(html);
   if (html.includes("Send me a sign-in link")) {
     const uid = new URL(at).pathname.split("/")[2] as string;
     const sent = await browser.go(`/signin/${uid}/email`, { csrf: field(html, "csrf"), email });
@@ -345,8 +355,9 @@ export async function personAllowsByForms(
     if (new URL(at).origin !== h.origin) return new URL(at);
     expect(response.status).toBe(200);
     html = await response.text();
+    sees.pages?.push(html);
   }
-  expect(html).toContain("Allow Test assistant to act for you?");
+  expect(html).toContain(`Allow ${sees.clientName ?? "Test assistant"} to act for you?`);
   const uid = new URL(at).pathname.split("/")[2] as string;
   const allowed = await browser.go(`/signin/${uid}/approve`, {
     csrf: field(html, "csrf"),
@@ -365,7 +376,13 @@ export interface IssuedTokens {
 /** Registers a client, the person signs in and allows, the code is exchanged: the client and its tokens. */
 export async function signedInClient(
   h: HolderOnLoopback,
-  options: { scope?: string; browser?: FormBrowser; clientId?: string; email?: string } = {},
+  options: {
+    scope?: string;
+    browser?: FormBrowser;
+    clientId?: string;
+    email?: string;
+    sees?: PersonSees;
+  } = {},
 ): Promise<{ clientId: string; tokens: IssuedTokens; browser: FormBrowser }> {
   const redirectUri = "http://127.0.0.1:9/callback";
   const clientId = options.clientId ?? (await registerClient(h.origin, redirectUri));
@@ -376,6 +393,7 @@ export async function signedInClient(
     browser,
     authorizationUrl(h.origin, { clientId, redirectUri, scope: options.scope ?? SCOPE, challenge }),
     options.email,
+    options.sees,
   );
   expect(arrived.origin + arrived.pathname).toBe(redirectUri);
   expect(arrived.searchParams.get("error"), arrived.href).toBeNull();

@@ -2,6 +2,7 @@
  * The pages themselves, as pure components of what the services returned. None of them ever gets
  * a contact, a hidden limit's value or another token than the one in its own URL.
  */
+import { OFFER_LIMITS, STATEMENT_MAX } from "@doorbell/intents";
 import type { FC } from "hono/jsx";
 import {
   criteriaLines,
@@ -16,6 +17,7 @@ import { Layout } from "../../html/layout.js";
 import { When } from "../../html/when.js";
 import { messagesFor } from "../../i18n/messages/index.js";
 import { DEFAULT_LANG, type Lang } from "../../model/languages.js";
+import { quoteName, quoteText } from "../../model/quoting.js";
 import type { Intent, Match } from "../../model/types.js";
 import type { AssistantAccess } from "../../oauth/owners.js";
 import type { NotificationReceipt } from "../../push/service.js";
@@ -27,7 +29,7 @@ export const IntentFacts: FC<{ intent: Intent; lang?: Lang }> = ({ intent, lang 
   return (
     <dl class="facts">
       <dt>{t.request}</dt>
-      <dd class="statement">{intent.statement}</dd>
+      <dd class="statement">{quoteText(intent.statement, STATEMENT_MAX)}</dd>
       {criteria.length > 0 && (
         <>
           <dt>{t.what}</dt>
@@ -410,15 +412,17 @@ const OfferItem: FC<{ match: Match; lang: Lang }> = ({ match, lang }) => {
   const { offer } = match;
   const t = messagesFor(lang).manage;
   const url = safeExternalUrl(offer.url);
+  // The seller's words: the offer's own link stays the one link, the title never makes another.
+  const title = quoteName(offer.title, OFFER_LIMITS.titleMax);
   return (
     <li>
       <h3>
         {url !== undefined ? (
           <a href={url} rel="noreferrer noopener nofollow">
-            {offer.title}
+            {title}
           </a>
         ) : (
-          offer.title
+          title
         )}
       </h3>
       <p>

@@ -22,8 +22,8 @@ import { plural } from "../../i18n/format.js";
 import { type Messages, messagesFor } from "../../i18n/messages/index.js";
 import { requestLanguage } from "../../i18n/request-language.js";
 import type { HolderLimits, LimitHint } from "../../limits/index.js";
-import { MAX_NAME_CHARS } from "../../mail/quoting.js";
 import { minutesToWait } from "../../mail/request-limits.js";
+import { quoteName } from "../../model/quoting.js";
 import type { SignInContext } from "../signin.js";
 import { Message } from "./views.js";
 
@@ -148,12 +148,8 @@ export function createSignInKit(deps: OAuthPagesDeps): SignInKit {
       const url = new URL(String(interaction.params.redirect_uri ?? ""));
       redirectHost = url.host === "" ? url.protocol : url.host;
     } catch {}
-    const name = client?.clientName ?? clientId;
-    // Whatever a client calls itself is shown short.
-    return {
-      name: name.length > MAX_NAME_CHARS ? `${name.slice(0, MAX_NAME_CHARS - 1)}…` : name,
-      redirectHost,
-    };
+    // Whatever a client calls itself, and wherever it redirects, is its own words: quoted.
+    return { name: quoteName(client?.clientName ?? clientId), redirectHost: quoteName(redirectHost) };
   }
 
   async function formOk(c: Context): Promise<Record<string, string> | Response> {

@@ -4,25 +4,28 @@
  * mailed link, and on the manage page when the assistant was last notified and whether it still
  * listens, with one button to stop it.
  */
+import { STATEMENT_MAX } from "@doorbell/intents";
 import type { FC } from "hono/jsx";
 import { formatDateTime, isoDateTime } from "../../html/format.js";
 import { Layout } from "../../html/layout.js";
 import { messagesFor } from "../../i18n/messages/index.js";
 import { DEFAULT_LANG, type Lang } from "../../model/languages.js";
+import { quoteName, quoteText } from "../../model/quoting.js";
 import type { AssistantAccess } from "../../oauth/owners.js";
 import type { NotificationReceipt } from "../service.js";
 
 /** The form field of one consent-page choice. */
 export const consentChoiceField = (subscriptionId: string): string => `notify_${subscriptionId}`;
 
+/** The hosts are the assistant's choice: shown quoted, never as something to open. */
 const Who: FC<{ receipt: NotificationReceipt; lang: Lang }> = ({ receipt, lang }) =>
   receipt.relayFor === undefined ? (
-    <strong>{receipt.deliveryHost}</strong>
+    <strong>{quoteName(receipt.deliveryHost)}</strong>
   ) : (
     <>
-      <strong>{receipt.relayFor}</strong>
+      <strong>{quoteName(receipt.relayFor)}</strong>
       {messagesFor(lang).notifications.relayedThrough}
-      <strong>{receipt.deliveryHost}</strong>
+      <strong>{quoteName(receipt.deliveryHost)}</strong>
     </>
   );
 
@@ -150,7 +153,7 @@ export const NotificationApprovalPage: FC<{
         <Who receipt={receipt} lang={lang} />
         {t.asked.after}
       </p>
-      <blockquote>{props.statement}</blockquote>
+      <blockquote>{quoteText(props.statement, STATEMENT_MAX)}</blockquote>
       <dl class="facts">
         <dt>{t.whoTitle}</dt>
         <dd>
@@ -210,8 +213,8 @@ export const AssistantsWithAccess: FC<{
         {assistants.map((assistant) => (
           <li>
             <p>
-              <strong>{assistant.clientName}</strong>
-              {t.signsInAt(assistant.redirectHosts.join(", "))}
+              <strong>{quoteName(assistant.clientName)}</strong>
+              {t.signsInAt(assistant.redirectHosts.map((host) => quoteName(host)).join(", "))}
               {assistant.scopes.map((scope) => t.scopes[scope] ?? scope).join(t.and)}.
             </p>
             <form method="post" action={actionFor(assistant)}>
