@@ -1,5 +1,6 @@
-import { sql } from "@doorbell/store";
+import { type Kysely, sql } from "@doorbell/store";
 import { DeliveryError } from "./errors.js";
+import type { DeliveryTables } from "./schema.js";
 
 /**
  * Push profile §6 rule 6: at most one coalesced doorbell per subscription per 15 minutes, adding
@@ -84,6 +85,12 @@ export interface CoalescedEvent {
   readonly latest: string;
   /** The `data` of the doorbell sent for what was added up, at `timestamp` (its envelope's). */
   body(state: CoalescedState): Record<string, unknown>;
+  /**
+   * The subscriptions among `subscriptionIds` that may carry this event, read in the transaction
+   * that queues it or builds its doorbell (the holder: those the person allowed, never a test
+   * call's). For the others it is dropped, whichever path queued it. Without it, every one may.
+   */
+  carriers?(db: Kysely<DeliveryTables>, subscriptionIds: readonly string[]): Promise<ReadonlySet<string>>;
 }
 
 export interface CoalescedState {
@@ -104,6 +111,17 @@ export function checkedCoalescedEvent(event: CoalescedEvent): CoalescedEvent {
     );
   }
   return event;
+}
+
+/** The subscriptions among `ids` that may carry the coalesced event (see `carriers`). */
+export async function coalescedCarriers(
+  coalesced: CoalescedEvent,
+  db: Kysely<DeliveryTables>,
+  ids: readonly string[],
+): Promise<ReadonlySet<string>> {
+  if (coalesced.carriers === undefined) return new Set(ids);
+  if (ids.length === 0) return new Set();
+  return coalesced.carriers(db, ids);
 }
 
 /** One event's report, checked: the engine adds it to the subscription's waiting aggregate. */

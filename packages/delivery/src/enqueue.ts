@@ -5,7 +5,7 @@ import {
   pushEnvelope,
   standardWebhookId,
 } from "./channels.js";
-import { coalescedReport, mergeMatches } from "./coalesce.js";
+import { coalescedCarriers, coalescedReport, mergeMatches } from "./coalesce.js";
 import type { Db, EngineContext } from "./context.js";
 import { DeliveryError } from "./errors.js";
 import type { DeliveryEvent, EnqueueItem, EnqueueResult } from "./events.js";
@@ -52,6 +52,22 @@ export async function enqueueMany(
   const rows: AppendRow[] = [];
   const matches = new Map<string, { count: number; latest: string | null; before: number }>();
   const defaultTimestamp = new Date(now).toISOString();
+  const coalesced = ctx.coalesced;
+  const isCoalesced = (sub: Target, event: DeliveryEvent) =>
+    sub.channel === "push" && coalesced !== undefined && event.type === coalesced.event;
+  // Asked once for the whole batch: which subscriptions may carry the coalesced event at all.
+  const carriers =
+    coalesced === undefined
+      ? new Set<string>()
+      : await coalescedCarriers(coalesced, db, [
+          ...new Set(
+            items
+              .filter(({ subscriptionId, event }) =>
+                isCoalesced(targets.get(subscriptionId) as Target, event),
+              )
+              .map((item) => item.subscriptionId),
+          ),
+        ]);
   items.forEach(({ subscriptionId, event }, item) => {
     const sub = targets.get(subscriptionId) as Target;
     if (sub.status === "ended") {
@@ -59,8 +75,11 @@ export async function enqueueMany(
       return;
     }
     const timestamp = event.timestamp ?? defaultTimestamp;
-    const coalesced = ctx.coalesced;
-    if (sub.channel === "push" && coalesced !== undefined && event.type === coalesced.event) {
+    if (coalesced !== undefined && isCoalesced(sub, event)) {
+      if (!carriers.has(subscriptionId)) {
+        results[item] = "dropped";
+        return;
+      }
       const report = coalescedReport(coalesced, event.data);
       const waiting = matches.get(subscriptionId) ?? {
         count: sub.agg_new_matches,

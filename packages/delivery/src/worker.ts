@@ -1,6 +1,6 @@
 import { attemptRow, type OpenedKeys, openKeys } from "./attempt.js";
 import { pushEnvelope } from "./channels.js";
-import { countMatchesDoorbell, matchesOpenAt } from "./coalesce.js";
+import { coalescedCarriers, countMatchesDoorbell, matchesOpenAt } from "./coalesce.js";
 import type { EngineContext } from "./context.js";
 import { DeliveryError } from "./errors.js";
 import { randomId } from "./ids.js";
@@ -343,6 +343,15 @@ async function flushMatches(ctx: EngineContext, sub: SubscriptionRow): Promise<v
       .where("id", "=", sub.id)
       .executeTakeFirstOrThrow();
     if (current.agg_new_matches === 0 || current.status !== "active") return;
+    // Whatever queued them, they are not rung for a subscription that may not carry them.
+    if (!(await coalescedCarriers(coalesced, trx, [sub.id])).has(sub.id)) {
+      await trx
+        .updateTable("delivery_subscriptions")
+        .set({ agg_new_matches: 0, agg_latest_delivered_at: null, agg_first_at: null })
+        .where("id", "=", sub.id)
+        .execute();
+      return;
+    }
     // The caller builds the body (and checks it against its protocol) from the aggregate.
     const timestamp = new Date(now).toISOString();
     const data = coalesced.body({

@@ -9,6 +9,7 @@ import {
   fakeClock,
   HOUR,
   MINUTE,
+  matchesDoorbell,
   runAtNextWake,
   T0,
 } from "./harness.js";
@@ -104,6 +105,43 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
     await engine.runDue();
     expect(await runAtNextWake(engine, db, clock, sub.id)).toBe(T0 + HOUR);
     expect(doorbells()).toHaveLength(2);
+  });
+
+  it("never rings a subscription its caller says may not carry it: not queued after, not built from what waited", async () => {
+    const clock = fakeClock();
+    const allowed = new Set<string>();
+    const { engine, db, store } = await engineOn(fixture.db, clock.now, {
+      coalesce: {
+        ...matchesDoorbell,
+        carriers: async (_db, ids) => new Set(ids.filter((id) => allowed.has(id))),
+      },
+    });
+    const sub = await activeSubscription(engine, db, clock, endpoint.url);
+    const matches = (newMatches: number, latest: string) =>
+      store.transaction((trx) =>
+        engine.enqueue(trx, sub.id, {
+          type: "intent.matches.delivered",
+          data: { subscriptionId: sub.subscriberId, newMatches, latestDeliveredAt: latest },
+        }),
+      );
+    expect(await matches(1, "2026-11-30T11:59:00Z")).toBe("dropped");
+    allowed.add(sub.id);
+    expect(await matches(1, "2026-11-30T11:59:30Z")).toBe("queued");
+    await engine.runDue();
+    clock.advance(MINUTE);
+    // Waiting for the window to open when the caller stops allowing it.
+    expect(await matches(2, "2026-11-30T12:01:00Z")).toBe("queued");
+    allowed.delete(sub.id);
+    expect(await matches(3, "2026-11-30T12:02:00Z")).toBe("dropped");
+    clock.advance(15 * MINUTE);
+    await engine.runDue();
+    expect(doorbells().map((e) => e.json.data?.newMatches)).toEqual([1]);
+    const row = await db
+      .selectFrom("delivery_subscriptions")
+      .select("agg_new_matches")
+      .where("id", "=", sub.id)
+      .executeTakeFirstOrThrow();
+    expect(row.agg_new_matches).toBe(0);
   });
 
   it("refuses a matches event without a positive count or a date-time", async () => {

@@ -1,12 +1,14 @@
 /** When an intent becomes active: settle the consent page's choices and mail pending approval links. */
 import { mailApproval } from "./approval.js";
 import { emit, engineDb, type Push } from "./context.js";
-import { enqueueStatus, grant, lease, liveRows } from "./rows.js";
+import { grant, holdArrivals } from "./grant.js";
+import { enqueueStatus, liveRows, renewLease } from "./rows.js";
 
 export async function onActivated(push: Push, intentId: string): Promise<void> {
-  const { ctx, engine } = push;
+  const { engine } = push;
   const toMail: string[] = [];
   const touched = await push.store.transaction(async (trx) => {
+    await holdArrivals(push, trx);
     const intent = await trx
       .selectFrom("holder_intents")
       .select("valid_until")
@@ -19,7 +21,7 @@ export async function onActivated(push: Push, intentId: string): Promise<void> {
         if (row.consent_choice === 1) {
           await grant(push, trx, row);
           // Made on a draft, its lease ended with the draft's 24 hours: now it may run with the intent.
-          await engine.renew(engineDb(trx), row.id, lease(push, ctx.clock(), intent.valid_until, false));
+          await renewLease(push, trx, row, intent.valid_until);
           await enqueueStatus(push, trx, row, "active");
         } else {
           // §6 rule 3: confirmed without the separate choice, the subscription ends.
@@ -27,7 +29,8 @@ export async function onActivated(push: Push, intentId: string): Promise<void> {
         }
       } else if (row.approval === "sent-to-verified-channel") {
         toMail.push(row.id);
-      } else {
+      } else if (row.test === 0) {
+        // A test call's subscription heard the status once when it was made (rule 9), and no more.
         await enqueueStatus(push, trx, row, "active");
       }
     }

@@ -16,7 +16,8 @@ import {
 import { notificationApprovalMail } from "../mail/templates.js";
 import { HolderError } from "../model/types.js";
 import { emit, type Push } from "./context.js";
-import { engineView, enqueueStatus, grant, ownRow } from "./rows.js";
+import { grant, holdArrivals } from "./grant.js";
+import { engineView, enqueueStatus, ownRow } from "./rows.js";
 import type { PushRow } from "./schema.js";
 import type { NotificationReceipt } from "./types.js";
 import { hostsOf, receipt } from "./views.js";
@@ -99,6 +100,7 @@ export async function approve(
 ): Promise<NotificationReceipt> {
   const { ctx } = push;
   const result = await push.store.transaction(async (trx) => {
+    await holdArrivals(push, trx);
     const intent = await trx
       .selectFrom("holder_intents")
       .selectAll()

@@ -1,6 +1,6 @@
 /** The consent page's separate, unticked choices (§6 rule 3) and what the person ticked. */
-import { engineDb, type Push } from "./context.js";
-import { lease, liveRows } from "./rows.js";
+import type { Push } from "./context.js";
+import { liveRows, renewLease } from "./rows.js";
 import type { NotificationReceipt } from "./types.js";
 import { receipt } from "./views.js";
 
@@ -43,7 +43,7 @@ export async function chooseOnConsent(
         .where("id", "=", row.id)
         .execute();
       if (ticked && sub.expiresAt < confirmEnds && confirmEnds > now) {
-        await push.engine.renew(engineDb(trx), row.id, lease(push, now, confirmEnds, false));
+        await renewLease(push, trx, row, confirmEnds);
       }
     }
   });

@@ -18,8 +18,9 @@ export async function endAll(push: Push, intentId: string, reason: string): Prom
   const ended = await push.store.transaction(async (trx) => {
     const ids: string[] = [];
     for (const { row } of await liveRows(push, trx, intentId)) {
+      // A test call's subscription heard the status once when it was made (rule 9), and no more.
       const lastEvents =
-        status !== undefined && eventsOf(row).includes(STATUS_EVENT)
+        status !== undefined && row.test === 0 && eventsOf(row).includes(STATUS_EVENT)
           ? [checkedDoorbell(STATUS_EVENT, iso(push.ctx.clock()), { subscriptionId: row.id, status })]
           : [];
       await push.engine.end(engineDb(trx), row.id, reason, { notify: true, lastEvents });

@@ -15,6 +15,7 @@ import type { FoundMatches } from "../matching/service.js";
 import type { HolderTables } from "../model/tables.js";
 import { matchesDoorbell } from "./coalesced-doorbell.js";
 import { engineDb, type Push, type PushDb, type PushDbTables } from "./context.js";
+import { matchListeners } from "./match-listeners.js";
 import { MATCHES_EVENT } from "./rows.js";
 import { eventsOf, iso } from "./views.js";
 
@@ -59,6 +60,14 @@ export async function catchUpMatches(
 ): Promise<number> {
   const trx = asTables<PushDbTables>(db);
   return announceAll(push, trx, await live(trx).where("p.intent_id", "=", intentId).execute());
+}
+
+/**
+ * Rings one subscription for its intent's matches not counted yet: the person has just allowed
+ * it, and what arrived while it waited is rung now. The caller holds the arrivals lock.
+ */
+export async function catchUpSubscription(push: Push, db: PushDb, subscriptionId: string): Promise<number> {
+  return announceAll(push, db, await live(db).where("p.id", "=", subscriptionId).execute());
 }
 
 /** One doorbell to write, and the place its subscription moves to. */
@@ -150,9 +159,9 @@ async function announcement(
 /** Above this many matches, one query for every live subscription beats lists of ids. */
 const MANY_MATCHES = 2_000;
 
+/** The live subscriptions that may hear of matches: allowed by the person, never a test call's. */
 function live(db: PushDb) {
-  return db
-    .selectFrom("holder_push as p")
+  return matchListeners(db)
     .innerJoin("holder_intents as i", "i.id", "p.intent_id")
     .leftJoin("holder_push_announced as a", "a.subscription_id", "p.id")
     .select([

@@ -89,30 +89,52 @@ export async function enqueueStatus(
   await push.engine.enqueue(engineDb(db), row.id, event);
 }
 
-/** The person's approval, in the engine and on the holder's row. */
-export async function grant(push: Push, db: PushDb, row: PushRow): Promise<SubscriptionView> {
-  const sub = await engineCall(() => push.engine.approve(engineDb(db), row.id));
-  await db.updateTable("holder_push").set({ approval: "granted" }).where("id", "=", row.id).execute();
-  return sub;
-}
-
 /** Longer than the expiry sweep's interval and a leader's hand-over (about a minute each). */
 export const INTENT_END_GRACE_MS = 10 * 60_000;
 
-/** A lease of the configured length, capped by the intent's end (§6 rule 7). */
+/**
+ * A lease of the configured length, capped by the intent's end (§6 rule 7). A test call's
+ * subscription (rule 9: the holder should end it soon) has its minutes from its creation: no later
+ * call makes it live longer, and it is never due for renewal (refreshBefore is its end).
+ */
 export function lease(
   push: Push,
   now: number,
   intentEnds: number,
-  test: boolean,
+  row: Pick<PushRow, "test" | "created_at">,
 ): { expiresAt: number; refreshBefore: number } {
   // A lease outlives its intent by a grace period, so the intent's own end (the expiry sweep:
   // `intent.status.changed` expired, then `subscription.ended` intent-expired) reaches the agent
   // before the lease would end it as lease-expired (push rule 3).
-  const expiresAt = Math.min(
-    now + (test ? push.testLeaseMs : push.leaseMs),
-    intentEnds + INTENT_END_GRACE_MS,
-  );
+  const cap = intentEnds + INTENT_END_GRACE_MS;
+  if (row.test !== 0) {
+    const expiresAt = Math.min(row.created_at + push.testLeaseMs, cap);
+    return { expiresAt, refreshBefore: expiresAt };
+  }
+  const expiresAt = Math.min(now + push.leaseMs, cap);
   // Renew in the last tenth of the lease: 3 days before the end of a 30-day lease (the §9 example).
   return { expiresAt, refreshBefore: expiresAt - Math.floor((expiresAt - now) / 10) };
+}
+
+/**
+ * A live subscription's new lease (§4.1), and with `secret` its challenge for the new secret. Every
+ * renewal goes through here, so none moves a test subscription's end. One whose lease is over
+ * already is ended as its lease ends it (lease-expired), and undefined is returned.
+ */
+export async function renewLease(
+  push: Push,
+  db: PushDb,
+  row: PushRow,
+  intentEnds: number,
+  secret?: string,
+): Promise<SubscriptionView | undefined> {
+  const now = push.ctx.clock();
+  const next = lease(push, now, intentEnds, row);
+  if (next.expiresAt <= now) {
+    await push.engine.end(engineDb(db), row.id, "lease-expired", { notify: true });
+    return undefined;
+  }
+  return engineCall(() =>
+    push.engine.renew(engineDb(db), row.id, secret === undefined ? next : { ...next, secret }),
+  );
 }

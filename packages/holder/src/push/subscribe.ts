@@ -8,7 +8,16 @@ import { effectiveStatus } from "../intents/index.js";
 import { HolderError, type Principal } from "../model/types.js";
 import { mailApproval } from "./approval.js";
 import { engineDb, type Push, type PushDb } from "./context.js";
-import { engineCall, engineView, enqueueStatus, intentIdOf, lease, liveRows, rowsOf } from "./rows.js";
+import {
+  engineCall,
+  engineView,
+  enqueueStatus,
+  intentIdOf,
+  lease,
+  liveRows,
+  renewLease,
+  rowsOf,
+} from "./rows.js";
 import type { Approval, PushRow } from "./schema.js";
 import type { PushSubscriptionView, SubscribeRequest } from "./types.js";
 import { answer, hostsAad } from "./views.js";
@@ -92,18 +101,18 @@ export async function subscribe(
     const same = live.find(({ row }) => hashes.has(row.url_hash) && row.test === (test ? 1 : 0));
     if (same !== undefined) {
       // §4.1: the same code and url renew (same id, new lease, the new secret after its challenge).
-      const sub = await engineCall(() =>
-        engine.renew(engineDb(trx), same.row.id, {
-          ...lease(push, now, ends, test),
-          secret: request.delivery.secret,
-        }),
-      );
-      await trx
-        .updateTable("holder_push")
-        .set({ events_json: JSON.stringify(events) })
-        .where("id", "=", same.row.id)
-        .execute();
-      return { view: answer({ ...same.row, events_json: JSON.stringify(events) }, sub), mail: false };
+      // A test call renews only a test subscription, and never past its first minutes (rule 9).
+      const sub = await renewLease(push, trx, same.row, ends, request.delivery.secret);
+      if (sub !== undefined) {
+        await trx
+          .updateTable("holder_push")
+          .set({ events_json: JSON.stringify(events) })
+          .where("id", "=", same.row.id)
+          .execute();
+        return { view: answer({ ...same.row, events_json: JSON.stringify(events) }, sub), mail: false };
+      }
+      // Its lease was over and it has ended: this call is a new subscription, not a revival.
+      live.splice(live.indexOf(same), 1);
     }
     if (live.length >= push.maxPerIntent) {
       throw new HolderError(
@@ -127,7 +136,7 @@ export async function subscribe(
         channel: "push",
         url,
         secret: request.delivery.secret,
-        ...lease(push, now, ends, test),
+        ...lease(push, now, ends, { test: test ? 1 : 0, created_at: now }),
         requiresApproval: !test && !approvedBefore,
       }),
     );

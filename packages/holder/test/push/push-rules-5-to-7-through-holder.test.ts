@@ -46,6 +46,9 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   async function subscribed(): Promise<{ published: Published; id: string; principal: Principal }> {
     n += 1;
     const published = await activeIntent(h, agent, `rules-${n}@example.sk`);
+    // Later than the activation: what it delivered (earlier tests' offers) came before the
+    // subscription, and the person's approval does not ring for it.
+    h.clock.advance(MINUTE);
     const { subscriptionId } = await ok<{ subscriptionId: string }>(agent, "intent_subscribe_events", {
       intentCode: published.intentCode,
       delivery: { url: `${endpoint.url}/${n}`, secret: endpoint.secret },

@@ -103,7 +103,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     expect(view?.receipt).toMatchObject({ deliveryHost: "127.0.0.1", status: "awaiting_person_approval" });
     await h.services.push?.approveByToken(token);
     await runDue();
-    // The match recorded before approval waited in the coalescing aggregate: one doorbell now.
+    // The match recorded before approval is rung when the person allows it: one doorbell now.
     const [doorbell] = endpoint.of("intent.matches.delivered");
     expect(doorbell?.data).toEqual({
       subscriptionId: subscription.subscriptionId,
