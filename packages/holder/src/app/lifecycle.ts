@@ -72,7 +72,7 @@ export async function drainAndClose(
   await parts.feed?.stop();
   await parts.bus?.stop();
   parts.smtp?.close();
-  parts.limits?.close();
+  await parts.limits?.close();
   await closeSearch(parts.store);
   await parts.store.close();
 }
@@ -86,7 +86,7 @@ export async function closeAfterFailedStart(parts: StartedParts): Promise<void> 
   await parts.mcp?.close();
   await parts.events?.close();
   parts.smtp?.close();
-  parts.limits?.close();
+  await parts.limits?.close();
   await parts.store.close();
 }
 

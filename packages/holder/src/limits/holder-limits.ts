@@ -29,7 +29,8 @@ export interface HolderLimits {
   /** How a refusal names `bucket` and what changes it (its rule now, no counts). */
   hint(bucket: LimitBucket): LimitHint;
   readonly limiter: SharedLimiter;
-  close(): void;
+  /** Writes the counts held in memory; the database stays open. */
+  close(): Promise<void>;
 }
 
 export interface HolderLimitsOptions {

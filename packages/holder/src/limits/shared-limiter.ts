@@ -7,16 +7,19 @@
  * synchronous better-sqlite3 handle) while the store owns its connections (SQLite's single writer
  * and durable commits); so this is a store limiter of the library's own kind
  * (`RateLimiterStoreAbstract`: `_upsert`, `_get`, `_delete`) over Kysely, one statement per
- * consume: an atomic `insert … on conflict do update … returning` on both engines.
+ * consume: an atomic `insert … on conflict do update … returning` on both engines. A busy limit
+ * (100 calls a window or more, such as MCP tool calls) is counted in memory between writes once a
+ * key's window is known (batched-counts.ts), so a call costs no write of its own.
  *
  * Keys are hashed before they are stored (`hashKey`, a keyed hash in the holder), so the table
  * holds no address or e-mail in clear.
  */
 import { createRequire } from "node:module";
-import type { Database } from "@doorbell/store";
+import type { Database, Kysely } from "@doorbell/store";
 import { sql } from "@doorbell/store";
 import type { RateLimiterRes as RateLimiterResType, RateLimiterStoreAbstract } from "rate-limiter-flexible";
 import { RateLimiterRes } from "rate-limiter-flexible";
+import { BATCHED_FROM_POINTS, createBatchedCounts, type StoredWindow } from "./batched-counts.js";
 import type { LimitsTables } from "./schema.js";
 
 // The abstract store limiter is typed by the package but not exported from its index.
@@ -43,7 +46,8 @@ export interface SharedLimiter {
   rule(bucket: string): LimitRule | undefined;
   /** Removes windows that ended (also done every few minutes by itself). */
   purgeExpired(): Promise<number>;
-  close(): void;
+  /** Stops the purge and writes the counts still held in memory. */
+  close(): Promise<void>;
 }
 
 export interface SharedLimiterOptions {
@@ -55,12 +59,9 @@ export interface SharedLimiterOptions {
   clock?: () => number;
   /** How often ended windows are deleted (default 5 min; 0: never by itself). */
   purgeEveryMs?: number;
+  /** How often the busy limits' counts held in memory are written (default 100 ms). */
+  flushEveryMs?: number;
   onError?: (error: Error) => void;
-}
-
-interface StoredWindow {
-  points: number;
-  expire: number | null;
 }
 
 /** The library's store limiter over `holder_rate_limits`. */
@@ -90,39 +91,8 @@ class DatabaseRateLimiter extends StoreAbstract {
     );
   }
 
-  async _upsert(
-    rlKey: string,
-    points: number,
-    msDuration: number,
-    forceExpire = false,
-  ): Promise<StoredWindow> {
-    const now = this.now();
-    const expire = msDuration > 0 ? now + msDuration : null;
-    // A window that ended starts again; otherwise the points add up and the end stays.
-    const update = forceExpire
-      ? sql`points = excluded.points, expire = excluded.expire`
-      : sql`points = case when holder_rate_limits.expire is not null and holder_rate_limits.expire <= ${now}
-                          then excluded.points else holder_rate_limits.points + excluded.points end,
-            expire = case when holder_rate_limits.expire is not null and holder_rate_limits.expire <= ${now}
-                          then excluded.expire else holder_rate_limits.expire end`;
-    // PostgreSQL: the count commits without waiting for the WAL flush (synchronous_commit off for
-    // this one statement's transaction; the limiter never runs inside another). A database crash
-    // can only forget a few counted calls, while one flush per MCP call was what the database
-    // waited on most in the soak.
-    const query =
-      this.store.dialect === "postgres"
-        ? sql<StoredWindow>`with async as (select set_config('synchronous_commit', 'off', true) as setting)
-            insert into holder_rate_limits (key, points, expire)
-            select ${rlKey}::text, ${points}::bigint, ${expire}::bigint where (select setting from async) = 'off'
-            on conflict (key) do update set ${update}
-            returning points, expire`
-        : sql<StoredWindow>`insert into holder_rate_limits (key, points, expire) values (${rlKey}, ${points}, ${expire})
-            on conflict (key) do update set ${update}
-            returning points, expire`;
-    const result = await query.execute(this.store.db);
-    const row = result.rows[0];
-    if (row === undefined) throw new Error("the rate-limit upsert returned no row");
-    return row;
+  _upsert(rlKey: string, points: number, msDuration: number, forceExpire = false): Promise<StoredWindow> {
+    return addPoints(this.store.db, this.store.dialect, rlKey, points, msDuration, this.now(), forceExpire);
   }
 
   async _get(rlKey: string): Promise<StoredWindow | null> {
@@ -142,6 +112,44 @@ class DatabaseRateLimiter extends StoreAbstract {
       .executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
   }
+}
+
+/**
+ * Adds `points` to a key's window and answers its total and end: an atomic `insert … on conflict
+ * do update … returning` on both engines. A window that ended starts again.
+ */
+async function addPoints(
+  db: Kysely<LimitsTables>,
+  dialect: Database["dialect"],
+  rlKey: string,
+  points: number,
+  msDuration: number,
+  now: number,
+  forceExpire = false,
+): Promise<StoredWindow> {
+  const expire = msDuration > 0 ? now + msDuration : null;
+  const update = forceExpire
+    ? sql`points = excluded.points, expire = excluded.expire`
+    : sql`points = case when holder_rate_limits.expire is not null and holder_rate_limits.expire <= ${now}
+                        then excluded.points else holder_rate_limits.points + excluded.points end,
+          expire = case when holder_rate_limits.expire is not null and holder_rate_limits.expire <= ${now}
+                        then excluded.expire else holder_rate_limits.expire end`;
+  // PostgreSQL: the count commits without waiting for the WAL flush (synchronous_commit off for
+  // this transaction). A database crash can only forget a few counted calls, while one flush per
+  // MCP call was what the database waited on most in the soak.
+  const query =
+    dialect === "postgres"
+      ? sql<StoredWindow>`with async as (select set_config('synchronous_commit', 'off', true) as setting)
+          insert into holder_rate_limits (key, points, expire)
+          select ${rlKey}::text, ${points}::bigint, ${expire}::bigint where (select setting from async) = 'off'
+          on conflict (key) do update set ${update}
+          returning points, expire`
+      : sql<StoredWindow>`insert into holder_rate_limits (key, points, expire) values (${rlKey}, ${points}, ${expire})
+          on conflict (key) do update set ${update}
+          returning points, expire`;
+  const row = (await query.execute(db)).rows[0];
+  if (row === undefined) throw new Error("the rate-limit upsert returned no row");
+  return row;
 }
 
 function checkRule(bucket: string, rule: LimitRule): void {
@@ -187,15 +195,41 @@ export function createSharedLimiter(options: SharedLimiterOptions): SharedLimite
       : undefined;
   timer?.unref();
 
+  /** What an exact count answered, as the window the in-memory counts go on from. */
+  const windowOf = (res: RateLimiterResType): StoredWindow => ({
+    points: res.consumedPoints,
+    expire: res.msBeforeNext < 0 ? null : now() + res.msBeforeNext,
+  });
+  const batched = createBatchedCounts({
+    store,
+    addPoints: (db, rlKey, points, msDuration) =>
+      addPoints(db, store.dialect, rlKey, points, msDuration, now()),
+    now,
+    ...(options.flushEveryMs === undefined ? {} : { flushEveryMs: options.flushEveryMs }),
+    ...(options.onError === undefined ? {} : { onError: options.onError }),
+  });
+
   return {
     async consume(bucket, key, points = 1) {
       const limiter = limiters.get(bucket);
-      if (limiter === undefined) throw new RangeError(`no limit is set for ${JSON.stringify(bucket)}`);
+      const rule = rules.get(bucket);
+      if (limiter === undefined || rule === undefined)
+        throw new RangeError(`no limit is set for ${JSON.stringify(bucket)}`);
+      const hashed = hashKey(key);
+      const busy = rule.points >= BATCHED_FROM_POINTS;
+      const rlKey = limiter.getKey(hashed);
+      if (busy) {
+        const known = batched.consume(rlKey, rule.points, points);
+        if (known !== undefined) return known;
+      }
+      const msDuration = rule.durationSeconds * 1000;
       try {
-        const res = await limiter.consume(hashKey(key), points);
+        const res = await limiter.consume(hashed, points);
+        if (busy) batched.learn(rlKey, windowOf(res), msDuration);
         return { ok: true, remaining: res.remainingPoints };
       } catch (rejection) {
         if (rejection instanceof RateLimiterRes) {
+          if (busy) batched.learn(rlKey, windowOf(rejection), msDuration);
           return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
         }
         options.onError?.(rejection as Error);
@@ -204,8 +238,9 @@ export function createSharedLimiter(options: SharedLimiterOptions): SharedLimite
     },
     rule: (bucket) => rules.get(bucket),
     purgeExpired,
-    close() {
+    async close() {
       if (timer !== undefined) clearInterval(timer);
+      await batched.close();
     },
   };
 }

@@ -1,0 +1,146 @@
+/**
+ * Counts of a busy limit kept in this process between writes.
+ *
+ * A limit such as 300 tool calls a minute is consulted on every MCP call; writing each call to the
+ * database (a write transaction and its commit) cost more than the empty pull it guards. So once a
+ * key's window is known here — its first call in the window is counted in the database at once,
+ * which also reads what other processes counted — its further calls are counted in memory and
+ * added to the shared row every `flushEveryMs` (one transaction for every key that moved). Each
+ * flush reads the shared total back, so what the other processes counted is seen within one flush.
+ *
+ * What that costs: between two flushes a process does not see the other processes' new calls, so
+ * a client spread over N processes can exceed a limit by what N − 1 processes admit in one flush
+ * interval. That is why only limits of at least BATCHED_FROM_POINTS calls per window are counted
+ * this way; the mail and registration limits (a few per hour) are written on every call.
+ */
+import type { Database, Kysely } from "@doorbell/store";
+import type { LimitsTables } from "./schema.js";
+
+/** The smallest limit, in calls per window, that is counted in memory between writes. */
+export const BATCHED_FROM_POINTS = 100;
+/** Keys tracked at most; past it a new key is counted in the database on every call. */
+const MAX_KEYS = 50_000;
+
+export interface StoredWindow {
+  points: number;
+  expire: number | null;
+}
+
+/** Adds `points` to a key's window in the database and answers its total and end. */
+export type AddPoints = (
+  db: Kysely<LimitsTables>,
+  rlKey: string,
+  points: number,
+  msDuration: number,
+) => Promise<StoredWindow>;
+
+interface Window {
+  /** The shared total as last read from the database, this process's flushed calls included. */
+  shared: number;
+  /** Counted here and not yet written. */
+  pending: number;
+  /** Epoch ms the window ends. */
+  expire: number;
+  msDuration: number;
+}
+
+export type BatchedVerdict = { ok: true; remaining: number } | { ok: false; retryAfterSeconds: number };
+
+export interface BatchedCounts {
+  /** The verdict from memory, or undefined when the key's window is not known here (count it exactly). */
+  consume(rlKey: string, limit: number, points: number): BatchedVerdict | undefined;
+  /** What an exact count in the database answered: the key's window from now on. */
+  learn(rlKey: string, stored: StoredWindow, msDuration: number): void;
+  /** Writes what is pending now (also done every flush interval, and by close). */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createBatchedCounts(options: {
+  store: Database<LimitsTables>;
+  addPoints: AddPoints;
+  now: () => number;
+  flushEveryMs?: number;
+  onError?: (error: Error) => void;
+}): BatchedCounts {
+  const { store, addPoints, now } = options;
+  const windows = new Map<string, Window>();
+  let flushing: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  /** One transaction for every key with calls pending; each window then holds the shared total. */
+  async function writePending(): Promise<void> {
+    const moved = [...windows].filter(([, window]) => window.pending > 0);
+    if (moved.length === 0) return;
+    const taken = moved.map(([, window]) => window.pending);
+    for (const [, window] of moved) window.pending = 0;
+    try {
+      const totals = await store.transaction(async (trx) => {
+        const out: StoredWindow[] = [];
+        for (const [index, [rlKey, window]] of moved.entries())
+          out.push(await addPoints(trx, rlKey, taken[index] as number, window.msDuration));
+        return out;
+      });
+      for (const [index, [, window]] of moved.entries()) {
+        const total = totals[index] as StoredWindow;
+        window.shared = Number(total.points);
+        if (total.expire !== null) window.expire = Number(total.expire);
+      }
+    } catch (error) {
+      // Not written: count them again with the next flush (a limit must not fail with the database).
+      for (const [index, [, window]] of moved.entries()) window.pending += taken[index] as number;
+      options.onError?.(error as Error);
+    }
+  }
+
+  function flush(): Promise<void> {
+    flushing ??= writePending().finally(() => {
+      flushing = undefined;
+      // Ended windows are forgotten: the next call counts exactly and learns the new one.
+      const at = now();
+      for (const [rlKey, window] of windows)
+        if (window.expire <= at && window.pending === 0) windows.delete(rlKey);
+    });
+    return flushing;
+  }
+
+  function schedule(): void {
+    if (timer !== undefined) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      flush().catch(() => {});
+    }, options.flushEveryMs ?? 100);
+    timer.unref();
+  }
+
+  return {
+    consume(rlKey, limit, points) {
+      const window = windows.get(rlKey);
+      const at = now();
+      if (window === undefined || window.expire <= at) return undefined;
+      const total = window.shared + window.pending + points;
+      if (total > limit)
+        return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((window.expire - at) / 1000)) };
+      window.pending += points;
+      schedule();
+      return { ok: true, remaining: limit - total };
+    },
+    learn(rlKey, stored, msDuration) {
+      if (stored.expire === null) return;
+      const known = windows.get(rlKey);
+      if (known === undefined && windows.size >= MAX_KEYS) return;
+      windows.set(rlKey, {
+        shared: Number(stored.points),
+        pending: known?.pending ?? 0,
+        expire: Number(stored.expire),
+        msDuration,
+      });
+    },
+    flush,
+    async close() {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      await flush();
+    },
+  };
+}

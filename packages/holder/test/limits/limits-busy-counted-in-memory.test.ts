@@ -1,0 +1,90 @@
+// A busy limit (MCP tool calls: hundreds a minute) costs no database write per call: a key's first
+// call in a window is counted in the database at once, its further calls in memory and written
+// together every flush. Two processes on one database still share one count: each flush reads
+// the other's calls back, and nothing counted is lost (close writes what is pending).
+import { createHmac } from "node:crypto";
+import { migrate } from "@doorbell/store";
+import { forEachEngine } from "@doorbell/store/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BATCHED_FROM_POINTS } from "../../src/limits/batched-counts.js";
+import { createSharedLimiter, limitsMigrations } from "../../src/limits/index.js";
+
+const hmac = (key: string) => createHmac("sha256", "test-limits-key").update(key).digest("base64url");
+const rules = {
+  "mcp.tool": { points: 200, durationSeconds: 60 },
+  "mail.client": { points: 3, durationSeconds: 3600 },
+};
+
+forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
+  const storedPoints = async (): Promise<number> => {
+    const rows = await engine.db.db
+      .withTables<{ holder_rate_limits: { key: string; points: number } }>()
+      .selectFrom("holder_rate_limits")
+      .select(["key", "points"])
+      .where("key", "like", "mcp.tool:%")
+      .execute();
+    return rows.reduce((sum, row) => sum + Number(row.points), 0);
+  };
+
+  it("counts a busy key's calls in memory between writes, and two processes still share one count", async () => {
+    expect(rules["mcp.tool"].points).toBeGreaterThanOrEqual(BATCHED_FROM_POINTS);
+    await migrate(engine.db, [limitsMigrations]);
+    const other = await engine.connect();
+    const now = 1_800_000_000_000;
+    const clock = () => now;
+    // Flushes only when asked (close), so what is written when is seen exactly.
+    const options = { rules, clock, hashKey: hmac, purgeEveryMs: 0, flushEveryMs: 3_600_000 };
+    const a = createSharedLimiter({ store: engine.db, ...options });
+    const b = createSharedLimiter({ store: other, ...options });
+    try {
+      // The first call of a window is written at once; the next 149 only in memory.
+      for (let i = 0; i < 150; i++) expect((await a.consume("mcp.tool", "192.0.2.1")).ok).toBe(true);
+      expect(await storedPoints()).toBe(1);
+      await a.close();
+      expect(await storedPoints()).toBe(150);
+
+      // Another process learns the shared count with its first call and stops at the limit.
+      let admitted = 0;
+      for (let i = 0; i < 60; i++) if ((await b.consume("mcp.tool", "192.0.2.1")).ok) admitted++;
+      expect(admitted).toBe(50);
+      expect(await b.consume("mcp.tool", "192.0.2.1")).toEqual({ ok: false, retryAfterSeconds: 60 });
+      await b.close();
+      // Every admitted call is in the shared row; refused ones after the first are never written.
+      expect(await storedPoints()).toBeGreaterThanOrEqual(200);
+
+      // A limit of a few calls an hour is written on every call, never held in memory.
+      const c = createSharedLimiter({ store: engine.db, ...options });
+      for (let i = 0; i < 3; i++) expect((await c.consume("mail.client", "192.0.2.9")).ok).toBe(true);
+      const d = createSharedLimiter({ store: other, ...options });
+      expect((await d.consume("mail.client", "192.0.2.9")).ok).toBe(false);
+      await Promise.all([c.close(), d.close()]);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("writes pending counts by itself every flush interval, and windows still end on time", async () => {
+    await migrate(engine.db, [limitsMigrations]);
+    let now = 1_900_000_000_000;
+    const clock = () => now;
+    const limiter = createSharedLimiter({
+      store: engine.db,
+      rules,
+      clock,
+      hashKey: hmac,
+      purgeEveryMs: 0,
+      flushEveryMs: 5,
+    });
+    try {
+      const before = await storedPoints();
+      for (let i = 0; i < 200; i++) await limiter.consume("mcp.tool", "198.51.100.4");
+      expect(await limiter.consume("mcp.tool", "198.51.100.4")).toEqual({ ok: false, retryAfterSeconds: 60 });
+      // The flush timer writes the 199 held in memory without being asked.
+      await expect.poll(storedPoints, { interval: 10 }).toBe(before + 200);
+      now += 60_000;
+      expect(await limiter.consume("mcp.tool", "198.51.100.4")).toEqual({ ok: true, remaining: 199 });
+    } finally {
+      await limiter.close();
+    }
+  });
+});
