@@ -41,6 +41,8 @@ export type StoreErrorCode =
   | "ERR_STORE_UNSEAL_FAILED"
   /** A code hash purpose or a stored code hash is malformed. */
   | "ERR_STORE_CODE_HASH_INVALID"
+  /** This process no longer leads a piece of background work (another took over, or the lease could not be renewed). */
+  | "ERR_STORE_LEADERSHIP_LOST"
   /** The test harness is misconfigured (e.g. no PostgreSQL URL in CI). */
   | "ERR_STORE_TEST_SETUP";
 

@@ -53,6 +53,24 @@ forEachEngine((fixture) => {
     expect(await a.hold()).toBe(false);
   });
 
+  it("a leader frozen past its lease (another took it) is told so at its pass's next beat", async () => {
+    await migrate(fixture.db, [leadershipMigrations]);
+    const clock = clockAt(9_000_000);
+    const other = fixture.dialect === "postgres" ? await fixture.connect() : fixture.db;
+    const a = createLeadership(fixture.db, { name: "test.keep", ttlMs: 1_000, clock: clock.now, owner: "a" });
+    const b = createLeadership(other, { name: "test.keep", ttlMs: 1_000, clock: clock.now, owner: "b" });
+    expect(await a.hold()).toBe(true);
+    const reason = await a.keep(async (signal) => {
+      clock.advance(2_000); // a stalls for two leases mid-pass: b takes the lease that ran out
+      expect(await b.hold()).toBe(true);
+      await new Promise((resolve) => signal.addEventListener("abort", resolve));
+      return signal.reason as { code?: string };
+    });
+    expect(reason.code).toBe("ERR_STORE_LEADERSHIP_LOST");
+    expect(await a.hold()).toBe(false);
+    expect(await b.hold()).toBe(true);
+  });
+
   it("refuses a lease shorter than a second", () => {
     expect(() => createLeadership(fixture.db, { name: "x", ttlMs: 10 })).toThrow(/at least 1000 ms/);
   });

@@ -28,12 +28,28 @@ export async function startHolderBackground(
   const background = startBackground({
     store: parts.opened.handle,
     intervalMs: options.expiryIntervalMs ?? 60_000,
-    async work() {
-      const count = await services.intents.expireDue();
-      if (count > 0) log.info({ event: "intents.expired", count }, "intents expired");
-      await push.sweep();
-      await services.consent.sendDueDigests();
-      await oauth?.purgeExpired();
+    async work(signal) {
+      // Step by step, each step's batches checking too: a process that lost the lead stops at
+      // the next one and leaves the rest to the new leader.
+      const steps = [
+        async () => {
+          const count = await services.intents.expireDue(signal);
+          if (count > 0) log.info({ event: "intents.expired", count }, "intents expired");
+        },
+        () => push.sweep(),
+        () => services.consent.sendDueDigests(signal),
+        () => oauth?.purgeExpired(),
+      ];
+      for (const step of steps) {
+        if (signal.aborted) {
+          log.warn(
+            { event: "background.lead_lost" },
+            "this process lost the lead; the rest of the pass is left to the new leader",
+          );
+          return;
+        }
+        await step();
+      }
     },
     onError: (error) => log.error({ event: "intents.expire_failed", error: error.name }, error.message),
   });

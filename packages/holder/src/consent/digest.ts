@@ -108,7 +108,7 @@ export async function sendMatchDigest(ctx: HolderContext, intentId: string): Pro
  * (`digest_due_at`, one indexed range) and those of seller replies whose first reply is now
  * REPLY_COALESCE_MS old. Returns how many matches the mails carried.
  */
-export async function sendDueDigests(ctx: HolderContext): Promise<number> {
+export async function sendDueDigests(ctx: HolderContext, signal?: AbortSignal): Promise<number> {
   const now = ctx.clock();
   const windowDue = await ctx.store.db
     .selectFrom("holder_intents")
@@ -142,7 +142,8 @@ export async function sendDueDigests(ctx: HolderContext): Promise<number> {
   let sent = 0;
   const due = new Set([...windowDue, ...repliesDue].map((row) => row.id));
   await atMostAtOnce(SMTP_CONNECTIONS, due, async (id) => {
-    sent += await sendMatchDigest(ctx, id);
+    // Each digest is claimed before it is sent; none is started once this process lost the lead.
+    if (signal?.aborted !== true) sent += await sendMatchDigest(ctx, id);
   });
   return sent;
 }

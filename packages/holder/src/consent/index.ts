@@ -32,9 +32,10 @@ export interface HolderConsentService extends ConsentService {
   sendMatchDigest(intentId: string): Promise<number>;
   /**
    * Mails the digests that waited: for the end of their window, or for more seller
-   * replies. The holder runs it every minute.
+   * replies. The holder runs it every minute; once `signal` aborts (this process no longer leads
+   * the background work), no further digest is started.
    */
-  sendDueDigests(): Promise<number>;
+  sendDueDigests(signal?: AbortSignal): Promise<number>;
 }
 
 export function createConsentService(
@@ -50,6 +51,6 @@ export function createConsentService(
     withdrawByManageToken: (token) => withdrawByManageToken(ctx, hooks, token),
     renewByManageToken: (token, validUntil) => renewByManageToken(ctx, hooks, token, validUntil),
     sendMatchDigest: (intentId) => sendMatchDigest(ctx, intentId),
-    sendDueDigests: () => sendDueDigests(ctx),
+    sendDueDigests: (signal) => sendDueDigests(ctx, signal),
   };
 }

@@ -5,7 +5,8 @@ import { runHook } from "./hooks.js";
 /** How many rows `expireDue` changes per statement. */
 const EXPIRE_BATCH = 500;
 
-export async function expireDue(intents: Intents): Promise<number> {
+/** Each batch is claimed by a conditional update; none is started once `signal` aborted. */
+export async function expireDue(intents: Intents, signal?: AbortSignal): Promise<number> {
   const { ctx, hooks } = intents;
   const now = ctx.clock();
   let total = 0;
@@ -16,7 +17,7 @@ export async function expireDue(intents: Intents): Promise<number> {
     { status: "active", column: "valid_until" },
   ] as const;
   for (const kind of kinds) {
-    for (;;) {
+    while (signal?.aborted !== true) {
       const ids = await ctx.store.db
         .selectFrom("holder_intents")
         .select("id")

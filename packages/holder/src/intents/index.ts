@@ -81,6 +81,6 @@ export function createIntentService(
     update: (principal, id, changes) => update(intents, principal, id, changes),
     offerRenewal: (principal, id, validUntil) => offerRenewal(intents, principal, id, validUntil),
     withdraw: (principal, id) => withdraw(intents, principal, id),
-    expireDue: () => expireDue(intents),
+    expireDue: (signal) => expireDue(intents, signal),
   };
 }

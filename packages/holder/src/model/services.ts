@@ -51,8 +51,11 @@ export interface IntentService {
   offerRenewal(principal: Principal, id: string, validUntil: string): Promise<RenewalOffer>;
   /** Takes effect immediately (binding: MUST). */
   withdraw(principal: Principal, id?: string): Promise<{ status: "withdrawn" }>;
-  /** Expires drafts past 24 h and intents past validUntil; returns how many changed. */
-  expireDue(): Promise<number>;
+  /**
+   * Expires drafts past 24 h and intents past validUntil; returns how many changed. Once `signal`
+   * aborts (this process no longer leads the background work), no further batch is started.
+   */
+  expireDue(signal?: AbortSignal): Promise<number>;
 }
 
 export interface IntentChanges {
