@@ -5,6 +5,7 @@ import { benchWebhooks } from "./webhooks.js";
 const benchmarks: Record<string, () => void | Promise<void>> = {
   webhooks: benchWebhooks,
   delivery: benchDelivery,
+  serve: async () => (await import("./serve.js")).benchServe(),
   holder: async () => (await import("./holder.js")).benchHolder(),
   "holder-matching": async () => (await import("./holder-matching.js")).benchHolderMatching(),
   push: async () => (await import("./push.js")).benchPush(),
