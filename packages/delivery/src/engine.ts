@@ -1,6 +1,6 @@
 import { randomInt } from "node:crypto";
 import type { Database, Kysely, Sealer } from "@doorbell/store";
-import type { EgressPolicy } from "@doorbell/webhooks";
+import type { BodyInput, EgressPolicy, HeadersLike, VerifiedStandardWebhook } from "@doorbell/webhooks";
 import { type Logger, pino } from "pino";
 import {
   type CoalescedEvent,
@@ -20,6 +20,7 @@ import { sqliteOutbox } from "./outbox/sqlite/index.js";
 import { channelPolicies, type EventsDeliveryOptions } from "./policy.js";
 import type { RetryPolicy } from "./retry.js";
 import type { DeliveryTables } from "./schema.js";
+import { verifyFromSubscriber } from "./subscriber-signature.js";
 import {
   approve,
   type EndOptions,
@@ -85,6 +86,16 @@ export interface DeliveryEngine {
   approve(db: Kysely<DeliveryTables>, id: string): Promise<SubscriptionView>;
   end(db: Kysely<DeliveryTables>, id: string, reason: string, options: EndOptions): Promise<SubscriptionView>;
   get(db: Kysely<DeliveryTables>, id: string): Promise<SubscriptionView>;
+  /**
+   * Verifies a message the push subscription's receiver signed with its secret (Standard Webhooks
+   * headers over the exact body); throws what failed. The secrets stay inside the engine.
+   */
+  verifyFromSubscriber(
+    db: Kysely<DeliveryTables>,
+    id: string,
+    headers: HeadersLike,
+    body: BodyInput,
+  ): Promise<VerifiedStandardWebhook>;
   /** Inside the caller's transaction: the event commits or rolls back with the caller's change. */
   enqueue(db: Kysely<DeliveryTables>, subscriptionId: string, event: DeliveryEvent): Promise<EnqueueResult>;
   /**
@@ -145,6 +156,7 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
     approve: (db, id) => approve(ctx, as(db), id),
     end: (db, id, reason, endOptions) => end(ctx, as(db), id, reason, endOptions),
     get: async (db, id) => view(await load(as(db), id)),
+    verifyFromSubscriber: (db, id, headers, body) => verifyFromSubscriber(ctx, as(db), id, headers, body),
     enqueue: (db, id, event) => enqueue(ctx, as(db), id, event),
     enqueueMany: (
       db: Kysely<DeliveryTables>,

@@ -8,6 +8,7 @@ import {
   type Kysely,
   type Sealer,
 } from "@doorbell/store";
+import type { EgressPolicy } from "@doorbell/webhooks";
 import type { Logger } from "pino";
 import type { ForwarderTables } from "./schema.js";
 import type { Upstream } from "./upstream.js";
@@ -48,6 +49,8 @@ export interface ForwarderContext {
   /** The delivery engine towards agents (coalescing off: the holder already coalesced). */
   readonly engine: DeliveryEngine;
   readonly upstream: Upstream;
+  /** Where the forwarder may send: doorbells to agents, and end requests to the holder. */
+  readonly policy: EgressPolicy;
   /** The forwarder's public origin: relay endpoints are `<publicUrl>/relay/<path>`. */
   readonly publicUrl: string;
   readonly clock: () => number;

@@ -1,11 +1,11 @@
 /**
  * Push profile §7 rule 6 when the agent's side ends without the agent: its endpoint answered 410,
- * retries ran out, the lease or a renewal's challenge failed. The forwarder cannot call the
- * holder's intent_unsubscribe_events then — only the agent's code opens the holder's (rule 1) — so
- * a short sweep marks each such relay ended at once. The relay endpoint then answers the holder's
- * next doorbell with 410 and the holder ends its side (§6 rule 5); a lease ends on both sides at
- * the same moment anyway, since the agent's lease is the holder's (subscriptions.ts `settle`).
- * The sweep also lets ended relays be purged a day later even when no doorbell comes.
+ * retries ran out, the lease or a renewal's challenge failed. The delivery engine ends it in its
+ * worker, with no hook, so a short sweep marks each such relay ended at once; that makes the
+ * holder's end request due (holder-ends.ts sends it: the forwarder cannot call the holder's
+ * intent_unsubscribe_events, since only the agent's code opens the holder's, rule 1). From then
+ * on the relay endpoint answers the holder's doorbells 410, the way left when the holder does not
+ * take end requests. The sweep also lets ended relays be purged a day later.
  * Unsubscribe, withdraw and a new subscribe (the agent present) tell the holder themselves.
  */
 import type { ForwarderContext } from "./context.js";
@@ -24,7 +24,7 @@ export function createEndingSweep(ctx: Pick<ForwarderContext, "store" | "clock" 
     if (ended > 0) {
       ctx.log.info(
         { event: "forwarder.relays_ended", count: ended },
-        "relays whose agent side ended now answer the holder 410",
+        "relays whose agent side ended are ended; the holder is told",
       );
     }
     return ended;

@@ -11,6 +11,7 @@ import {
   createDeliveryEngine,
   type DeliveryTables,
   deliveryMigrations,
+  type RetryPolicy,
   type Worker,
   type WorkerOptions,
 } from "@doorbell/delivery";
@@ -29,6 +30,7 @@ import { type Logger, pino } from "pino";
 import { createForwarderApp } from "./app.js";
 import { type ForwarderContext, type ForwarderDb, forwarderHashers } from "./context.js";
 import { createEndingSweep } from "./ending-sweep.js";
+import { createHolderEnds } from "./holder-ends.js";
 import { createForwarderMcp, type ForwarderMcpOptions } from "./mcp-endpoint.js";
 import { createRelayEndpoint } from "./relay-endpoint.js";
 import { purgeRelays } from "./relays.js";
@@ -61,12 +63,12 @@ export interface CreateForwarderOptions {
   worker?: WorkerOptions;
   /**
    * How often live relays are checked for an agent subscription that ended without the agent
-   * (410, delivery-failed, lease), to mark them ended so the holder's next doorbell gets 410
-   * (§7 rules 1 and 6; ending-sweep.ts). Default 1000 ms.
+   * (410, delivery-failed, lease), to mark them ended and send the holder the end request for
+   * its side (§7 rules 1 and 6; ending-sweep.ts, holder-ends.ts). Default 1000 ms.
    */
   endingSweepMs?: number;
-  /** Retry schedule and challenge delays of the engine, for tests. */
-  engine?: { challengeDelaysMs?: readonly number[] };
+  /** Retry schedule and challenge delays of the engine towards agents, for tests. */
+  engine?: { challengeDelaysMs?: readonly number[]; retry?: RetryPolicy };
   clock?: () => number;
   log?: Logger;
 }
@@ -127,6 +129,7 @@ export async function createForwarder(options: CreateForwarderOptions): Promise<
   let timer: NodeJS.Timeout | undefined;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<unknown> | undefined;
+  let ending: Promise<unknown> | undefined;
   try {
     await migrate(store, [deliveryMigrations, forwarderMigrations]);
     const sealer = createSealer(keys.keyring);
@@ -139,6 +142,7 @@ export async function createForwarder(options: CreateForwarderOptions): Promise<
       ...(options.engine?.challengeDelaysMs === undefined
         ? {}
         : { challengeDelaysMs: options.engine.challengeDelaysMs }),
+      ...(options.engine?.retry === undefined ? {} : { retry: options.engine.retry }),
       logger: log.child({ part: "delivery" }),
     });
     const context: ForwarderContext = {
@@ -147,6 +151,7 @@ export async function createForwarder(options: CreateForwarderOptions): Promise<
       hashers: forwarderHashers(keys.keyring),
       engine,
       upstream,
+      policy,
       publicUrl,
       clock,
       log,
@@ -163,14 +168,23 @@ export async function createForwarder(options: CreateForwarderOptions): Promise<
     }, HOUR_MS);
     timer.unref();
     const sweep = createEndingSweep(context);
+    const holderEnds = createHolderEnds(context);
     sweepTimer = setInterval(() => {
-      // One pass at a time: a slow database must not pile passes up.
+      // One pass of each at a time: a slow database must not pile passes up, and end requests
+      // waiting on a slow holder must not hold back marking relays ended.
       sweeping ??= sweep()
         .catch((error: Error) =>
           log.warn({ event: "forwarder.sweep_failed", error: error.name }, error.message.slice(0, 200)),
         )
         .finally(() => {
           sweeping = undefined;
+        });
+      ending ??= holderEnds()
+        .catch((error: Error) =>
+          log.warn({ event: "forwarder.holder_ends_failed", error: error.name }, error.message.slice(0, 200)),
+        )
+        .finally(() => {
+          ending = undefined;
         });
     }, options.endingSweepMs ?? 1000);
     sweepTimer.unref();
@@ -186,6 +200,7 @@ export async function createForwarder(options: CreateForwarderOptions): Promise<
           clearInterval(timer);
           clearInterval(sweepTimer);
           await sweeping;
+          await ending;
           await mcp.close();
           await servers.close();
           await started.stop();

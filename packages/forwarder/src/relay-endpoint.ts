@@ -10,8 +10,8 @@
  * so a retry after a lost answer is never relayed twice.
  *
  * Answers: 410 when the relay or the agent's subscription has ended (the holder then ends its own,
- * §6 rule 5: the only way to end it while the agent, whose code opens the holder's, is away; the
- * ending sweep marks such relays ended at once, and this checks the agent's side too);
+ * §6 rule 5: with the end request, holder-ends.ts, it has usually ended already; this is the way
+ * left for a holder that does not take end requests, and this checks the agent's side itself);
  * 422 for a verified doorbell that is not one we relay; 503 while the holder's subscriptionId is
  * not yet recorded (its first doorbell raced our subscribe call); the receiver's own 4xx otherwise.
  */
@@ -19,7 +19,7 @@ import { createMemoryDedupStore, createReceiver, type DedupStore } from "@doorbe
 import { deliveryDb, type ForwarderContext } from "./context.js";
 import { ForwarderError, type ForwarderErrorCode } from "./errors.js";
 import { agentData, type RelayedEvent, readRelayedEvent } from "./relay-event.js";
-import { endRelay, holderSecrets, RELAY_PATH, relayByPath } from "./relays.js";
+import { endRelay, forgetHolderSide, holderSecrets, RELAY_PATH, relayByPath } from "./relays.js";
 import type { RelayRow } from "./schema.js";
 
 export const RELAY_PREFIX = "/relay/";
@@ -94,6 +94,8 @@ export function createRelayEndpoint(
         // §7 rule 6: the holder's end is the agent's end, with the same reason.
         await ctx.engine.end(deliveryDb(trx), id, event.reason, { notify: true });
         await endRelay(trx, id, event.reason, now);
+        // The holder's side has ended: no end request goes back for it.
+        await forgetHolderSide(trx, id);
         return;
       }
       await ctx.engine.enqueue(deliveryDb(trx), id, {

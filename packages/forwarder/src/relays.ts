@@ -5,6 +5,7 @@
  * The holder's code is never here (rule 1): only the agent's code opens it (records.ts).
  */
 import { endedReasons, liveSubscription } from "@doorbell/delivery";
+import { SUBSCRIPTION_END_REASONS, type SubscriptionEndReason } from "@doorbell/intents";
 import { deliveryDb, type ForwarderContext, type ForwarderKysely } from "./context.js";
 import type { RelayRow } from "./schema.js";
 
@@ -51,6 +52,8 @@ export async function insertRelay(ctx: Ctx, relay: NewRelay): Promise<void> {
       refresh_before: relay.refreshBefore,
       status: "active",
       ended_reason: null,
+      holder_end_due_at: null,
+      holder_end_attempts: 0,
       created_at: now,
       updated_at: now,
     })
@@ -124,12 +127,15 @@ export async function endedRelaysAtHolder(ctx: Ctx, forwarderCode: string): Prom
   return rows.filter((row) => ctx.hashers.relayOwner.verify(forwarderCode, row.owner_hash));
 }
 
-/** The holder answered an unsubscribe for this ended relay: nothing is left to end there. */
-export async function forgetHolderSide(ctx: Ctx, id: string): Promise<void> {
-  await ctx.store.db
+/**
+ * Nothing is left to end at the holder for this ended relay: it answered an unsubscribe or an end
+ * request, or it ended its side itself.
+ */
+export async function forgetHolderSide(db: Db, id: string): Promise<void> {
+  await db
     .updateTable("forwarder_relays")
     // updated_at stays the moment it ended: the purge counts its day from there.
-    .set({ holder_subscription_id: null })
+    .set({ holder_subscription_id: null, holder_end_due_at: null })
     .where("agent_subscription_id", "=", id)
     .where("status", "=", "ended")
     .execute();
@@ -204,13 +210,30 @@ export async function recordHolderSide(
 }
 
 /**
+ * What the end request tells the holder for a relay that ended this way: the agent's side ended
+ * (its endpoint, its lease, its unsubscribe) or was purged before anyone looked. Undefined when
+ * the holder's side needs no telling: the holder ended it, or refused or never had it.
+ */
+export function holderEndReason(reason: string | null): SubscriptionEndReason | undefined {
+  if (reason === "purged") return "gone";
+  return SUBSCRIPTION_END_REASONS.find((known) => known === reason);
+}
+
+/**
  * Ends the relay record (idempotent); the caller ends the agent's subscription in the same
- * transaction when it ends both. True when this call ended it (false: it had ended).
+ * transaction when it ends both. True when this call ended it (false: it had ended). When the
+ * agent's side ended for a reason the holder should hear, its end request is due at once
+ * (holder-ends.ts); when the holder has no subscription yet, there is nothing to send.
  */
 export async function endRelay(db: Db, id: string, reason: string, now: number): Promise<boolean> {
   const result = await db
     .updateTable("forwarder_relays")
-    .set({ status: "ended", ended_reason: reason, updated_at: now })
+    .set({
+      status: "ended",
+      ended_reason: reason,
+      holder_end_due_at: holderEndReason(reason) === undefined ? null : now,
+      updated_at: now,
+    })
     .where("agent_subscription_id", "=", id)
     .where("status", "=", "active")
     .executeTakeFirst();
@@ -238,6 +261,45 @@ export async function relaysEndedByAgent(
     id: row.id,
     reason: ended.has(row.id) ? (ended.get(row.id) ?? "ended") : "purged",
   }));
+}
+
+/** Ended relays whose end request is due: the holder's side still runs and it may be told. */
+export async function dueHolderEnds(ctx: Pick<ForwarderContext, "store" | "clock">, limit: number) {
+  return ctx.store.db
+    .selectFrom("forwarder_relays")
+    .selectAll()
+    .where("holder_end_due_at", "<=", ctx.clock())
+    .where("status", "=", "ended")
+    .where("holder_subscription_id", "is not", null)
+    .orderBy("holder_end_due_at")
+    .limit(limit)
+    .execute();
+}
+
+/**
+ * Takes a due end request for this process until `until`: a conditional update, so of several
+ * processes seeing the same row one sends it. False when another took it first.
+ */
+export async function claimHolderEnd(db: Db, row: RelayRow, until: number): Promise<boolean> {
+  if (row.holder_end_due_at === null) return false;
+  const result = await db
+    .updateTable("forwarder_relays")
+    .set({ holder_end_due_at: until, holder_end_attempts: row.holder_end_attempts + 1 })
+    .where("agent_subscription_id", "=", row.agent_subscription_id)
+    .where("holder_end_due_at", "=", row.holder_end_due_at)
+    .where("status", "=", "ended")
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** The next end request at `at`, or none (null): the holder does not take them, or it gave up. */
+export async function rescheduleHolderEnd(db: Db, id: string, at: number | null): Promise<void> {
+  await db
+    .updateTable("forwarder_relays")
+    .set({ holder_end_due_at: at })
+    .where("agent_subscription_id", "=", id)
+    .where("status", "=", "ended")
+    .execute();
 }
 
 /** Deletes relays ended for a day and webhook-ids seen more than 25 hours ago (the holder retries for 24). */

@@ -43,6 +43,13 @@ export interface RelayRow {
   refresh_before: number;
   status: RelayStatus;
   ended_reason: string | null;
+  /**
+   * When the holder is next to be sent the end request for an ended relay (holder-ends.ts); null
+   * when there is nothing to send: live, told, the holder ended it, or it stopped trying.
+   */
+  holder_end_due_at: number | null;
+  /** End requests sent for this relay so far. */
+  holder_end_attempts: number;
   created_at: number;
   updated_at: number;
 }
@@ -131,6 +138,26 @@ export const forwarderMigrations = defineMigrations("forwarder", [
     async up(db) {
       await sql`update forwarder_relays set holder_code_sealed = null`.execute(db);
       await db.schema.alterTable("forwarder_relays").dropColumn("holder_code_sealed").execute();
+    },
+  },
+  {
+    // The end request towards the holder, retried a few times: when it is due, and how often it went.
+    version: 4,
+    name: "relay_holder_end",
+    async up(db, { types }) {
+      await db.schema
+        .alterTable("forwarder_relays")
+        .addColumn("holder_end_due_at", types.timestamp)
+        .execute();
+      await db.schema
+        .alterTable("forwarder_relays")
+        .addColumn("holder_end_attempts", "integer", (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .createIndex("forwarder_relays_holder_end_due")
+        .on("forwarder_relays")
+        .column("holder_end_due_at")
+        .execute();
     },
   },
 ]);

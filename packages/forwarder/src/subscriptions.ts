@@ -207,6 +207,8 @@ export function createPushSide(ctx: ForwarderContext, options: PushSideOptions =
     await recordHolderSide(ctx, id, { holderSubscriptionId: holder.subscriptionId, ...lease });
     if (holder.status === "ended") {
       await endAgentSide(id, holder.endedReason ?? "ended", false);
+      // The holder's side has ended: no end request goes back for it.
+      await forgetHolderSide(ctx.store.db, id);
       return;
     }
     try {
@@ -264,7 +266,7 @@ export function createPushSide(ctx: ForwarderContext, options: PushSideOptions =
       return undefined;
     }
     // A refusal (already ended and deleted there, the intent gone) leaves nothing to end either.
-    await forgetHolderSide(ctx, relay.agent_subscription_id);
+    await forgetHolderSide(ctx.store.db, relay.agent_subscription_id);
     return answer;
   }
 
@@ -283,7 +285,7 @@ export function createPushSide(ctx: ForwarderContext, options: PushSideOptions =
     // The holder first, so a doorbell racing the call does not end its side as "gone" instead.
     const holder = await endAtHolder(record.holderCode, relay);
     const ended = await endAgentSide(relay.agent_subscription_id, "unsubscribed", false);
-    if (holder !== undefined) await forgetHolderSide(ctx, relay.agent_subscription_id);
+    if (holder !== undefined) await forgetHolderSide(ctx.store.db, relay.agent_subscription_id);
     const base: PushSubscription =
       holder !== undefined && "subscription" in holder
         ? holder.subscription

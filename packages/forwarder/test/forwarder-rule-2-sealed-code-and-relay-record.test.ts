@@ -5,13 +5,13 @@
 // the relay record opens the holder's code — not even a copy sealed under the forwarder's own
 // keyring (forwarder migration 2 added one; migration 3 empties and drops it, on both engines).
 import { deliveryMigrations } from "@doorbell/delivery";
-import { defineMigrations, migrate } from "@doorbell/store";
+import { asTables, defineMigrations, migrate } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FORWARDER_CODE, mintForwarderCode, openUnderCode, sealUnderCode } from "../src/codes.js";
 import { createRecord, openRecord } from "../src/records.js";
 import { endRelay } from "../src/relays.js";
-import { forwarderMigrations } from "../src/schema.js";
+import { forwarderMigrations, type RelayRow } from "../src/schema.js";
 import {
   type AgentEndpoint,
   makeRelay,
@@ -104,6 +104,9 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
         "refresh_before",
         "status",
         "ended_reason",
+        // When the holder's end request is due and how often it went: no code, no secret.
+        "holder_end_due_at",
+        "holder_end_attempts",
         "created_at",
         "updated_at",
       ].sort(),
@@ -151,7 +154,11 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     const atTwo = defineMigrations("forwarder", forwarderMigrations.migrations.slice(0, 2));
     await migrate(fresh.db, [deliveryMigrations, atTwo]);
     const canary = "v1.k1.holder-code-copy-canary";
-    const db = fresh.db.db as unknown as typeof f.forwarder.context.store.db;
+    // The relay table as migration 2 left it: the copy's column, none of the later ones.
+    type RelayAtTwo = Omit<RelayRow, "holder_end_due_at" | "holder_end_attempts"> & {
+      holder_code_sealed: string | null;
+    };
+    const db = asTables<{ forwarder_relays: RelayAtTwo }>(fresh.db).db;
     await db
       .insertInto("forwarder_relays")
       .values({
@@ -170,7 +177,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
         ended_reason: null,
         created_at: Date.now(),
         updated_at: Date.now(),
-        ...({ holder_code_sealed: canary } as object),
+        holder_code_sealed: canary,
       })
       .execute();
     await migrate(fresh.db, [deliveryMigrations, forwarderMigrations]);

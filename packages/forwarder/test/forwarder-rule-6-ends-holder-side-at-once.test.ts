@@ -1,31 +1,17 @@
 // Push profile §7 rule 6 (issue 16 item 16) within rule 1 ("nothing in the relay record can open
-// the holder's code"), through a real holder. With the agent present — it unsubscribes, or
-// subscribes again — the forwarder opens the holder's code with the agent's and ends the holder's
-// subscription at once ("unsubscribed"). Without the agent — its endpoint answers 410 — the
-// forwarder cannot call the holder, so it marks the relay ended at once; the holder's next doorbell
-// to the relay gets 410 and the holder ends its side ("gone"). At no point does the relay record
-// hold anything the forwarder's keyring alone opens to the holder's code.
-import { once } from "node:events";
+// the holder's code"), through a real holder that does not take end requests (one built before
+// them: holder-behind-forwarder.ts `startOlderHolder`). With the agent present — it unsubscribes,
+// or subscribes again — the forwarder opens the holder's code with the agent's and ends the
+// holder's subscription at once ("unsubscribed"). Without the agent — its endpoint answers 410 —
+// the forwarder cannot call such a holder, so it marks the relay ended at once; the holder's next
+// doorbell to the relay gets 410 and the holder ends its side ("gone"). At no point does the relay
+// record hold anything the forwarder's keyring alone opens to the holder's code. A holder that
+// takes end requests ends its side at once: forwarder-rule-6-end-request.test.ts.
 import fs from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import type { DeliveryTables } from "@doorbell/delivery";
-import {
-  createHolder,
-  type Holder,
-  type LocalMailbox,
-  type PushService,
-  type PushTables,
-  scopedSignalFetch,
-} from "@doorbell/holder";
-import type { Kysely } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { pino } from "pino";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deliveryDb } from "../src/context.js";
 import { openRecord } from "../src/records.js";
@@ -36,66 +22,38 @@ import {
   startForwarder,
   until,
 } from "./forwarder-harness.js";
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  probe.listen(0, "127.0.0.1");
-  await once(probe, "listening");
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
-
-async function call(client: Client, name: string, args: Record<string, unknown>) {
-  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  expect(result.isError, JSON.stringify(result.content)).not.toBe(true);
-  return result.structuredContent as Record<string, unknown>;
-}
+import {
+  call,
+  connectAgent,
+  holderSide,
+  offerArrives,
+  startOlderHolder,
+  subscribedAndApproved as subscribedAndApprovedAt,
+} from "./holder-behind-forwarder.js";
 
 forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
-  let holder: Holder;
+  let older: Awaited<ReturnType<typeof startOlderHolder>>;
   let dataDir: string;
   let f: Awaited<ReturnType<typeof startForwarder>>;
   let endpoint: AgentEndpoint;
   let agent: Client;
-  let holderDb: Kysely<PushTables & DeliveryTables>;
-  let offers = 0;
 
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "doorbell-forwarder-rule6-"));
-    const port = await freePort();
-    holder = await createHolder({
-      dataDir,
-      publicUrl: `http://127.0.0.1:${port}`,
-      mcp: { toolRateLimit: false, sessionRateLimit: false },
-      log: pino({ level: "silent" }),
-    });
-    await holder.listen(port, "127.0.0.1");
-    holderDb = holder.context.store.db as unknown as Kysely<PushTables & DeliveryTables>;
-    f = await startForwarder(engine, holder.summary.mcpUrl);
+    older = await startOlderHolder({ dataDir });
+    f = await startForwarder(engine, `${older.origin}/mcp`);
     endpoint = await startAgentEndpoint();
-    agent = await connect(f.mcpUrl);
+    agent = await connectAgent(f.mcpUrl);
   });
   afterAll(async () => {
     await agent?.close();
     await f?.close();
-    await holder?.close();
+    await older?.close();
     await endpoint?.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  async function connect(url: URL): Promise<Client> {
-    const client = new Client({ name: "rule6-agent", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(url, { fetch: scopedSignalFetch() }));
-    return client;
-  }
-
-  const holderSubscription = (id: string) =>
-    holderDb
-      .selectFrom("delivery_subscriptions")
-      .select(["status", "ended_reason", "verified"])
-      .where("id", "=", id)
-      .executeTakeFirstOrThrow();
+  const holderSubscription = (id: string) => holderSide(older.holder).subscription(id);
 
   const relayOf = (fwd: typeof f, id: string) =>
     fwd.forwarder.context.store.db
@@ -109,57 +67,11 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     return ctx.engine.get(deliveryDb(ctx.store.db), id);
   };
 
-  /** Publish through the forwarder, confirm at the holder, subscribe, approve: both sides active. */
-  async function subscribedAndApproved(client: Client, fwd: typeof f, email: string) {
-    const published = await call(client, "intent_publish_intent", {
-      statement: "A Škoda Fabia, petrol, near Košice",
-      criteria: { category: "vehicles", make: "Škoda", model: "Fabia", fuel: "petrol" },
-      area: { country: "SK", region: "SK-KI" },
-      budget: { amount: 12_000, currency: "EUR" },
-    });
-    const forwarderCode = published.intentCode as string;
-    const consentUrl = published.consentUrl as string;
-    const mailbox = holder.context.mailer as LocalMailbox;
-    await holder.services.consent.giveConsent(consentUrl.slice(consentUrl.lastIndexOf("/") + 1), {
+  const subscribedAndApproved = (client: Client, fwd: typeof f, email: string) =>
+    subscribedAndApprovedAt(
+      { holder: older.holder, agent: client, endpoint, relayOf: (id) => relayOf(fwd, id) },
       email,
-      accepted: true,
-    });
-    const [confirmation] = await mailbox.listMailbox({ to: email, limit: 1 });
-    await holder.services.consent.confirmEmail(
-      /\/confirm\/([0-9A-Za-z]+)/.exec(confirmation?.text ?? "")?.[1] as string,
     );
-    const subscribed = await call(client, "intent_subscribe_events", {
-      intentCode: forwarderCode,
-      delivery: { url: endpoint.url, secret: endpoint.secret },
-    });
-    const subscriptionId = subscribed.subscriptionId as string;
-    const holderId = (await relayOf(fwd, subscriptionId)).holder_subscription_id as string;
-    await until(async () => (await holderSubscription(holderId)).verified === 1);
-    const mails = await mailbox.listMailbox({ to: email, limit: 20 });
-    const approval = mails.find((mail) => mail.subject.startsWith("Allow an assistant"));
-    await (holder.services.push as PushService).approveByToken(
-      /\/notifications\/([0-9A-Za-z]+)/.exec(approval?.text ?? "")?.[1] as string,
-    );
-    expect(await holderSubscription(holderId)).toMatchObject({ status: "active" });
-    return { forwarderCode, subscriptionId, holderId };
-  }
-
-  /** A matching offer at the holder: one doorbell towards every subscription of the Fabia intents. */
-  async function offerArrives() {
-    offers++;
-    await holder.services.offers.importCatalogue([
-      {
-        source: { kind: "catalogue", ref: `fwd-rule6-${offers}`, seller: "Autobazár Košice" },
-        title: "Škoda Fabia 1.0 TSI",
-        category: "vehicles",
-        price: { amount: 9_900, currency: "EUR" },
-        location: { country: "SK", region: "SK-KI" },
-        url: `https://cars.example.sk/fabia-${offers}`,
-        attributes: { make: "Škoda", model: "Fabia", year: 2020, mileageKm: 61_000, fuel: "petrol" },
-        publishedAt: new Date().toISOString(),
-      },
-    ]);
-  }
 
   /** What the forwarder's keyring alone opens in the relay table: never the holder's code. */
   async function keyringOpensNoHolderCode(fwd: typeof f, forwarderCode: string) {
@@ -180,8 +92,8 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     );
     await keyringOpensNoHolderCode(f, forwarderCode);
     // The leases coincide, so a lease's end ends both sides with no call needed.
-    const holderLease = await holderDb
-      .selectFrom("delivery_subscriptions")
+    const holderLease = await holderSide(older.holder)
+      .db.selectFrom("delivery_subscriptions")
       .select(["expires_at"])
       .where("id", "=", holderId)
       .executeTakeFirstOrThrow();
@@ -200,7 +112,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     expect((await agentSide(f, subscriptionId)).status).toBe("ended");
   });
 
-  it("when the agent's endpoint answers 410, the relay ends at once and the holder's next doorbell gets 410", async () => {
+  it("when the agent's endpoint answers 410 and the holder takes no end request, the relay ends at once and the holder's next doorbell gets 410", async () => {
     const statusBefore = endpoint.of("intent.status.changed").length;
     const { forwarderCode, subscriptionId, holderId } = await subscribedAndApproved(
       agent,
@@ -213,20 +125,33 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     // The agent's endpoint is gone: the relayed doorbell gets 410 and the agent's subscription ends.
     endpoint.control.status = 410;
     try {
-      await offerArrives();
+      await offerArrives(older.holder);
       await until(async () => (await agentSide(f, subscriptionId)).status === "ended", 20_000);
       expect((await agentSide(f, subscriptionId)).endedReason).toBe("gone");
 
       // The relay is marked ended without another doorbell (the sweep); the holder's side still
-      // runs, since only the agent's code could tell it now.
+      // runs: only the agent's code could tell this holder now, which takes no end request.
       await until(async () => (await relayOf(f, subscriptionId)).status === "ended", 10_000);
       expect(await relayOf(f, subscriptionId)).toMatchObject({ status: "ended", ended_reason: "gone" });
+      // The forwarder looked once: this holder's descriptor names no end URL, so it stops trying.
+      const endRequest = () =>
+        f.forwarder.context.store.db
+          .selectFrom("forwarder_relays")
+          .select(["holder_end_due_at", "holder_end_attempts", "holder_subscription_id"])
+          .where("agent_subscription_id", "=", subscriptionId)
+          .executeTakeFirstOrThrow();
+      await until(async () => (await endRequest()).holder_end_due_at === null);
+      expect(await endRequest()).toEqual({
+        holder_end_due_at: null,
+        holder_end_attempts: 1,
+        holder_subscription_id: holderId,
+      });
       expect(await holderSubscription(holderId)).toMatchObject({ status: "active" });
       await keyringOpensNoHolderCode(f, forwarderCode);
 
       // The holder's next doorbell to the relay draws 410, and the holder ends its subscription.
       // (A status doorbell, queued by the holder's own engine: match doorbells coalesce for 15 min.)
-      await holder.delivery.enqueue(holderDb as unknown as Kysely<DeliveryTables>, holderId, {
+      await older.holder.delivery.enqueue(holderSide(older.holder).deliveryDb, holderId, {
         type: "intent.status.changed",
         data: { subscriptionId: holderId, status: "active" },
       });

@@ -54,5 +54,14 @@ export {
   withdrawInputSignedIn,
   withdrawOut,
 } from "./schemas.js";
+export {
+  MAX_SUBSCRIPTION_END_BYTES,
+  readSubscriptionEnd,
+  SUBSCRIPTION_END_REASONS,
+  SUBSCRIPTION_END_TYPE,
+  type SubscriptionEnd,
+  type SubscriptionEndReason,
+  subscriptionEndBody,
+} from "./subscription-end.js";
 export { PUSH_TOOL_NAMES, TOOL_NAMES, type ToolName } from "./tool-names.js";
 export type { Category, Country, Currency } from "./types.js";

@@ -42,9 +42,20 @@ export interface PushAnnouncedRow {
   seq: number;
 }
 
+/**
+ * The webhook-ids of end requests a subscription's receiver sent (subscriber-end.ts), kept for the
+ * timestamp window so that one is acted on once, whichever process it reaches.
+ */
+export interface PushEndSeenRow {
+  subscription_id: string;
+  webhook_id: string;
+  seen_at: number;
+}
+
 export interface PushTables {
   holder_push: PushRow;
   holder_push_announced: PushAnnouncedRow;
+  holder_push_end_seen: PushEndSeenRow;
 }
 
 const pushTable: Migration = {
@@ -85,5 +96,24 @@ const announcedMatches: Migration = {
   },
 };
 
+const endRequestsSeen: Migration = {
+  version: 3,
+  name: "holder_push_end_seen",
+  async up(db, { types }) {
+    await db.schema
+      .createTable("holder_push_end_seen")
+      .addColumn("subscription_id", "text", (c) => c.notNull())
+      .addColumn("webhook_id", "text", (c) => c.notNull())
+      .addColumn("seen_at", types.timestamp, (c) => c.notNull())
+      .addPrimaryKeyConstraint("holder_push_end_seen_pk", ["subscription_id", "webhook_id"])
+      .execute();
+    await db.schema
+      .createIndex("holder_push_end_seen_at")
+      .on("holder_push_end_seen")
+      .column("seen_at")
+      .execute();
+  },
+};
+
 /** Its own migration set, after the holder's and the delivery engine's tables exist. */
-export const pushMigrations = defineMigrations("holder-push", [pushTable, announcedMatches]);
+export const pushMigrations = defineMigrations("holder-push", [pushTable, announcedMatches, endRequestsSeen]);

@@ -19,6 +19,7 @@ import { changed, onIntentEnded, sweep } from "./ending.js";
 import { catchUpMatches, enqueueMatches } from "./enqueue-matches.js";
 import { receipts, revoke } from "./receipts.js";
 import { subscribe } from "./subscribe.js";
+import { endBySubscriber } from "./subscriber-end.js";
 import type { PushOptions, PushService } from "./types.js";
 import { unsubscribe, viewSubscription } from "./unsubscribe.js";
 
@@ -48,6 +49,7 @@ export function createPushService(ctx: HolderContext, options: PushOptions): Pus
     receipts: (intentId) => receipts(push, intentId),
     approve: (intentId, id) => approve(push, intentId, id),
     revoke: (intentId, id) => revoke(push, intentId, id),
+    endBySubscriber: (headers, body) => endBySubscriber(push, headers, body),
     sweep: () => sweep(push),
     onChange(listener) {
       push.listeners.add(listener);

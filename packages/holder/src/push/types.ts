@@ -5,6 +5,7 @@ import type { PushEvent } from "@doorbell/intents";
 import type { MatchSink } from "../model/services.js";
 import type { Principal } from "../model/types.js";
 import type { Approval } from "./schema.js";
+import type { SubscriberEndAnswer } from "./subscriber-end.js";
 
 export type PushStatus = "awaiting_verification" | "awaiting_person_approval" | "active" | "ended";
 
@@ -79,6 +80,11 @@ export interface PushService extends MatchSink {
   approve(intentId: string, subscriptionId: string): Promise<NotificationReceipt>;
   /** The person takes it back: ended at once, the agent told once (§6 rule 3). */
   revoke(intentId: string, subscriptionId: string): Promise<NotificationReceipt>;
+  /**
+   * The end request of a subscription's receiver (a forwarder whose agent's side ended): verified
+   * with the subscription's secret, it ends the subscription as a 410 does; refused, nothing changes.
+   */
+  endBySubscriber(headers: Headers, body: Uint8Array): Promise<SubscriberEndAnswer>;
   /** Ends subscriptions of intents that ended without a hook (drafts) and forgets purged ones. */
   sweep(): Promise<number>;
   /** Called with subscription ids when something changed for them (MCP resource updates). */

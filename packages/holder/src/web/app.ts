@@ -9,6 +9,7 @@
  *   GET /readyz                            200 when this process should get traffic (database, migrations, not draining)
  *   GET /metrics                           Prometheus text, when turned on (observability/)
  *   GET/POST /check                        the public agreement record checker (pages/check-page.tsx)
+ *   POST /push/end                         a subscription's receiver ends it (push/subscriber-end-route.ts)
  *   GET /                                  where things are, in plain text
  *   the person's pages                     consent, confirm, manage, dev mailbox (web/pages)
  */
@@ -31,6 +32,7 @@ import type { HolderMetrics } from "../observability/metrics.js";
 import { type MetricsOptions, mountMetrics } from "../observability/metrics-route.js";
 import { mountOneClickUnsubscribe } from "../push/one-click-unsubscribe.js";
 import type { PushService } from "../push/service.js";
+import { mountSubscriberEnd, PUSH_END_PATH } from "../push/subscriber-end-route.js";
 import { mountCheckPage } from "./pages/check-page.js";
 import { personPages } from "./person-pages.js";
 
@@ -50,6 +52,11 @@ export interface HolderDescriptor {
   /** BCP 47 tags of the languages statements and catalogue may be written in. */
   languages: string[];
   mcp: { endpoint: string; transport: "streamable-http" };
+  /**
+   * With the push profile: where a subscription's receiver ends it without the intentCode, with a
+   * request signed by the subscription's secret (a forwarder whose agent's side ended).
+   */
+  push?: { endUrl: string };
   jwksUri: string;
   demandGrid: {
     threshold: number;
@@ -122,6 +129,7 @@ export function holderDescriptor(
     categories: [...grid.categories],
     languages: [...deps.languages],
     mcp: { endpoint: `${config.publicUrl}${MCP_PATH}`, transport: "streamable-http" },
+    ...(deps.services.push === undefined ? {} : { push: { endUrl: `${config.publicUrl}${PUSH_END_PATH}` } }),
     jwksUri: `${config.publicUrl}${JWKS_PATH}`,
     demandGrid: {
       threshold: grid.threshold,
@@ -226,6 +234,7 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
     holderName: deps.config.name,
     ...(deps.check === undefined ? {} : { options: deps.check }),
   });
+  if (deps.services.push !== undefined) mountSubscriberEnd(app, deps.services.push);
   // The RFC 8058 one-click target of every mail about an intent.
   mountOneClickUnsubscribe(app, {
     consent: deps.services.consent,

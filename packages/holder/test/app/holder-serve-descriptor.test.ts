@@ -79,13 +79,15 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       categories: ["vehicles", "property"],
       languages: ["sk", "cs", "en"],
       mcp: { endpoint: "http://127.0.0.1:8080/mcp", transport: "streamable-http" },
+      // Where a forwarder ends a subscription whose agent's side ended, without the intentCode.
+      push: { endUrl: "http://127.0.0.1:8080/push/end" },
       jwksUri: "http://127.0.0.1:8080/.well-known/jwks.json",
     });
     expect(descriptor.demandGrid.budgetBands.map((band) => band.id)).toEqual(
       holder.services.demand.grid().budgetBands.map((band) => band.id),
     );
-    // The published JSON Schema names exactly these fields.
-    expect(Object.keys(descriptor).sort()).toEqual([...schema.required].sort());
+    // The published JSON Schema names exactly these fields; push only with the push profile.
+    expect(Object.keys(descriptor).sort()).toEqual([...schema.required, "push"].sort());
     expect(Object.keys(schema.properties).sort()).toEqual(Object.keys(descriptor).sort());
   });
 
