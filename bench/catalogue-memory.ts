@@ -16,6 +16,7 @@ import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { newPostgresDatabase } from "./harness.js";
 
 const MB = Number(process.env.DOORBELL_BENCH_CATALOGUE_MB ?? 100);
 const HERE = path.dirname(new URL(import.meta.url).pathname);
@@ -149,30 +150,6 @@ async function importRun(
   if (code !== 0 || peak === null) throw new Error(`catalogue import exited ${code}: ${err.trim()}`);
   const summary = out.split("\n")[1]?.trim() ?? "";
   return { rssMb: Number(peak[1]) / 1024, seconds, summary };
-}
-
-/** A new, empty PostgreSQL database for one import; dropped by the returned function. */
-async function newPostgresDatabase(
-  url: string,
-  name: string,
-): Promise<{ url: string; drop(): Promise<void> }> {
-  const { default: pg } = await import("pg");
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`drop database if exists ${name}`);
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const target = new URL(url);
-  target.pathname = `/${name}`;
-  return {
-    url: target.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    },
-  };
 }
 
 async function wholeImports(

@@ -61,3 +61,27 @@ export function printComparison(title: string, [ours, ...baselines]: readonly Me
   for (const row of baselines)
     line(row, `   ours/this = ${(ours.opsPerSecond / row.opsPerSecond).toFixed(2)}×`);
 }
+
+/** A new, empty PostgreSQL database for one run; dropped by the returned function. */
+export async function newPostgresDatabase(
+  url: string,
+  name: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
+  const { default: pg } = await import("pg");
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`drop database if exists ${name}`);
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const target = new URL(url);
+  target.pathname = `/${name}`;
+  return {
+    url: target.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}

@@ -17,11 +17,12 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
-import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Client as McpClient, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Client as HttpClient } from "undici";
+import { freePort } from "../packages/cli/test/free-port.js";
+import { newPostgresDatabase } from "./harness.js";
 
 const ROUNDS = 5;
 const ROUND_MS = 2_000;
@@ -44,14 +45,19 @@ interface Recorded {
 }
 
 export async function benchServe(): Promise<void> {
-  const engines: { label: string; database?: string }[] = [{ label: "SQLite" }];
   const pg = process.env.DOORBELL_TEST_PG_URL;
-  if (pg !== undefined) engines.push({ label: "PostgreSQL", database: await freshPostgres(pg) });
   console.log(
     `Node ${process.version}, ${os.cpus().length} cores; each server its own process; one undici client, ` +
       `one keep-alive connection, sequential; ${ROUNDS} interleaved rounds of ${ROUND_MS} ms, median.`,
   );
-  for (const engine of engines) await benchEngine(engine.label, engine.database);
+  await benchEngine("SQLite", undefined);
+  if (pg === undefined) return;
+  const database = await newPostgresDatabase(pg, `doorbell_bench_serve_${process.pid}`);
+  try {
+    await benchEngine("PostgreSQL", database.url);
+  } finally {
+    await database.drop();
+  }
 }
 
 async function benchEngine(label: string, database: string | undefined): Promise<void> {
@@ -312,26 +318,4 @@ async function readyLine(child: ChildProcess, line: RegExp): Promise<{ text: str
     child.once("exit", (code) => reject(new Error(`exited with ${code} before it was ready:\n${out.text}`)));
   });
   return out;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
-}
-
-async function freshPostgres(url: string): Promise<string> {
-  const { default: pg } = await import("pg");
-  const name = `doorbell_bench_serve_${process.pid}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`drop database if exists ${name}`);
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const target = new URL(url);
-  target.pathname = `/${name}`;
-  return target.href;
 }
