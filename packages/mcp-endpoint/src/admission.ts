@@ -6,18 +6,23 @@
  * soak, 400 pulls in flight on three processes kept ~130 requests alive per process for
  * seconds each; with a few served at a time each finishes quickly, and the soak answered about
  * 30 % more (114 → 148 pulls/s on two cores). A waiting request holds only its parsed body.
+ *
+ * A place is one JSON-RPC request: a batch takes as many as it carries requests, all at once or
+ * none, or it would do the work of many for the price of one.
  */
 export interface Admission {
   /**
-   * Resolves with the request's release (call it once the answer is ready; later calls do
-   * nothing), or with undefined when `waiting` requests already wait: the caller refuses.
+   * Takes `places` places at once (one per JSON-RPC request the POST carries; default 1), in
+   * arrival order. Resolves with their release (call it once the work they admitted is done; later
+   * calls do nothing), or with undefined when they cannot be had now and the waiting room has no
+   * room for them: the caller refuses. More places than `concurrent` can never be had (RangeError).
    */
-  enter(): Promise<(() => void) | undefined>;
-  /** Requests being served now. */
+  enter(places?: number): Promise<(() => void) | undefined>;
+  /** Places taken now: requests being served. */
   readonly active: number;
-  /** Requests waiting for a turn. */
+  /** Places waited for: requests waiting for a turn. */
   readonly queued: number;
-  /** Requests refused since the start because the queue was full. */
+  /** Requests refused since the start because the waiting room was full. */
   readonly refused: number;
   /** What it was made with. */
   readonly limits: Readonly<AdmissionLimits>;
@@ -39,40 +44,52 @@ export function createAdmission({ concurrent, waiting }: AdmissionLimits): Admis
     throw new RangeError("waiting requests must be a whole number of at least 0");
   }
   let active = 0;
+  let queued = 0;
   let refused = 0;
-  const turns: (() => void)[] = [];
+  const turns: { places: number; admit: () => void }[] = [];
 
-  // A finished request hands its place straight to the oldest waiting one, so `active` never
-  // dips below the limit while requests wait (a newcomer cannot overtake them).
-  const releaser = () => {
+  // Finished work hands its places straight to the oldest waiting request once enough are free,
+  // so a newcomer never overtakes a waiting one, not even a small one behind a large batch.
+  const admitWaiting = () => {
+    for (let next = turns[0]; next !== undefined && active + next.places <= concurrent; next = turns[0]) {
+      turns.shift();
+      queued -= next.places;
+      active += next.places;
+      next.admit();
+    }
+  };
+  const releaser = (places: number) => {
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const next = turns.shift();
-      if (next === undefined) active--;
-      else next();
+      active -= places;
+      admitWaiting();
     };
   };
 
   return {
-    async enter() {
-      if (active < concurrent) {
-        active++;
-        return releaser();
+    async enter(places = 1) {
+      if (!Number.isInteger(places) || places < 1 || places > concurrent) {
+        throw new RangeError(`a request takes from 1 to ${concurrent} places, not ${places}`);
       }
-      if (turns.length >= waiting) {
-        refused++;
+      if (turns.length === 0 && active + places <= concurrent) {
+        active += places;
+        return releaser(places);
+      }
+      if (queued + places > waiting) {
+        refused += places;
         return undefined;
       }
-      await new Promise<void>((resolve) => turns.push(resolve));
-      return releaser();
+      queued += places;
+      await new Promise<void>((admit) => turns.push({ places, admit }));
+      return releaser(places);
     },
     get active() {
       return active;
     },
     get queued() {
-      return turns.length;
+      return queued;
     },
     get refused() {
       return refused;

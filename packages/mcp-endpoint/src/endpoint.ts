@@ -14,7 +14,8 @@
  *
  * Before either leg sees a request: shutting down (503), the Host/Origin check (DNS rebinding),
  * the method, the bounded JSON body read, the params check, and `gate` (the holder's sign-in
- * and step-up challenges, told the request's era). Malformed requests get JSON-RPC errors with 4xx statuses (json-rpc.ts).
+ * and step-up challenges, told the request's era), then admission: a place per request, held until
+ * its answer is complete (post-admission.ts). Malformed requests get JSON-RPC errors with 4xx statuses (json-rpc.ts).
  */
 import {
   type AuthInfo,
@@ -25,9 +26,11 @@ import {
 } from "@modelcontextprotocol/server";
 import { type Logger, pino } from "pino";
 import { type Admission, type AdmissionLimits, createAdmission, DEFAULT_ADMISSION } from "./admission.js";
+import type { Answer } from "./answered.js";
 import { jsonRpcError, paramsError, readJsonBody } from "./json-rpc.js";
 import { createLegacySessions, type LegacySessionLimits, type LegacySessions } from "./legacy-sessions.js";
 import { createOriginGuard } from "./origin-guard.js";
+import { admitPost, serveAdmitted } from "./post-admission.js";
 import {
   type CallLimit,
   createRateLimiter,
@@ -59,8 +62,9 @@ export interface EndpointPolicy extends LegacySessionLimits {
   /** Largest accepted POST body (default 256 KiB). */
   maxBodyBytes?: number;
   /**
-   * MCP POSTs this process serves at once (default 32) and how many more may wait their turn
-   * (default 1,024); past that a request is answered 503 with Retry-After. See admission.ts.
+   * MCP requests this process serves at once (default 32) and how many more may wait their turn
+   * (default 1,024); past that a request is answered 503 with Retry-After. A batch counts each
+   * request in it; a place is held until the answer is complete. See post-admission.ts.
    */
   admission?: AdmissionLimits;
   /** Epoch milliseconds (idle times, rate limits). */
@@ -167,6 +171,15 @@ export interface McpEndpoint<S> extends McpHandler {
   readonly admission: Admission;
 }
 
+/** A POST whose body is read and era known. */
+interface ParsedPost {
+  request: Request;
+  body: unknown;
+  era: Era;
+  authInfo: AuthInfo | undefined;
+  clientKey: string | undefined;
+}
+
 /** The part of the SDK's handler the endpoint calls for a modern request. */
 export interface ModernHandler {
   fetch(request: Request, options?: { authInfo?: AuthInfo; parsedBody?: unknown }): Promise<Response>;
@@ -254,24 +267,19 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
   }
 
   /** A parsed POST, to the legacy sessions or the modern handler. */
-  async function serve(
-    request: Request,
-    message: unknown,
-    era: Era,
-    authInfo: AuthInfo | undefined,
-    clientKey: string | undefined,
-  ): Promise<Response> {
+  async function serve({ request, body, era, authInfo, clientKey }: ParsedPost): Promise<Answer> {
     if (era === "legacy") {
       // The modern leg checks params itself (and answers a 2025-only method with 404 first).
-      const badParams = paramsError(message);
-      if (badParams !== undefined) return badParams;
-      return await legacy.handle(request, message, { authInfo, clientKey });
+      const badParams = paramsError(body);
+      if (badParams !== undefined) return { response: badParams, done: () => {} };
+      return await legacy.handle(request, body, { authInfo, clientKey });
     }
-    requests.set(request, { clientKey: clientKey ?? "anonymous", focus: focusOf(message) });
-    return await served.fetch(request, {
-      parsedBody: message,
+    requests.set(request, { clientKey: clientKey ?? "anonymous", focus: focusOf(body) });
+    const response = await served.fetch(request, {
+      parsedBody: body,
       ...(authInfo === undefined ? {} : { authInfo }),
     });
+    return { response, done: () => {} };
   }
 
   async function handle(request: Request, info: McpRequestInfo = {}): Promise<Response> {
@@ -290,7 +298,8 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
       const authInfo = await authInfoOf(request);
       const clientKey =
         info.clientKey ?? (info.clientAddress === undefined ? undefined : `addr:${info.clientAddress}`);
-      if (method !== "POST") return await legacy.handle(request, undefined, { authInfo, clientKey });
+      if (method !== "POST")
+        return (await legacy.handle(request, undefined, { authInfo, clientKey })).response;
       const body = await readJsonBody(request, maxBodyBytes);
       if (!body.ok) return body.response;
       const era: Era = (await isLegacyRequest(request, body.value, { maxRequestBodySize: maxBodyBytes }))
@@ -299,17 +308,9 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
       const gated = options.gate?.(body.value, authInfo, era);
       if (gated !== undefined) return gated;
       // Only once the body is in: a client that sends it slowly holds no place.
-      const release = await admission.enter();
-      if (release === undefined) {
-        return jsonRpcError(503, -32000, `the ${options.role} is busy; retry in a second`, {
-          "retry-after": "1",
-        });
-      }
-      try {
-        return await serve(request, body.value, era, authInfo, clientKey);
-      } finally {
-        release();
-      }
+      const admitted = await admitPost(admission, options.role, body.value);
+      if ("refusal" in admitted) return admitted.refusal;
+      return await serveAdmitted(admitted, { request, body: body.value, era, authInfo, clientKey }, serve);
     } catch (error) {
       if (request.signal.aborted) {
         // The client hung up (mid-body, say): its request failed, this server did not. 499 is

@@ -89,3 +89,28 @@ export function paramsError(body: unknown): Response | undefined {
   }
   return undefined;
 }
+
+export type RequestId = string | number;
+
+/** One JSON-RPC request in a POST body: a message with a method and an id, which will be answered. */
+export interface RequestMessage {
+  id: RequestId;
+  method: string;
+}
+
+/**
+ * The requests in a POST body, one message or a batch. Notifications and responses are not
+ * requests: nothing answers them, so they run no work worth a place.
+ */
+export function requestsIn(body: unknown): RequestMessage[] {
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  const requests: RequestMessage[] = [];
+  for (const message of messages) {
+    if (typeof message !== "object" || message === null) continue;
+    const { id, method } = message as { id?: unknown; method?: unknown };
+    if (typeof method === "string" && (typeof id === "string" || typeof id === "number")) {
+      requests.push({ id, method });
+    }
+  }
+  return requests;
+}

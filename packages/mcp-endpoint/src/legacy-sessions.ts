@@ -12,6 +12,9 @@
  *   sessions makes room, so a flood evicts its own sessions before a quiet client's.
  * A request for a session this process does not know (it ended, or another process opened it)
  * gets 404, and the client initializes again (2025-11-25 transports, "Session Management").
+ *
+ * A session's requests keep their admission places until answered (session-work.ts): a session
+ * that ends (DELETE, idle, evicted) is forgotten at once but closes once its answers are out.
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -21,7 +24,8 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
-import { jsonRpcError } from "./json-rpc.js";
+import type { Answer } from "./answered.js";
+import { jsonRpcError, requestsIn } from "./json-rpc.js";
 import {
   createRateLimiter,
   localLimitNote,
@@ -29,6 +33,7 @@ import {
   type RateLimit,
   type RateVerdict,
 } from "./rate-limit.js";
+import { createSessionWork, type SessionWork } from "./session-work.js";
 
 export interface LegacySessionLimits {
   /** New sessions per client address. Default 30 at once, one every 5 s. `false`: none. */
@@ -52,7 +57,7 @@ export interface LegacySessions<S> {
     request: Request,
     body: unknown,
     caller: { authInfo: AuthInfo | undefined; clientKey: string | undefined },
-  ): Promise<Response>;
+  ): Promise<Answer>;
   /** The open sessions, least recently used first. */
   sessions(): IterableIterator<OpenSession<S>>;
   sweep(): Promise<number>;
@@ -64,7 +69,44 @@ interface Session<S> extends OpenSession<S> {
   readonly id: string;
   readonly clientKey: string;
   readonly transport: WebStandardStreamableHTTPServerTransport;
+  readonly work: SessionWork;
   lastSeen: number;
+}
+
+/** An answer that ends nothing when done: no request in it is the session's to track. */
+const untracked = (response: Response): Answer => ({ response, done: () => {} });
+
+/** One POST in a session: its requests are tracked until the endpoint says they are answered. */
+async function exchange<S>(
+  session: Session<S>,
+  request: Request,
+  body: unknown,
+  authInfo: AuthInfo | undefined,
+): Promise<Answer> {
+  const ids = requestsIn(body).map((message) => message.id);
+  const clash = session.work.clash(ids);
+  if (clash !== undefined) {
+    return untracked(
+      jsonRpcError(
+        400,
+        -32600,
+        `Invalid Request: request id ${JSON.stringify(clash)} is already in use in this session; give every request its own id`,
+      ),
+    );
+  }
+  const kept = session.work.withoutCancellations(body);
+  if (kept === undefined) return untracked(new Response(null, { status: 202 }));
+  const done = session.work.begin(ids);
+  try {
+    const response = await session.transport.handleRequest(request, {
+      parsedBody: kept,
+      ...(authInfo === undefined ? {} : { authInfo }),
+    });
+    return { response, done };
+  } catch (error) {
+    done();
+    throw error;
+  }
 }
 
 const DEFAULT_SESSION_LIMIT: RateLimit = { capacity: 30, refillPerSecond: 0.2 };
@@ -98,6 +140,8 @@ export function createLegacySessions<S>(
   const sessions = new Map<string, Session<S>>();
   /** Open sessions per client key. */
   const perKey = new Map<string, Set<Session<S>>>();
+  /** Sessions forgotten but not yet closed: their last answers are still being worked out. */
+  const ending = new Set<Session<S>>();
 
   const sweepTimer = setInterval(() => void sweep(), Math.min(idleMs, 60_000));
   sweepTimer.unref();
@@ -109,8 +153,8 @@ export function createLegacySessions<S>(
     if (own?.size === 0) perKey.delete(session.clientKey);
   }
 
-  async function closeSession(session: Session<S>): Promise<void> {
-    forget(session);
+  async function shut(session: Session<S>): Promise<void> {
+    ending.delete(session);
     try {
       await session.server.close();
     } catch (error) {
@@ -119,6 +163,20 @@ export function createLegacySessions<S>(
         "a session did not close cleanly",
       );
     }
+  }
+
+  /**
+   * Forgets the session now (new requests get 404) and closes it: at once if nothing runs in it,
+   * else once its last answer is out (whoever asked does not wait for that).
+   */
+  async function closeSession(session: Session<S>): Promise<void> {
+    forget(session);
+    if (session.work.busy) {
+      ending.add(session);
+      session.work.whenIdle(() => void shut(session));
+      return;
+    }
+    await shut(session);
   }
 
   async function sweep(): Promise<number> {
@@ -187,6 +245,7 @@ export function createLegacySessions<S>(
         ...(options.maxBodyBytes === undefined ? {} : { maxRequestBodySize: options.maxBodyBytes }),
         enableJsonResponse: options.jsonResponse === true,
       }),
+      work: createSessionWork(),
       lastSeen: clock(),
     };
     session.transport.onclose = () => forget(session);
@@ -206,35 +265,48 @@ export function createLegacySessions<S>(
       const sessionId = request.headers.get("mcp-session-id");
       if (sessionId === null) {
         if (request.method === "POST" && isInitializeRequest(body)) {
-          return openSession(request, body, authInfo, clientKey);
+          return untracked(await openSession(request, body, authInfo, clientKey));
         }
-        return jsonRpcError(
-          400,
-          -32000,
-          "Bad Request: send initialize first (2025-11-25), or a request with the 2026-07-28 _meta envelope and MCP-Protocol-Version header",
+        return untracked(
+          jsonRpcError(
+            400,
+            -32000,
+            "Bad Request: send initialize first (2025-11-25), or a request with the 2026-07-28 _meta envelope and MCP-Protocol-Version header",
+          ),
         );
       }
       const session = sessions.get(sessionId);
       if (session === undefined) {
-        return jsonRpcError(
-          404,
-          -32001,
-          "Session not found: it ended, or another server process holds it; send initialize again",
+        return untracked(
+          jsonRpcError(
+            404,
+            -32001,
+            "Session not found: it ended, or another server process holds it; send initialize again",
+          ),
         );
       }
       sessions.delete(sessionId);
       sessions.set(sessionId, session);
       session.lastSeen = clock();
-      return session.transport.handleRequest(request, {
-        ...(body === undefined ? {} : { parsedBody: body }),
-        ...(authInfo === undefined ? {} : { authInfo }),
-      });
+      if (request.method === "POST") return exchange(session, request, body, authInfo);
+      if (request.method === "DELETE") {
+        // Not the transport's own DELETE, which closes at once: the session's running requests
+        // answer first (session-work.ts).
+        await closeSession(session);
+        return untracked(new Response(null, { status: 200 }));
+      }
+      return untracked(
+        await session.transport.handleRequest(request, authInfo === undefined ? {} : { authInfo }),
+      );
     },
     sessions: () => sessions.values(),
     sweep,
     async close() {
       clearInterval(sweepTimer);
-      await Promise.all([...sessions.values()].map(closeSession));
+      // Shutting down: every session closes now, answered or not.
+      const all = [...sessions.values(), ...ending];
+      for (const session of all) forget(session);
+      await Promise.all(all.map(shut));
     },
     get size() {
       return sessions.size;

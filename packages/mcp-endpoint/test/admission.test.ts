@@ -34,6 +34,30 @@ describe("admission", () => {
     expect([admission.active, admission.queued]).toEqual([0, 0]);
   });
 
+  it("a batch takes its places all at once, waits its turn whole, and no newcomer overtakes it", async () => {
+    const admission = createAdmission({ concurrent: 3, waiting: 4 });
+    const first = await admission.enter(2);
+    const order: string[] = [];
+    const inTurn = (name: string, places: number) =>
+      admission.enter(places).then((release) => {
+        order.push(name);
+        return release;
+      });
+    const batch = inTurn("batch of 3", 3); // one place is free, but it needs three
+    const single = inTurn("single", 1); // would fit now, but waits behind the batch
+    expect(await admission.enter(1)).toBeUndefined(); // 3 + 1 places already wait: the room is full
+    expect([admission.active, admission.queued, admission.refused]).toEqual([2, 4, 1]);
+
+    first?.();
+    (await batch)?.();
+    (await single)?.();
+    expect(order).toEqual(["batch of 3", "single"]);
+    expect([admission.active, admission.queued]).toEqual([0, 0]);
+    expect(await admission.enter(4).catch((error: Error) => error.message)).toBe(
+      "a request takes from 1 to 3 places, not 4",
+    );
+  });
+
   it("refuses limits that are not whole numbers", () => {
     expect(() => createAdmission({ concurrent: 0, waiting: 1 })).toThrow(/at least 1/);
     expect(() => createAdmission({ concurrent: 2.5, waiting: 1 })).toThrow(/whole number/);
