@@ -18,10 +18,12 @@ import { BUSY_RETRY_AFTER_SECONDS } from "@doorbell/intents/server";
 import type { McpHandler } from "@doorbell/mcp-endpoint";
 import { MCP_PATH } from "@doorbell/mcp-endpoint";
 import { isDatabaseBusy } from "@doorbell/store";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { Logger } from "pino";
 import type { HolderConfig } from "../context.js";
 import { type HostPolicy, hostGuard } from "../html/host-guard.js";
+import { messagesFor } from "../i18n/messages/index.js";
+import { requestLanguage } from "../i18n/request-language.js";
 import type { HolderLimits } from "../limits/index.js";
 import type { LocalMailbox } from "../mail/local-mailbox.js";
 import type { ConsentService, DemandService, IntentService, MatchService } from "../model/services.js";
@@ -143,6 +145,9 @@ export function holderDescriptor(
   };
 }
 
+/** The plain-text answers' words, in the language the request negotiates (Content-Language says which). */
+const plainWords = (c: Context) => messagesFor(requestLanguage(c)).plain;
+
 export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindings }> {
   const app = new Hono<{ Bindings: NodeBindings }>();
   const descriptor = JSON.stringify(holderDescriptor(deps));
@@ -208,23 +213,24 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
   });
 
   app.get("/", (c) => {
+    const t = plainWords(c);
     c.header("cache-control", "no-store");
     c.header("x-content-type-options", "nosniff");
     return c.text(
       [
         deps.config.name,
         "",
-        `MCP endpoint (Streamable HTTP): ${deps.config.publicUrl}${MCP_PATH}`,
-        `Holder descriptor: ${deps.config.publicUrl}${DESCRIPTOR_PATH}`,
+        `${t.mcpEndpoint}: ${deps.config.publicUrl}${MCP_PATH}`,
+        `${t.descriptor}: ${deps.config.publicUrl}${DESCRIPTOR_PATH}`,
         ...(deps.mailbox === undefined
           ? []
           : [
               deps.mailboxPath === undefined
-                ? `Local mailbox (development): ${deps.config.publicUrl}/dev/mailbox`
-                : "Local mailbox (development): at the address in the holder's start-up summary",
+                ? `${t.mailbox}: ${deps.config.publicUrl}/dev/mailbox`
+                : `${t.mailbox}: ${t.mailboxElsewhere}`,
             ]),
         "",
-        "An Isto Intents holder (MCP binding 0.1, consent-link profile), run by Doorbell.",
+        t.intro,
         "",
       ].join("\n"),
     );
@@ -260,7 +266,7 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
 
   app.notFound((c) => {
     c.header("cache-control", "no-store");
-    return c.text("Not found\n", 404);
+    return c.text(`${plainWords(c).notFound}\n`, 404);
   });
   app.onError((error, c) => {
     if (clientGone(c)) {
@@ -272,10 +278,10 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
       // Not a fault: the database is saturated for a moment; the page works when asked again.
       deps.log.warn({ event: "http.busy" }, "the database was too busy to answer");
       c.header("retry-after", String(BUSY_RETRY_AFTER_SECONDS));
-      return c.text("The holder is busy. Try again in a moment.\n", 503);
+      return c.text(`${plainWords(c).busy}\n`, 503);
     }
     deps.log.error({ event: "http.failed", error: error.name }, error.message.slice(0, 300));
-    return c.text("Something went wrong on our side. Try again later.\n", 500);
+    return c.text(`${plainWords(c).failed}\n`, 500);
   });
   return app;
 }

@@ -4,10 +4,15 @@
  * `Accept-Language: en`, `sk` or `cs`: the provider's error page, the sign-in pages and their
  * refusals, the mail-limit page, the approval page, the sign-in mail, and the mails about what the
  * assistant then publishes (the notice and the renewal offer, in the language of the consent text
- * the person agreed to), and the page of the one-click link those mails carry. Each page and mail in Slovak and Czech must say its own words: a text
+ * the person agreed to), and the page of the one-click link those mails carry; the public
+ * agreement checker (its form, refusals and verdicts, with key pages given as supplied); and the
+ * holder's plain-text answers (its index, an unknown address, a failure). Each page and mail in
+ * Slovak and Czech must say its own words: a text
  * that is the English rendering's text word for word fails (untranslated.ts). The catalogues
  * themselves have one shape (Messages, MailWords); here no Slovak or Czech entry is the English one.
  */
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { forEachEngine } from "@doorbell/store/testing";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -41,6 +46,16 @@ const PUBLISH = {
 };
 const DAY = 86_400_000;
 
+// The agreement vectors of the sibling package: a record that checks out and its signers' key pages.
+const vectors = path.join(import.meta.dirname, "..", "..", "..", "agreements", "vectors");
+const vector = (file: string) => readFileSync(path.join(vectors, file), "utf8");
+const RECORD = vector("records/two-signatures-quote.json");
+const KEY_PAGES = ["key-pages/seller.json", "key-pages/buyer.json"].map(vector).join("\n");
+const CHANGED_RECORD = JSON.stringify({
+  ...(JSON.parse(RECORD) as { terms: Record<string, unknown> }),
+  terms: { ...(JSON.parse(RECORD) as { terms: Record<string, unknown> }).terms, note: "changed afterwards" },
+});
+
 interface Rendered {
   status: number;
   html: string;
@@ -51,11 +66,25 @@ interface Mail {
   text: string;
 }
 
+/** A plain-text answer: its status, its Content-Language, its lines. */
+interface Plain {
+  status: number;
+  language: string | null;
+  lines: string[];
+}
+
 /** What one person, in one language, is shown and sent. */
 interface Seen {
   pages: Map<string, Rendered>;
   mails: Map<string, Mail>;
+  plain: Map<string, Plain>;
 }
+
+const plainOf = async (response: Response): Promise<Plain> => ({
+  status: response.status,
+  language: response.headers.get("content-language"),
+  lines: mailLines(await response.text()),
+});
 
 forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   let h: HolderOnLoopback;
@@ -74,6 +103,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   async function walk(lang: Lang): Promise<Seen> {
     const pages = new Map<string, Rendered>();
     const mails = new Map<string, Mail>();
+    const plain = new Map<string, Plain>();
     const email = `person.${lang}@example.sk`;
     const browser = new FormBrowser(h.origin, { "accept-language": lang });
     const keep = async (name: string, answer: { response: Response }) => {
@@ -169,7 +199,28 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       "notifications stopped",
       await browser.go(`${manage}/unsubscribe`, { "List-Unsubscribe": "One-Click" }),
     );
-    return { pages, mails };
+
+    // The public agreement checker: this holder trusts no key page host, so a record checks out
+    // only against key pages given with it ("keys as supplied").
+    await keep("check form", await browser.go("/check"));
+    await keep("check without a record", await browser.go("/check", { record: "" }));
+    await keep("check without key pages", await browser.go("/check", { record: RECORD }));
+    await keep(
+      "check with key pages given",
+      await browser.go("/check", { record: RECORD, keypages: KEY_PAGES }),
+    );
+    await keep(
+      "check of a changed record",
+      await browser.go("/check", { record: CHANGED_RECORD, keypages: KEY_PAGES }),
+    );
+    await keep("check not sent as a form", {
+      response: await fetch(`${h.origin}/check`, { method: "PUT", headers: { "accept-language": lang } }),
+    });
+
+    const asked = (at: string) => fetch(`${h.origin}${at}`, { headers: { "accept-language": lang } });
+    plain.set("index", await plainOf(await asked("/")));
+    plain.set("not found", await plainOf(await asked("/no/such/page")));
+    return { pages, mails, plain };
   }
 
   const request = () => ({ clientId, redirectUri: callback.url, scope: SCOPE });
@@ -208,7 +259,18 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       "stop notifications": 200,
       "not a one-click request": 400,
       "notifications stopped": 200,
+      "check form": 200,
+      "check without a record": 400,
+      "check without key pages": 400,
+      "check with key pages given": 200,
+      "check of a changed record": 200,
+      "check not sent as a form": 405,
     });
+    // The checker's verdicts, the new "keys as supplied" one with its own line.
+    const checked = english().pages.get("check with key pages given")?.html;
+    expect(checked).toContain("<h1>Checks out, two signatures (keys as supplied)</h1>");
+    expect(checked).toContain("no trusted host vouched for them");
+    expect(english().pages.get("check of a changed record")?.html).toContain("<h1>Does not check out</h1>");
     expect([...english().mails.keys()]).toEqual(["sign-in", "published", "renewal offer"]);
   });
 
@@ -220,6 +282,45 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       expect(page.html, name).toContain(`<html lang="${lang}"`);
       const left = untranslated(textNodes(reference.html), textNodes(page.html), passThrough);
       expect(left, `${name} (${lang})`).toEqual([]);
+    }
+  });
+
+  it.each(["sk", "cs"] as const)("%s: every plain-text answer is in its language", (lang) => {
+    const passThrough = [HOLDER, new URL(h.origin).host];
+    for (const [name, answer] of (seen.get(lang) as Seen).plain) {
+      const reference = english().plain.get(name) as Plain;
+      expect([name, answer.status, answer.language]).toEqual([name, reference.status, lang]);
+      expect(untranslated(reference.lines, answer.lines, passThrough), `${name} (${lang})`).toEqual([]);
+    }
+  });
+
+  it("a failure's plain answer is in the request's language", async () => {
+    // A second holder whose database has gone away: its end request route fails on the first read.
+    const broken = await holderOn((await engine.createDatabase()).url);
+    try {
+      await broken.holder.context.store.close();
+      const failures = new Map<Lang, Plain>();
+      for (const lang of ["en", "sk", "cs"] as const) {
+        const response = await fetch(`${broken.origin}/push/end`, {
+          method: "POST",
+          headers: { "accept-language": lang, "content-type": "application/json" },
+          body: JSON.stringify({ type: "subscription.end", subscriptionId: "sub_x", reason: "gone" }),
+        });
+        failures.set(lang, await plainOf(response));
+      }
+      const english = failures.get("en") as Plain;
+      expect(english).toEqual({
+        status: 500,
+        language: "en",
+        lines: ["Something went wrong on our side. Try again later."],
+      });
+      for (const lang of ["sk", "cs"] as const) {
+        const answer = failures.get(lang) as Plain;
+        expect([answer.status, answer.language]).toEqual([500, lang]);
+        expect(untranslated(english.lines, answer.lines, [])).toEqual([]);
+      }
+    } finally {
+      await closeHolders(broken);
     }
   });
 

@@ -2,8 +2,11 @@
  * The rule that finds an untranslated string: a text a Slovak or Czech page (or mail) shows that
  * is word for word the text the English rendering of the same page shows. What is the same in
  * every language is taken out first: the values passed through (the holder's and the assistant's
- * names, addresses, URLs), what a page marks as code, the language switch's own names, and the
- * person's own quoted words in a mail. Whatever still has a word in it and matches is English.
+ * names, addresses, URLs), what a page marks as code, what a form field holds (the visitor's own
+ * words, given back in a text area), what it marks as quoted in English (a
+ * paragraph or list with `lang="en"`: the agreement checker's own findings), the language switch's
+ * own names, and the person's own quoted words in a mail. Whatever still has a word in it and
+ * matches is English.
  */
 import { LANGUAGE_NAMES } from "../../src/model/languages.js";
 
@@ -17,10 +20,11 @@ const decode = (text: string): string =>
     return ENTITIES[name.toLowerCase()] ?? whole;
   });
 
-/** The text nodes of a page, whitespace collapsed, without styles, scripts and code. */
+/** The text nodes of a page, whitespace collapsed, without styles, scripts, code, fields and quoted English. */
 export function textNodes(html: string): string[] {
   const visible = html
-    .replace(/<(style|script|code)\b[^>]*>[\s\S]*?<\/\1>/gi, " ")
+    .replace(/<(style|script|code|textarea)\b[^>]*>[\s\S]*?<\/\1>/gi, " ")
+    .replace(/<(p|ul|li)\b[^>]*\blang="en"[^>]*>[\s\S]*?<\/\1>/gi, " ")
     .replace(/<!--[\s\S]*?-->/g, " ");
   return visible
     .split(/<[^>]*>/)

@@ -357,4 +357,76 @@ export const cs: Messages = {
     allow: "Povolit",
     deny: "Nepovolit",
   },
+  check: {
+    title: "Ověřit záznam o dohodě",
+    lead: "Záznam o tom, na čem se dohodli dva agenti, může ověřit kdokoli, bez účtu kdekoli: podmínky, zprávy, ze kterých pocházejí, a podpisy obou stran.",
+    verdicts: {
+      two_signatures: "Ověřeno, dva podpisy",
+      one_signature: "Ověřeno, jeden podpis",
+      their_reply: "Jejich odpověď, zaznamenaná jmenovanou stranou",
+      does_not_check_out: "Ověření neprošlo",
+      could_not_check: "Nepodařilo se ověřit",
+    } as Record<string, string>,
+    keysAsSupplied: (verdict: string) => `${verdict} (klíče tak, jak byly dodány)`,
+    trustsNone:
+      "Tento držitel nedůvěřuje žádnému hostiteli stránek s klíči: záznam se zde ověří jen vůči stránkám s klíči, které zadáte níže a kterým se důvěřuje tak, jak jsou.",
+    trustsOrigins: (origins: string) =>
+      `Tento držitel načítá stránky s klíči z ${origins} (nastavil je jeho provozovatel); pokud níže zadáte stránky s klíči, použijí se místo nich.`,
+    recordLabel: "Záznam (JSON)",
+    recordHint: "Vložte záznam o dohodě, který vám dal agent, nebo níže vyberte jeho soubor. Nejvýše 256 KB.",
+    fileLabel: "Nebo soubor se záznamem",
+    keyPagesLabel: "Stránky s klíči (JSON)",
+    keyPagesHint:
+      "Stránky s klíči podepisujících: jedna stránka, více stránek za sebou nebo pole stránek v JSON.",
+    keyPageFilesLabel: "Nebo soubory se stránkami s klíči",
+    submit: "Ověřit tento záznam",
+    signed: {
+      offer: (party: string, kid: string, by: string) =>
+        `Nabídku podepsala strana ${party} (klíč ${kid}…, ručí za něj ${by}).`,
+      acceptance: (party: string, kid: string, by: string) =>
+        `Přijetí podepsala strana ${party} (klíč ${kid}…, ručí za něj ${by}).`,
+      seal: (party: string, kid: string, by: string) =>
+        `Pečeť podepsala strana ${party} (klíč ${kid}…, ručí za něj ${by}).`,
+    },
+    vouchers: {
+      dns: "DNS záznam její domény",
+      address: "její uvedená adresa",
+      domain: "její uvedená doména",
+    } as Record<string, string>,
+    keysSupplied:
+      "Stránky s klíči jsou ty, které přišly se záznamem: neručí za ně žádný důvěryhodný hostitel, takže toto ukazuje jen to, že jim záznam odpovídá. Pro jistotu si stránku s klíči každého podepisujícího stáhněte z jeho vlastního hostitele.",
+    failedAt: (step: number, what: string) =>
+      `Selhalo to v kroku ${step} z 5, ${what}. Slovy ověřovače (v angličtině):`,
+    steps: {
+      1: "při čtení záznamu a jeho otisků",
+      2: "u podmínek",
+      3: "při propojení zpráv se záznamem",
+      4: "při hledání klíčů podepisujících",
+      5: "u podpisů",
+    } as Record<number, string>,
+    problems: {
+      fileTooLarge: "Soubor je větší než 256 KB, což je nejvíc, kolik může mít záznam.",
+      recordTooLarge: "Záznam je větší než 256 KB, což je nejvíc, kolik může mít.",
+      noRecord: "Vložte záznam nebo vyberte jeho soubor.",
+      keyPagesNotJson: "Stránky s klíči nejsou JSON: vložte každou stránku tak, jak jste ji dostali.",
+      keyPageTooLarge: (name: string) => `Stránka s klíči ${name} je příliš velká.`,
+      keyPageNotJson: (name: string) => `Stránka s klíči ${name} není JSON.`,
+      tooManyKeyPages: (count: number) => `Zadejte nejvýše ${count} stránek s klíči.`,
+      unreadable: "Formulář se nepodařilo přečíst; odešlete ho z této stránky.",
+      keyPageInvalid: (reason: string) => `Stránka s klíči není platná (slovy ověřovače: ${reason}).`,
+      noTrustedHost:
+        "Tento držitel nedůvěřuje žádnému hostiteli stránek s klíči: zadejte stránky s klíči podepisujících tohoto záznamu.",
+      notForm: "Otevřete tuto stránku v prohlížeči a použijte její tlačítko.",
+    },
+  },
+  plain: {
+    intro: "Držitel poptávek Isto Intents (vazba MCP 0.1, profil consent-link), provozovaný Doorbellem.",
+    mcpEndpoint: "Koncový bod MCP (Streamable HTTP)",
+    descriptor: "Popis držitele",
+    mailbox: "Místní schránka (pro vývoj)",
+    mailboxElsewhere: "na adrese v souhrnu, který držitel vypíše při startu",
+    notFound: "Nenalezeno: na této adrese nic není.",
+    busy: "Držitel je právě zaneprázdněný. Zkuste to za chvíli znovu.",
+    failed: "Něco se u nás pokazilo. Zkuste to později.",
+  },
 };

@@ -3,6 +3,7 @@
  * Czech catalogue that misses or misnames anything does not compile. Texts with a link inside are
  * split around the link (`before`, `link`, `after`) so the pages stay plain JSX.
  */
+import { KEYS_AS_SUPPLIED, RESULT_TITLES } from "@doorbell/agreements";
 import type { LimitHint } from "../../limits/limit-hints.js";
 import type { PluralForms } from "../format.js";
 
@@ -363,6 +364,75 @@ export const en = {
       `Consent text version ${version}. You can stop this assistant's access from the manage link in any e-mail we send you.`,
     allow: "Allow",
     deny: "Do not allow",
+  },
+  check: {
+    title: "Check an agreement record",
+    lead: "A record of what two agents agreed can be checked by anyone, without an account anywhere: the terms, the messages they come from and the signatures of both sides.",
+    /** The checker's own verdict titles, the ones its command line prints. */
+    verdicts: { ...RESULT_TITLES } as Record<string, string>,
+    /** Said after a verdict whose key pages no trusted host vouched for. */
+    keysAsSupplied: (verdict: string) => `${verdict} (${KEYS_AS_SUPPLIED})`,
+    trustsNone:
+      "This holder trusts no key page host: a record checks out here only against the key pages you give below, which are trusted as given.",
+    trustsOrigins: (origins: string) =>
+      `This holder fetches key pages from ${origins} (set by its operator); key pages you give below are used instead when you give them.`,
+    recordLabel: "The record (JSON)",
+    recordHint: "Paste the agreement record an agent gave you, or choose its file below. At most 256 KB.",
+    fileLabel: "Or a record file",
+    keyPagesLabel: "Key pages (JSON)",
+    keyPagesHint: "The signers' key pages: one page, several one after another, or a JSON array of pages.",
+    keyPageFilesLabel: "Or key page files",
+    submit: "Check this record",
+    /** One signature: who signed the offer, the acceptance or the seal, with which key, vouched for how. */
+    signed: {
+      offer: (party: string, kid: string, by: string) =>
+        `The offer is signed by ${party} (key ${kid}…, vouched for by ${by}).`,
+      acceptance: (party: string, kid: string, by: string) =>
+        `The acceptance is signed by ${party} (key ${kid}…, vouched for by ${by}).`,
+      seal: (party: string, kid: string, by: string) =>
+        `The seal is signed by ${party} (key ${kid}…, vouched for by ${by}).`,
+    },
+    vouchers: {
+      dns: "its domain's DNS record",
+      address: "its listed address",
+      domain: "its listed domain",
+    } as Record<string, string>,
+    keysSupplied:
+      "The key pages are the ones given with the record: no trusted host vouched for them, so this shows only that the record matches them. Get each signer's key page from its own host to be sure.",
+    /** Where a record that does not check out failed: the checker's own words follow, in English. */
+    failedAt: (step: number, what: string) =>
+      `It failed at step ${step} of 5, ${what}. In the checker's words:`,
+    steps: {
+      1: "reading the record and its hashes",
+      2: "the terms",
+      3: "binding the messages to the record",
+      4: "finding the signers' keys",
+      5: "the signatures",
+    } as Record<number, string>,
+    problems: {
+      fileTooLarge: "The file is larger than 256 KB, the most a record may be.",
+      recordTooLarge: "The record is larger than 256 KB, the most a record may be.",
+      noRecord: "Paste a record or choose its file.",
+      keyPagesNotJson: "The key pages are not JSON: paste each page as it was given.",
+      keyPageTooLarge: (name: string) => `The key page ${name} is too large.`,
+      keyPageNotJson: (name: string) => `The key page ${name} is not JSON.`,
+      tooManyKeyPages: (count: number) => `Give at most ${count} key pages.`,
+      unreadable: "The form could not be read; send it from this page.",
+      keyPageInvalid: (reason: string) => `A key page is not valid: ${reason}.`,
+      noTrustedHost: "This holder trusts no key page host: give the key pages of the record's signers.",
+      notForm: "Open this page in a browser and use its button.",
+    },
+  },
+  /** The holder's plain-text answers: the index, an unknown address, a failure. */
+  plain: {
+    intro: "An Isto Intents holder (MCP binding 0.1, consent-link profile), run by Doorbell.",
+    mcpEndpoint: "MCP endpoint (Streamable HTTP)",
+    descriptor: "Holder descriptor",
+    mailbox: "Local mailbox (development)",
+    mailboxElsewhere: "at the address in the holder's start-up summary",
+    notFound: "Not found: nothing is at this address.",
+    busy: "The holder is busy. Try again in a moment.",
+    failed: "Something went wrong on our side. Try again later.",
   },
 };
 

@@ -355,4 +355,77 @@ export const sk: Messages = {
     allow: "Povoliť",
     deny: "Nepovoliť",
   },
+  check: {
+    title: "Overiť záznam o dohode",
+    lead: "Záznam o tom, na čom sa dohodli dvaja agenti, môže overiť ktokoľvek, bez účtu kdekoľvek: podmienky, správy, z ktorých pochádzajú, a podpisy oboch strán.",
+    verdicts: {
+      two_signatures: "Overené, dva podpisy",
+      one_signature: "Overené, jeden podpis",
+      their_reply: "Ich odpoveď, zaznamenaná menovanou stranou",
+      does_not_check_out: "Overenie neprešlo",
+      could_not_check: "Nepodarilo sa overiť",
+    } as Record<string, string>,
+    keysAsSupplied: (verdict: string) => `${verdict} (kľúče tak, ako boli dodané)`,
+    trustsNone:
+      "Tento držiteľ nedôveruje žiadnemu hostiteľovi stránok s kľúčmi: záznam sa tu overí len voči stránkam s kľúčmi, ktoré zadáte nižšie a ktorým sa dôveruje tak, ako sú.",
+    trustsOrigins: (origins: string) =>
+      `Tento držiteľ načítava stránky s kľúčmi z ${origins} (nastavil ich jeho prevádzkovateľ); ak nižšie zadáte stránky s kľúčmi, použijú sa namiesto nich.`,
+    recordLabel: "Záznam (JSON)",
+    recordHint:
+      "Vložte záznam o dohode, ktorý vám dal agent, alebo nižšie vyberte jeho súbor. Najviac 256 KB.",
+    fileLabel: "Alebo súbor so záznamom",
+    keyPagesLabel: "Stránky s kľúčmi (JSON)",
+    keyPagesHint:
+      "Stránky s kľúčmi podpisujúcich: jedna stránka, viac stránok za sebou alebo pole stránok v JSON.",
+    keyPageFilesLabel: "Alebo súbory so stránkami s kľúčmi",
+    submit: "Overiť tento záznam",
+    signed: {
+      offer: (party: string, kid: string, by: string) =>
+        `Ponuku podpísala strana ${party} (kľúč ${kid}…, ručí zaň ${by}).`,
+      acceptance: (party: string, kid: string, by: string) =>
+        `Prijatie podpísala strana ${party} (kľúč ${kid}…, ručí zaň ${by}).`,
+      seal: (party: string, kid: string, by: string) =>
+        `Pečať podpísala strana ${party} (kľúč ${kid}…, ručí zaň ${by}).`,
+    },
+    vouchers: {
+      dns: "DNS záznam jej domény",
+      address: "jej uvedená adresa",
+      domain: "jej uvedená doména",
+    } as Record<string, string>,
+    keysSupplied:
+      "Stránky s kľúčmi sú tie, ktoré prišli so záznamom: neručí za ne žiadny dôveryhodný hostiteľ, takže toto ukazuje len to, že im záznam zodpovedá. Pre istotu si stránku s kľúčmi každého podpisujúceho stiahnite z jeho vlastného hostiteľa.",
+    failedAt: (step: number, what: string) =>
+      `Zlyhalo to v kroku ${step} z 5, ${what}. Slovami overovača (v angličtine):`,
+    steps: {
+      1: "pri čítaní záznamu a jeho odtlačkov",
+      2: "pri podmienkach",
+      3: "pri prepojení správ so záznamom",
+      4: "pri hľadaní kľúčov podpisujúcich",
+      5: "pri podpisoch",
+    } as Record<number, string>,
+    problems: {
+      fileTooLarge: "Súbor je väčší ako 256 KB, čo je najviac, koľko môže mať záznam.",
+      recordTooLarge: "Záznam je väčší ako 256 KB, čo je najviac, koľko môže mať.",
+      noRecord: "Vložte záznam alebo vyberte jeho súbor.",
+      keyPagesNotJson: "Stránky s kľúčmi nie sú JSON: vložte každú stránku tak, ako ste ju dostali.",
+      keyPageTooLarge: (name: string) => `Stránka s kľúčmi ${name} je príliš veľká.`,
+      keyPageNotJson: (name: string) => `Stránka s kľúčmi ${name} nie je JSON.`,
+      tooManyKeyPages: (count: number) => `Zadajte najviac ${count} stránok s kľúčmi.`,
+      unreadable: "Formulár sa nepodarilo prečítať; odošlite ho z tejto stránky.",
+      keyPageInvalid: (reason: string) => `Stránka s kľúčmi nie je platná (slovami overovača: ${reason}).`,
+      noTrustedHost:
+        "Tento držiteľ nedôveruje žiadnemu hostiteľovi stránok s kľúčmi: zadajte stránky s kľúčmi podpisujúcich tohto záznamu.",
+      notForm: "Otvorte túto stránku v prehliadači a použite jej tlačidlo.",
+    },
+  },
+  plain: {
+    intro: "Držiteľ dopytov Isto Intents (väzba MCP 0.1, profil consent-link), prevádzkovaný Doorbellom.",
+    mcpEndpoint: "Koncový bod MCP (Streamable HTTP)",
+    descriptor: "Popis držiteľa",
+    mailbox: "Miestna schránka (na vývoj)",
+    mailboxElsewhere: "na adrese v súhrne, ktorý držiteľ vypíše pri štarte",
+    notFound: "Nenájdené: na tejto adrese nič nie je.",
+    busy: "Držiteľ je práve zaneprázdnený. Skúste to o chvíľu znova.",
+    failed: "Niečo sa u nás pokazilo. Skúste to neskôr.",
+  },
 };

@@ -8,6 +8,10 @@
  *
  *   GET  /check   the form (record and key pages: text areas and file inputs)
  *   POST /check   the result (multipart or urlencoded; a record is at most 256 KB)
+ *
+ * In the language the request negotiates, like the other pages. What the checker finds wrong with
+ * a record (its reason, details and warnings) comes from `@doorbell/agreements` in English: the
+ * page says at which step it failed in the page's language, and marks those words `lang="en"`.
  */
 import {
   type CheckOptions,
@@ -16,13 +20,15 @@ import {
   MAX_KEY_PAGE_BYTES,
   MAX_RECORD_BYTES,
   staticKeyPages,
-  verdictTitle,
 } from "@doorbell/agreements";
 import type { Context, Env, Hono, MiddlewareHandler, Schema } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { FC } from "hono/jsx";
 import { Layout } from "../../html/layout.js";
 import { pageHeaders } from "../../html/security.js";
+import { type Messages, messagesFor } from "../../i18n/messages/index.js";
+import { requestLanguage } from "../../i18n/request-language.js";
+import type { Lang } from "../../model/languages.js";
 
 export const CHECK_PATH = "/check";
 /** At most this many key pages with one record (two parties sign; a few spares). */
@@ -30,24 +36,31 @@ const MAX_KEY_PAGES = 8;
 /** A record (256 KB), its key pages, and the form's own bytes. */
 const MAX_CHECK_FORM_BYTES = MAX_RECORD_BYTES + 2 * MAX_KEY_PAGE_BYTES + 16 * 1024;
 
-const titleOf = (result: CheckResult): string =>
-  verdictTitle(result.result, result.ok ? result.keys : undefined);
+type Words = Messages["check"];
+
+/** The verdict as a person should read it: where the keys came from is part of it. */
+const titleOf = (t: Words, result: CheckResult): string => {
+  const verdict = t.verdicts[result.result] ?? result.result;
+  return result.ok && result.keys === "as_supplied" ? t.keysAsSupplied(verdict) : verdict;
+};
 
 /** Which hosts this page trusts, in words for the page. */
-const TrustNote: FC<{ origins: readonly string[] }> = ({ origins }) => (
+const TrustNote: FC<{ t: Words; origins: readonly string[] }> = ({ t, origins }) => (
   <p class="hint" id="trust">
-    {origins.length === 0
-      ? "This holder trusts no key page host: a record checks out here only against the key pages you give below, which are trusted as given."
-      : `This holder fetches key pages from ${origins.join(", ")} (set by its operator); key pages you give below are used instead when you give them.`}
+    {origins.length === 0 ? t.trustsNone : t.trustsOrigins(origins.join(", "))}
   </p>
 );
 
-const CheckForm: FC<{ record?: string; keyPages?: string; problem?: string; origins: readonly string[] }> = ({
-  record,
-  keyPages,
-  problem,
-  origins,
-}) => (
+/** The checker's own words (English), marked so on a page in another language. */
+const englishOf = (lang: Lang) => (lang === "en" ? {} : { lang: "en" });
+
+const CheckForm: FC<{
+  t: Words;
+  record?: string;
+  keyPages?: string;
+  problem?: string;
+  origins: readonly string[];
+}> = ({ t, record, keyPages, problem, origins }) => (
   <form method="post" action={CHECK_PATH} enctype="multipart/form-data">
     {problem !== undefined && (
       <div class="alert" role="alert">
@@ -55,24 +68,24 @@ const CheckForm: FC<{ record?: string; keyPages?: string; problem?: string; orig
       </div>
     )}
     <div class="field">
-      <label for="record">The record (JSON)</label>
+      <label for="record">{t.recordLabel}</label>
       <span class="hint" id="record-hint">
-        Paste the agreement record an agent gave you, or choose its file below. At most 256 KB.
+        {t.recordHint}
       </span>
       <textarea id="record" name="record" rows={12} aria-describedby="record-hint" spellcheck={false}>
         {record ?? ""}
       </textarea>
     </div>
     <div class="field">
-      <label for="file">Or a record file</label>
+      <label for="file">{t.fileLabel}</label>
       <input type="file" id="file" name="file" accept="application/json,.json" />
     </div>
     <div class="field">
-      <label for="keypages">Key pages (JSON)</label>
+      <label for="keypages">{t.keyPagesLabel}</label>
       <span class="hint" id="keypages-hint">
-        The signers' key pages: one page, several one after another, or a JSON array of pages.
+        {t.keyPagesHint}
       </span>
-      <TrustNote origins={origins} />
+      <TrustNote t={t} origins={origins} />
       <textarea
         id="keypages"
         name="keypages"
@@ -84,70 +97,79 @@ const CheckForm: FC<{ record?: string; keyPages?: string; problem?: string; orig
       </textarea>
     </div>
     <div class="field">
-      <label for="keypagefiles">Or key page files</label>
+      <label for="keypagefiles">{t.keyPageFilesLabel}</label>
       <input type="file" id="keypagefiles" name="keypagefiles" accept="application/json,.json" multiple />
     </div>
-    <button type="submit">Check this record</button>
+    <button type="submit">{t.submit}</button>
   </form>
 );
 
+/** What the checker found: the verdict's words, each signature, and for a failure where and why. */
+const Findings: FC<{ t: Words; lang: Lang; result: CheckResult }> = ({ t, lang, result }) => {
+  const english = englishOf(lang);
+  if (!result.ok) {
+    return (
+      <div class="alert" role="status">
+        {lang === "en" ? (
+          <p>{result.summary}</p>
+        ) : (
+          <p>{t.failedAt(result.step, t.steps[result.step] ?? String(result.step))}</p>
+        )}
+        <p {...english}>{result.reason}</p>
+        {result.details.length > 0 && (
+          <ul {...english}>
+            {result.details.map((detail) => (
+              <li>{detail}</li>
+            ))}
+          </ul>
+        )}
+      </div>
+    );
+  }
+  return (
+    <div class="notice" role="status">
+      {/* The summary restates the verdict and the signers: the lines below say it in any language. */}
+      {lang === "en" && <p>{result.summary}</p>}
+      <ul>
+        {result.signatures.map((signature) => (
+          <li>
+            {t.signed[signature.of](
+              signature.party,
+              signature.kid.slice(0, 12),
+              t.vouchers[signature.vouchedBy] ?? signature.vouchedBy,
+            )}
+          </li>
+        ))}
+        {result.keys === "as_supplied" && <li>{t.keysSupplied}</li>}
+        {result.warnings.map((warning) => (
+          <li {...english}>{warning}</li>
+        ))}
+      </ul>
+    </div>
+  );
+};
+
 const CheckPage: FC<{
   holderName: string;
+  lang: Lang;
+  /** The empty form offers the language switch; a result or a refusal is not shown again by a GET. */
+  langSwitch?: boolean;
   origins: readonly string[];
   result?: CheckResult;
   record?: string;
   keyPages?: string;
   problem?: string;
 }> = (props) => {
-  const { result } = props;
+  const { result, lang } = props;
+  const t = messagesFor(lang).check;
+  const title = result === undefined ? t.title : titleOf(t, result);
   return (
-    <Layout
-      title={result === undefined ? "Check an agreement record" : titleOf(result)}
-      holderName={props.holderName}
-    >
-      <h1>{result === undefined ? "Check an agreement record" : titleOf(result)}</h1>
-      {result !== undefined && (
-        <div class={result.ok ? "notice" : "alert"} role="status">
-          <p>{result.summary}</p>
-          {!result.ok && <p>{result.reason}</p>}
-          {!result.ok && result.details.length > 0 && (
-            <ul>
-              {result.details.map((detail) => (
-                <li>{detail}</li>
-              ))}
-            </ul>
-          )}
-          {result.ok && (
-            <ul>
-              {result.signatures.map((signature) => (
-                <li>
-                  The {signature.of} is signed by {signature.party} (key {signature.kid.slice(0, 12)}…,
-                  vouched for by{" "}
-                  {signature.vouchedBy === "dns"
-                    ? "its domain's DNS record"
-                    : `its listed ${signature.vouchedBy}`}
-                  ).
-                </li>
-              ))}
-              {result.keys === "as_supplied" && (
-                <li>
-                  The key pages are the ones given with the record: no trusted host vouched for them, so this
-                  shows only that the record matches them. Get each signer's key page from its own host to be
-                  sure.
-                </li>
-              )}
-              {result.warnings.map((warning) => (
-                <li>{warning}</li>
-              ))}
-            </ul>
-          )}
-        </div>
-      )}
-      <p class="lead">
-        A record of what two agents agreed can be checked by anyone, without an account anywhere: the terms,
-        the messages they come from and the signatures of both sides.
-      </p>
+    <Layout title={title} holderName={props.holderName} lang={lang} langSwitch={props.langSwitch === true}>
+      <h1>{title}</h1>
+      {result !== undefined && <Findings t={t} lang={lang} result={result} />}
+      <p class="lead">{t.lead}</p>
       <CheckForm
+        t={t}
         origins={props.origins}
         {...(props.record === undefined ? {} : { record: props.record })}
         {...(props.keyPages === undefined ? {} : { keyPages: props.keyPages })}
@@ -182,38 +204,36 @@ function pagesIn(text: string): unknown[] | undefined {
   }
 }
 
-async function readForm(c: Context): Promise<CheckForm | { problem: string; status?: number }> {
+async function readForm(c: Context, t: Words): Promise<CheckForm | { problem: string; status?: number }> {
   const body = await c.req.parseBody({ all: true });
   const one = (value: unknown) => (Array.isArray(value) ? value[0] : value);
   const file = one(body.file);
   let record: string;
   if (file instanceof File && file.size > 0) {
-    if (file.size > MAX_RECORD_BYTES)
-      return { problem: "The file is larger than 256 KB, the most a record may be.", status: 413 };
+    if (file.size > MAX_RECORD_BYTES) return { problem: t.problems.fileTooLarge, status: 413 };
     record = new TextDecoder("utf-8", { fatal: false }).decode(await file.arrayBuffer());
   } else {
     const pasted = one(body.record);
     record = typeof pasted === "string" ? pasted.trim() : "";
-    if (record === "") return { problem: "Paste a record or choose its file." };
+    if (record === "") return { problem: t.problems.noRecord };
     if (Buffer.byteLength(record, "utf8") > MAX_RECORD_BYTES) {
-      return { problem: "The record is larger than 256 KB, the most a record may be.", status: 413 };
+      return { problem: t.problems.recordTooLarge, status: 413 };
     }
   }
   const typed = one(body.keypages);
   const keyPagesText = typeof typed === "string" ? typed.trim() : "";
   const keyPages = pagesIn(keyPagesText);
-  if (keyPages === undefined)
-    return { problem: "The key pages are not JSON: paste each page as it was given." };
+  if (keyPages === undefined) return { problem: t.problems.keyPagesNotJson };
   const uploads = (Array.isArray(body.keypagefiles) ? body.keypagefiles : [body.keypagefiles]).filter(
     (f): f is File => f instanceof File && f.size > 0,
   );
   for (const upload of uploads) {
-    if (upload.size > MAX_KEY_PAGE_BYTES) return { problem: `The key page ${upload.name} is too large.` };
+    if (upload.size > MAX_KEY_PAGE_BYTES) return { problem: t.problems.keyPageTooLarge(upload.name) };
     const pages = pagesIn(new TextDecoder("utf-8", { fatal: false }).decode(await upload.arrayBuffer()));
-    if (pages === undefined) return { problem: `The key page ${upload.name} is not JSON.` };
+    if (pages === undefined) return { problem: t.problems.keyPageNotJson(upload.name) };
     keyPages.push(...pages);
   }
-  if (keyPages.length > MAX_KEY_PAGES) return { problem: `Give at most ${MAX_KEY_PAGES} key pages.` };
+  if (keyPages.length > MAX_KEY_PAGES) return { problem: t.problems.tooManyKeyPages(MAX_KEY_PAGES) };
   return { record, keyPagesText, keyPages };
 }
 
@@ -226,28 +246,36 @@ export function mountCheckPage<E extends Env, S extends Schema, B extends string
   const render = async (
     c: Context,
     status: number,
-    props: Omit<Parameters<typeof CheckPage>[0], "holderName" | "origins">,
+    props: Omit<Parameters<typeof CheckPage>[0], "holderName" | "origins" | "lang">,
+    lang: Lang = requestLanguage(c),
   ) =>
     c.html(
-      `<!doctype html>${await (<CheckPage holderName={deps.holderName} origins={origins} {...props} />).toString()}`,
+      `<!doctype html>${await (<CheckPage holderName={deps.holderName} origins={origins} lang={lang} {...props} />).toString()}`,
       status as 200,
     );
+  const wordsOf = (c: Context) => {
+    const lang = requestLanguage(c);
+    return { lang, t: messagesFor(lang).check };
+  };
   const tooLarge = bodyLimit({
     maxSize: MAX_CHECK_FORM_BYTES,
-    onError: (c) =>
-      render(c, 413, { problem: "The record is larger than 256 KB, the most a record may be." }),
+    onError: (c) => {
+      const { lang, t } = wordsOf(c);
+      return render(c, 413, { problem: t.problems.recordTooLarge }, lang);
+    },
   }) as MiddlewareHandler;
 
   app.use(CHECK_PATH, pageHeaders as MiddlewareHandler<E>);
-  app.get(CHECK_PATH, (c) => render(c, 200, {}));
+  app.get(CHECK_PATH, (c) => render(c, 200, { langSwitch: true }));
   app.post(CHECK_PATH, tooLarge, async (c) => {
+    const { lang, t } = wordsOf(c);
     let form: CheckForm | { problem: string; status?: number };
     try {
-      form = await readForm(c);
+      form = await readForm(c, t);
     } catch {
-      return render(c, 400, { problem: "The form could not be read; send it from this page." });
+      return render(c, 400, { problem: t.problems.unreadable }, lang);
     }
-    if ("problem" in form) return render(c, form.status ?? 400, { problem: form.problem });
+    if ("problem" in form) return render(c, form.status ?? 400, { problem: form.problem }, lang);
     const shown = {
       record: form.record.length <= 64 * 1024 ? form.record : "",
       keyPages: form.keyPagesText.length <= 64 * 1024 ? form.keyPagesText : "",
@@ -259,22 +287,20 @@ export function mountCheckPage<E extends Env, S extends Schema, B extends string
         options = { source: await staticKeyPages(form.keyPages), trustGivenPages: true, txt: async () => [] };
       } catch (error) {
         const reason = error instanceof Error ? error.message : "it does not validate";
-        return render(c, 400, { ...shown, problem: `A key page is not valid: ${reason}.` });
+        return render(c, 400, { ...shown, problem: t.problems.keyPageInvalid(reason) }, lang);
       }
     } else if (origins.length > 0) {
       options = deps.options ?? {};
     } else {
-      return render(c, 400, {
-        ...shown,
-        problem: "This holder trusts no key page host: give the key pages of the record's signers.",
-      });
+      return render(c, 400, { ...shown, problem: t.problems.noTrustedHost }, lang);
     }
     // checkRecord never throws for anything in the record: a bad one is "does not check out".
     const result = await checkRecord(form.record, options);
-    return render(c, 200, { result, ...shown });
+    return render(c, 200, { result, ...shown }, lang);
   });
   app.all(CHECK_PATH, async (c) => {
-    const response = await render(c, 405, { problem: "Open this page in a browser and use its button." });
+    const { lang, t } = wordsOf(c);
+    const response = await render(c, 405, { problem: t.problems.notForm }, lang);
     response.headers.set("Allow", "GET, HEAD, POST");
     return response;
   });
