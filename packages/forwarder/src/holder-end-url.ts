@@ -44,8 +44,9 @@ export function createHolderEndUrlFinder(
   clock: () => number,
 ): HolderEndUrlFinder {
   let kept: { value: HolderEndUrl; until: number } | undefined;
-  return async () => {
-    if (kept !== undefined && kept.until > clock()) return kept.value;
+  // End requests sent side by side share one read of the descriptor.
+  let reading: Promise<HolderEndUrl> | undefined;
+  const read = async (): Promise<HolderEndUrl> => {
     const answer = await getJson({ url: new URL(DESCRIPTOR_PATH, upstream), policy });
     let value: HolderEndUrl;
     if (answer.ok) value = endUrlIn(answer.json, upstream);
@@ -61,5 +62,12 @@ export function createHolderEndUrlFinder(
     else return { unreachable: answer.reason };
     kept = { value, until: clock() + KEEP_MS };
     return value;
+  };
+  return () => {
+    if (kept !== undefined && kept.until > clock()) return Promise.resolve(kept.value);
+    reading ??= read().finally(() => {
+      reading = undefined;
+    });
+    return reading;
   };
 }
