@@ -12,15 +12,10 @@ import { DeliveryError } from "@doorbell/delivery";
 import { readSubscriptionEnd } from "@doorbell/intents";
 import { WebhookError } from "@doorbell/webhooks";
 import { emit, engineDb, type Push } from "./context.js";
+import type { SubscriberEndAnswer, SubscriberEndCode } from "./types.js";
 
 /** Longer than the ±300 s timestamp window: an id seen within it is never acted on twice. */
 const SEEN_KEEP_MS = 10 * 60 * 1000;
-
-export type SubscriberEndCode = "ERR_PUSH_END_INVALID" | "ERR_PUSH_END_UNVERIFIED" | "ERR_PUSH_END_REPLAYED";
-
-export type SubscriberEndAnswer =
-  | { ok: true; subscriptionId: string; endedReason: string }
-  | { ok: false; status: 400 | 401 | 409; code: SubscriberEndCode; message: string };
 
 const refused = (status: 400 | 401 | 409, code: SubscriberEndCode, message: string): SubscriberEndAnswer => ({
   ok: false,

@@ -5,7 +5,6 @@ import type { PushEvent } from "@doorbell/intents";
 import type { MatchSink } from "../model/services.js";
 import type { Principal } from "../model/types.js";
 import type { Approval } from "./schema.js";
-import type { SubscriberEndAnswer } from "./subscriber-end.js";
 
 export type PushStatus = "awaiting_verification" | "awaiting_person_approval" | "active" | "ended";
 
@@ -98,3 +97,10 @@ export interface PushService extends MatchSink {
   /** The ids of live subscriptions of these intents (after a commit, for onChange). */
   changed(intentIds: readonly string[]): Promise<void>;
 }
+
+export type SubscriberEndCode = "ERR_PUSH_END_INVALID" | "ERR_PUSH_END_UNVERIFIED" | "ERR_PUSH_END_REPLAYED";
+
+/** What the holder answers a subscriber's signed end request. */
+export type SubscriberEndAnswer =
+  | { ok: true; subscriptionId: string; endedReason: string }
+  | { ok: false; status: 400 | 401 | 409; code: SubscriberEndCode; message: string };
