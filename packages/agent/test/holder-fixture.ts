@@ -34,6 +34,11 @@ export interface RunningHolder {
   client(options?: Partial<HolderClientOptions>): Promise<HolderClient>;
   /** Publishes over MCP, then gives consent and confirms the e-mail as the person would: an active intent. */
   activeIntent(email?: string): Promise<{ intentCode: string; intentId: string }>;
+  /**
+   * The person allows the newest doorbell subscription asked of them, from the link the holder
+   * mailed to `email` (push rule 3); waits up to `ms` for that mail.
+   */
+  allowDoorbells(email: string, ms?: number): Promise<void>;
   /** Adds catalogue offers that match `activeIntent`'s statement; the holder records the matches at `clock.now()`. */
   addOffers(count: number): Promise<void>;
   close(): Promise<void>;
@@ -88,6 +93,23 @@ export async function startHolder(
         return { intentCode: published.intentCode, intentId: published.intent.id };
       } finally {
         await client.close();
+      }
+    },
+    async allowDoorbells(email, ms = 15_000) {
+      const mailer = holder.context.mailer;
+      const push = holder.services.push;
+      if (!isLocalMailbox(mailer) || push === undefined) throw new Error("the test holder must offer push");
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const mails = await mailer.listMailbox({ to: email, limit: 20 });
+        const mail = mails.find((entry) => entry.subject.startsWith("Allow an assistant"));
+        const token = mail === undefined ? undefined : /\/notifications\/([0-9A-Za-z]+)/.exec(mail.text)?.[1];
+        if (token !== undefined) {
+          await push.approveByToken(token);
+          return;
+        }
+        if (Date.now() > deadline) throw new Error(`no approval mail to ${email}`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
       }
     },
     async addOffers(count) {

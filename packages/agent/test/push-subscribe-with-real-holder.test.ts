@@ -1,7 +1,8 @@
 // The push tools end to end against a real holder (its delivery engine and development egress
-// policy, which lets a loopback http endpoint be called): subscribe as a test call (rule 9: no
-// person approval), the holder's challenge answered by the listener, its doorbells verified, renewal
-// with a new secret keeping the subscriptionId, and unsubscribe.
+// policy, which lets a loopback http endpoint be called): subscribe, the person allows it from the
+// mailed link (rule 3), the holder's challenge answered by the listener, its doorbells verified,
+// renewal with a new secret keeping the subscriptionId, and unsubscribe. A test call (rule 9)
+// would never hear of matches nor renew, so these are real subscriptions.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -44,7 +45,7 @@ async function agentWithEndpoint(store: StateStore, reports: SubscriptionReport[
   await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   agent = await DoorbellAgent.open({
-    holder: { url: h.mcpUrl, test: true },
+    holder: { url: h.mcpUrl },
     clock: h.clock.now,
     store,
     endpointUrl: `http://127.0.0.1:${port}/doorbell`,
@@ -60,7 +61,8 @@ async function agentWithEndpoint(store: StateStore, reports: SubscriptionReport[
 
 describe("push tools with a real holder", () => {
   it("subscribes, proves the endpoint, hears a doorbell, renews with a new secret and unsubscribes", async () => {
-    const { intentCode } = await h.activeIntent();
+    const email = "push-agent-1@example.sk";
+    const { intentCode } = await h.activeIntent(email);
     const store = createMemoryStateStore();
     const reports: SubscriptionReport[] = [];
     const statuses: string[] = [];
@@ -68,8 +70,9 @@ describe("push tools with a real holder", () => {
     expect(agent.holder.supportsPush).toBe(true);
     const intent: IntentHandle = await agent.watch(intentCode);
     const first = reports.find((report) => report.subscriptionId !== undefined);
-    expect(first).toMatchObject({ approval: "not-required" });
+    expect(first).toMatchObject({ approval: "sent-to-verified-channel" });
     expect(first?.subscriptionId).toMatch(/^sub_/);
+    await h.allowDoorbells(email);
 
     // Rule 9: after the challenge the holder sends the current status once: the first doorbell.
     await until(() => agent.report(intent.handle)?.mode === "doorbell", "the first doorbell");
@@ -98,10 +101,12 @@ describe("push tools with a real holder", () => {
   });
 
   it("reads the new matches a real doorbell announces, without waiting 15 minutes", async () => {
-    const { intentCode } = await h.activeIntent();
+    const email = "push-agent-2@example.sk";
+    const { intentCode } = await h.activeIntent(email);
     const store = createMemoryStateStore();
     const agent = await agentWithEndpoint(store, [], []);
     const intent = await agent.watch(intentCode);
+    await h.allowDoorbells(email);
     await until(() => agent.report(intent.handle)?.mode === "doorbell", "the first doorbell");
     // Not started: the agent reads when the test runs its due work after the doorbell's grant.
     h.clock.advance(60_000);

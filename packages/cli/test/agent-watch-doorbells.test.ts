@@ -30,7 +30,8 @@ describe("doorbell agent watch: doorbells and the end of an intent", () => {
   });
 
   it("prints each doorbell with the next read, each read, and stops by itself after a withdrawal", async () => {
-    const { intentCode } = await h.activeIntent();
+    const email = "watch-doorbells@example.sk";
+    const { intentCode } = await h.activeIntent(email);
     const t = captureIo({ DOORBELL_INTENT_CODE: intentCode });
     let watching = false;
     // Never told to stop: the command must end by itself.
@@ -43,12 +44,13 @@ describe("doorbell agent watch: doorbells and the end of an intent", () => {
         "127.0.0.1:0",
         "--state",
         join(dir, "state.json"),
-        "--test",
       ],
       t.io,
       { until: new Promise<void>(() => {}), onWatching: () => (watching = true) },
     );
     try {
+      // A real subscription: the person allows it from the mailed link (a test call never rings matches).
+      await h.allowDoorbells(email, 20_000);
       await until(() => watching && /doorbells: doorbells active until/.test(t.out()), "active doorbells");
       await h.addOffers(1);
       await until(

@@ -152,7 +152,10 @@ describe.runIf(withChromium)("doorbells through holder, forwarder and agent proc
     await openMail(page, holder, "Allow an assistant");
     await navigates(page, () => page.locator('a[href*="/notifications/"]').first().click());
     // The person sees who is notified and through whom (§6 rule 3, §7 rule 3).
-    expect(await page.locator("main").textContent()).toMatch(/127\.0\.0\.1, relayed through 127\.0\.0\.1/);
+    expect(await page.locator("main").textContent()).toMatch(
+      // The hosts are the agent's to choose: shown defanged, still readable.
+      /127\[\.\]0\[\.\]0\[\.\]1, relayed through 127\[\.\]0\[\.\]0\[\.\]1/,
+    );
     await navigates(page, () => page.getByRole("button", { name: "Allow these notifications" }).click());
     expect(await page.locator("main").textContent()).toContain("Done: notifications are allowed.");
     // The first doorbell (intent.status.changed, through the forwarder) tells the agent it is on.

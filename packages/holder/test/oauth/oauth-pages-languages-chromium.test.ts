@@ -9,6 +9,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consentTextFor } from "../../src/i18n/consent-texts.js";
 import { isLocalMailbox } from "../../src/mail/local-mailbox.js";
+import { defang } from "../../src/model/quoting.js";
 import { chromiumSuite, launchChromium, navigates } from "../support/chromium.js";
 import {
   authorizationUrl,
@@ -89,7 +90,8 @@ describe.runIf(withChromium)("the OAuth sign-in and approval pages in Slovak", (
       // innerText, not textContent: the rendered lines keep the space between a term and its value.
       // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is what is checked
       const facts = plain(await page.locator("dl.facts").innerText());
-      const host = new URL(callback.url).host;
+      // The host is the client's to choose, so it is shown defanged, as every page quotes it.
+      const host = defang(new URL(callback.url).host);
       expect(facts).toContain(`Odkiaľ pracuje ${host}`);
       expect(facts).toContain("Čo sa dozvie a čo bude môcť robiť");
       expect(facts).toContain("čítať dopyty, ktoré za vás zverejnil, a ponuky, ktoré k nim prišli");
