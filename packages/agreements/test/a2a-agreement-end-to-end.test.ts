@@ -131,7 +131,7 @@ describe("agent-intents/1 over A2A with @a2a-js/sdk on loopback", () => {
     await s.inbox.approve(pending?.id ?? "");
     expect((await sellerTask(s, taskId)).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     // The buyer follows the task on a timer (fired by hand), reads the approved quote and accepts it.
-    let fire: (() => void) | undefined;
+    let fire: (() => Promise<void> | undefined) | undefined;
     const stop = b.a2a.remote.follow({
       intervalMs: 5_000,
       timers: {
@@ -144,10 +144,9 @@ describe("agent-intents/1 over A2A with @a2a-js/sdk on loopback", () => {
         },
       },
     });
-    fire?.();
-    await vi.waitFor(() =>
-      expect(b.a2a.remote.task(thread)?.status?.state).toBe(TaskState.TASK_STATE_COMPLETED),
-    );
+    // The pass the timer started, awaited: the buyer read, accepted and the seller sealed in it.
+    await fire?.();
+    expect(b.a2a.remote.task(thread)?.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     stop();
     expect(fire).toBeUndefined();
     const done = await sellerTask(s, taskId);

@@ -45,7 +45,8 @@ export interface RemoteThreadsOptions {
 }
 
 export interface FollowTimers {
-  setInterval(fn: () => void, ms: number): unknown;
+  /** `fn` answers the pass it started (or nothing when one is still running), for timers that wait. */
+  setInterval(fn: () => Promise<void> | undefined, ms: number): unknown;
   clearInterval(handle: unknown): void;
 }
 
@@ -193,9 +194,9 @@ export class A2ARemoteThreads {
     };
     let running = false;
     const handle = timers.setInterval(() => {
-      if (running) return;
+      if (running) return undefined;
       running = true;
-      this.poll()
+      return this.poll()
         .catch((error: unknown) => options.onError?.(error))
         .finally(() => {
           running = false;
