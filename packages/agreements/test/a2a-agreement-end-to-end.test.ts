@@ -1,5 +1,5 @@
 import { type Task, TaskState } from "@a2a-js/sdk";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fromA2AMessage, toA2AMessage } from "../src/a2a/message-part.js";
 import { WAITING_FOR_OWNER } from "../src/a2a/task-states.js";
 import { checkRecord } from "../src/check/check.js";
