@@ -1,8 +1,11 @@
 // A plain round-robin HTTP proxy on loopback, for multi-process tests and the soak script (issue
 // #14): each request goes to the next upstream in turn, no stickiness, like a balancer in front of
-// several `doorbell serve`. It adds X-Forwarded-For with the client's address (the TCP peer: a
-// client may connect from any 127.0.0.0/8 address, or name one in the `x-test-client` header), so
-// distinct clients behind it are told apart by a holder started with `--trust-proxy 127.0.0.1/32`.
+// several `doorbell serve`. It appends the client's address (the TCP peer: a client may connect
+// from any 127.0.0.0/8 address, or name one in the `x-test-client` header) to X-Forwarded-For, as
+// nginx's `$proxy_add_x_forwarded_for` and HAProxy's `option forwardfor` do, or with
+// `{ header: "forwarded" }` to RFC 7239 Forwarded (`for=…`), so distinct clients behind it are
+// told apart by a holder started with `--trust-proxy 127.0.0.1/32`. The other header passes through
+// as the client sent it, as it does through either balancer unless told to clear it.
 // Responses stream through (SSE works). An upstream that refuses the connection (a dead process)
 // is skipped and the request goes to the next one: it never reached a process, so this is not a
 // retry. `answered` and `refused` count per upstream, in the order given.
@@ -37,7 +40,14 @@ const HOP_BY_HOP = new Set([
   "upgrade",
 ]);
 
-export async function startRoundRobinProxy(upstreams: readonly string[]): Promise<RoundRobinProxy> {
+/** An address as a Forwarded `for=` value: IPv6 quoted in brackets (RFC 7239 §6). */
+const forwardedNode = (address: string) => (address.includes(":") ? `"[${address}]"` : address);
+
+export async function startRoundRobinProxy(
+  upstreams: readonly string[],
+  options: { header?: "x-forwarded-for" | "forwarded" } = {},
+): Promise<RoundRobinProxy> {
+  const written = options.header ?? "x-forwarded-for";
   const origins = [...upstreams];
   let next = 0;
   const answered = origins.map(() => 0);
@@ -56,8 +66,9 @@ export async function startRoundRobinProxy(upstreams: readonly string[]): Promis
       if (value !== undefined && !HOP_BY_HOP.has(name) && name !== "x-test-client") headers[name] = value;
     }
     const client = (req.headers["x-test-client"] as string | undefined) ?? req.socket.remoteAddress ?? "";
-    const prior = req.headers["x-forwarded-for"];
-    headers["x-forwarded-for"] = prior ? `${prior}, ${client}` : client;
+    const prior = req.headers[written];
+    const hop = written === "forwarded" ? `for=${forwardedNode(client)}` : client;
+    headers[written] = prior ? `${prior}, ${hop}` : hop;
     headers["content-length"] = String(body.length);
     const upstream = httpRequest(target, { method: req.method, headers }, (answer) => {
       answered[index] = (answered[index] as number) + 1;

@@ -145,7 +145,7 @@ describe("doorbell serve: the summary and the limits", () => {
     expect(t.out()).toMatch(/Match digests +at most one per intent every 5 minutes/);
     expect(t.out()).toMatch(/MCP admission +4 requests at once per process, 0 waiting; then 503/);
     expect(t.out()).toMatch(
-      /Client address +from Forwarded \/ X-Forwarded-For when sent by 10\.0\.0\.0\/8, fd00::\/8/,
+      /Client address +from X-Forwarded-For when sent by 10\.0\.0\.0\/8, fd00::\/8; Forwarded is ignored/,
     );
   }, 120_000);
 });

@@ -43,10 +43,13 @@ export { DEFAULT_CONSENT_TEXT } from "./i18n/consent-texts.js";
 export { createIntentService, type IntentHooks } from "./intents/index.js";
 export {
   addressKey,
+  CLIENT_ADDRESS_HEADERS,
+  type ClientAddressHeader,
   type ClientAddressResolver,
   createClientAddressResolver,
   createHolderLimits,
   createSharedLimiter,
+  DEFAULT_CLIENT_ADDRESS_HEADER,
   DEFAULT_LIMITS,
   type HolderLimits,
   LIMIT_BUCKETS,
@@ -58,6 +61,7 @@ export {
   limitsMigrations,
   limitUsageLines,
   operatorHintText,
+  parseClientAddressHeader,
   parseLimitSpecs,
   parseTrustedProxies,
   type SharedLimiter,

@@ -1,13 +1,16 @@
 import path from "node:path";
 import {
   type AdmissionLimits,
+  type ClientAddressHeader,
   chooseLogFormat,
   createHolderLogger,
   DEFAULT_ADMISSION,
+  DEFAULT_CLIENT_ADDRESS_HEADER,
   type LimitBucket,
   type LimitRule,
   type LogFormat,
   type LogLevel,
+  parseClientAddressHeader,
   parseLimitSpecs,
   parseTrustedProxies,
 } from "@doorbell/holder";
@@ -37,6 +40,7 @@ export const ENV = {
   mailFrom: "DOORBELL_MAIL_FROM",
   logLevel: "DOORBELL_LOG_LEVEL",
   trustProxy: "DOORBELL_TRUST_PROXY",
+  clientAddressHeader: "DOORBELL_CLIENT_ADDRESS_HEADER",
   limits: "DOORBELL_LIMITS",
   checkOrigins: "DOORBELL_CHECK_ORIGINS",
   digestWindow: "DOORBELL_DIGEST_WINDOW_MINUTES",
@@ -169,13 +173,23 @@ export function checkOriginSettings(values: { "check-origin"?: string[] | undefi
 }
 
 /**
- * `--trust-proxy` (CIDRs, comma-separated or repeated; else DOORBELL_TRUST_PROXY)
- * and `--limit bucket=points/seconds` (repeated; else DOORBELL_LIMITS, comma-separated).
+ * `--trust-proxy` (CIDRs, comma-separated or repeated; else DOORBELL_TRUST_PROXY), the one header
+ * those proxies write (`--client-address-header`, else DOORBELL_CLIENT_ADDRESS_HEADER, default
+ * x-forwarded-for) and `--limit bucket=points/seconds` (repeated; else DOORBELL_LIMITS,
+ * comma-separated).
  */
 export function limitSettings(
-  values: { "trust-proxy"?: string[] | undefined; limit?: string[] | undefined },
+  values: {
+    "trust-proxy"?: string[] | undefined;
+    "client-address-header"?: string | undefined;
+    limit?: string[] | undefined;
+  },
   io: Io,
-): { trustProxy: string[]; limits: Partial<Record<LimitBucket, LimitRule>> } {
+): {
+  trustProxy: string[];
+  clientAddressHeader: ClientAddressHeader;
+  limits: Partial<Record<LimitBucket, LimitRule>>;
+} {
   const fromEnv = (name: string) => (empty(io.env[name]) === undefined ? [] : [io.env[name] as string]);
   const trustProxy = listSetting(values["trust-proxy"], io, ENV.trustProxy);
   try {
@@ -183,13 +197,20 @@ export function limitSettings(
   } catch (error) {
     throw new UsageError(`--trust-proxy: ${(error as Error).message}`);
   }
+  const headerText = empty(values["client-address-header"]) ?? empty(io.env[ENV.clientAddressHeader]);
+  let clientAddressHeader: ClientAddressHeader = DEFAULT_CLIENT_ADDRESS_HEADER;
+  try {
+    if (headerText !== undefined) clientAddressHeader = parseClientAddressHeader(headerText);
+  } catch (error) {
+    throw new UsageError(`--client-address-header: ${(error as Error).message} (${ENV.clientAddressHeader})`);
+  }
   let limits: Partial<Record<LimitBucket, LimitRule>>;
   try {
     limits = parseLimitSpecs(values.limit?.length ? values.limit : fromEnv(ENV.limits));
   } catch (error) {
     throw new UsageError(`--limit: ${(error as Error).message}`);
   }
-  return { trustProxy, limits };
+  return { trustProxy, clientAddressHeader, limits };
 }
 
 /** The longest digest window a holder takes: a day (a person who waits longer stops reading). */

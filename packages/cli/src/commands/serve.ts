@@ -1,4 +1,4 @@
-import { createHolder, type Holder, limitUsageLines } from "@doorbell/holder";
+import { type ClientAddressHeader, createHolder, type Holder, limitUsageLines } from "@doorbell/holder";
 import { type Io, UsageError } from "../io.js";
 import {
   admissionSettings,
@@ -37,8 +37,13 @@ a local mailbox page. With no flags: a SQLite file under .doorbell, the demo cat
   --webhook-policy P    where doorbells (push profile) may go: production (https:443, public
                         addresses only) or development (also http and loopback, for a demo on one
                         machine). Default: development with the local mailbox, production with SMTP
-  --trust-proxy CIDRS   proxies whose Forwarded / X-Forwarded-For give the client address that
-                        limits count (comma-separated or repeated, e.g. 10.0.0.0/8; ${ENV.trustProxy})
+  --trust-proxy CIDRS   proxies whose forwarding header gives the client address that limits count
+                        (comma-separated or repeated, e.g. 10.0.0.0/8; ${ENV.trustProxy})
+  --client-address-header H
+                        the one header those proxies write: x-forwarded-for (default; nginx's
+                        $proxy_add_x_forwarded_for, HAProxy's option forwardfor) or forwarded
+                        (RFC 7239). The other header is never read: a proxy passes it through as the
+                        client sent it (${ENV.clientAddressHeader})
   --check-origin URL    an origin whose key pages the record checker at /check fetches, e.g.
                         https://api.stackshift.cloud (repeatable or comma-separated; ${ENV.checkOrigins}).
                         Default none: a visitor gives the signers' key pages with the record
@@ -66,6 +71,7 @@ const options = {
   "no-demo": { type: "boolean" },
   "webhook-policy": { type: "string" },
   "trust-proxy": { type: "string", multiple: true },
+  "client-address-header": { type: "string" },
   "check-origin": { type: "string", multiple: true },
   limit: { type: "string", multiple: true },
   "mcp-concurrency": { type: "string" },
@@ -99,7 +105,7 @@ export async function serveCommand(
         ? {}
         : { token: metricsToken }
       : undefined;
-  const { trustProxy, limits } = limitSettings(values, io);
+  const { trustProxy, clientAddressHeader, limits } = limitSettings(values, io);
   const checkOrigins = checkOriginSettings(values, io);
   const admission = admissionSettings(values, io);
   if (settings.smtp === undefined && !isLoopbackAddress(listen.host)) {
@@ -118,7 +124,7 @@ export async function serveCommand(
     ...(settings.mailFrom === undefined ? {} : { mailFrom: settings.mailFrom }),
     demo: values["no-demo"] !== true,
     ...(webhookPolicy === undefined ? {} : { webhookPolicy }),
-    ...(trustProxy.length === 0 ? {} : { trustProxy }),
+    ...(trustProxy.length === 0 ? {} : { trustProxy, clientAddressHeader }),
     ...(checkOrigins.length === 0 ? {} : { checkTrustedOrigins: checkOrigins }),
     limits,
     mcp: { admission },
@@ -180,8 +186,8 @@ export async function serveCommand(
     [
       "Client address",
       trustProxy.length === 0
-        ? "the TCP peer (no --trust-proxy)"
-        : `from Forwarded / X-Forwarded-For when sent by ${trustProxy.join(", ")}`,
+        ? "the TCP peer (no --trust-proxy; no forwarding header is read)"
+        : `from ${HEADER_NAMES[clientAddressHeader]} when sent by ${trustProxy.join(", ")}; ${HEADER_NAMES[clientAddressHeader === "forwarded" ? "x-forwarded-for" : "forwarded"]} is ignored (--client-address-header)`,
     ],
     [
       "Record checker",
@@ -209,6 +215,12 @@ export async function serveCommand(
   await holder.close();
   return 0;
 }
+
+/** The forwarding headers as the summary names them. */
+const HEADER_NAMES: Record<ClientAddressHeader, string> = {
+  "x-forwarded-for": "X-Forwarded-For",
+  forwarded: "Forwarded",
+};
 
 /** 127.0.0.0/8, ::1 or localhost: only this machine can connect. */
 function isLoopbackAddress(host: string): boolean {

@@ -47,6 +47,9 @@ export function holderLimits(
     store: opened.handle,
     hasher: createCodeHasher(opened.keys.keyring, "holder.limits"),
     ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
+    ...(options.clientAddressHeader === undefined
+      ? {}
+      : { clientAddressHeader: options.clientAddressHeader }),
     ...(options.limits === undefined ? {} : { rules: options.limits }),
     onError: (error) =>
       settings.log.warn({ event: "limits.failed", error: error.name }, "a shared limit could not be counted"),

@@ -9,7 +9,7 @@ import type { LoadedKeyring } from "@doorbell/store";
 import { type Logger, pino } from "pino";
 import { defaultConfig, type HolderConfig, type HolderContext } from "../context.js";
 import type { HolderEvents, HolderEventsOptions } from "../events/index.js";
-import type { HolderLimits, LimitBucket, LimitRule } from "../limits/index.js";
+import type { ClientAddressHeader, HolderLimits, LimitBucket, LimitRule } from "../limits/index.js";
 import type { HolderMcpEndpoint, McpHandlerOptions } from "../mcp/handler.js";
 import type { HolderOAuthOptions } from "../oauth/index.js";
 import type { HolderMetrics } from "../observability/metrics.js";
@@ -45,10 +45,15 @@ export interface CreateHolderOptions {
    */
   webhookPolicy?: "production" | "development";
   /**
-   * Proxies (CIDRs) whose Forwarded / X-Forwarded-For name the client address that limits are
-   * keyed on. Default: none (the TCP peer is the client).
+   * Proxies (CIDRs) whose forwarding header names the client address that limits are keyed on.
+   * Default: none (the TCP peer is the client).
    */
   trustProxy?: readonly string[];
+  /**
+   * The one header those proxies write, `x-forwarded-for` (default) or `forwarded`; the other is
+   * never read, since a proxy passes it through as the client sent it.
+   */
+  clientAddressHeader?: ClientAddressHeader;
   /** The shared limits that differ from limits/rules.ts DEFAULT_LIMITS. */
   limits?: Partial<Record<LimitBucket, LimitRule>>;
   /** More host names the holder answers for (besides the public URL's). */

@@ -2,18 +2,39 @@
  * Who is asking: the client address a rate limit is keyed on (shared limits).
  *
  * The TCP peer is the client unless the peer is a configured trusted proxy (`--trust-proxy`
- * CIDRs). Only then are `Forwarded` (RFC 7239) or `X-Forwarded-For` read, right to left, skipping
- * addresses that are themselves trusted proxies: the first untrusted one is the client. A header
- * from anyone else is ignored, so a client cannot pick its own bucket.
+ * CIDRs). Only then is one header read: the one the operator's proxy writes
+ * (`--client-address-header`: `X-Forwarded-For` by default, or `Forwarded`, RFC 7239), right to
+ * left, skipping addresses that are themselves trusted proxies: the first untrusted one is the
+ * client. The other header is never read. A proxy appends to the header it writes and passes the
+ * other through as the client sent it (nginx's and HAProxy's usual settings), so reading both, or
+ * preferring one when present, would let a client pick its own bucket with the header its proxy
+ * leaves alone. A header from anyone but a trusted proxy is ignored too.
  *
  * An IPv6 client gets a whole /64 (one subscriber's usual allocation), so a limit cannot be dodged
  * by walking the 2^64 addresses of one network.
  */
 import { BlockList, isIP } from "node:net";
 
+/** The forwarding headers a trusted proxy may write; the holder believes one of them. */
+export const CLIENT_ADDRESS_HEADERS = ["x-forwarded-for", "forwarded"] as const;
+export type ClientAddressHeader = (typeof CLIENT_ADDRESS_HEADERS)[number];
+/** What nginx (`$proxy_add_x_forwarded_for`) and HAProxy (`option forwardfor`) write. */
+export const DEFAULT_CLIENT_ADDRESS_HEADER: ClientAddressHeader = "x-forwarded-for";
+
+/** `X-Forwarded-For` or `Forwarded`, in any case; throws a RangeError naming the two. */
+export function parseClientAddressHeader(value: string): ClientAddressHeader {
+  const name = value.trim().toLowerCase();
+  if ((CLIENT_ADDRESS_HEADERS as readonly string[]).includes(name)) return name as ClientAddressHeader;
+  throw new RangeError(
+    `the client address header is x-forwarded-for or forwarded (the one your proxy writes), not ${JSON.stringify(value)}`,
+  );
+}
+
 export interface ClientAddressOptions {
-  /** CIDRs (or single addresses) of proxies whose forwarding headers are believed. */
+  /** CIDRs (or single addresses) of proxies whose forwarding header is believed. */
   trustProxy?: readonly string[];
+  /** The one header those proxies write (default `x-forwarded-for`); the other is never read. */
+  header?: ClientAddressHeader;
 }
 
 /** The client address of a request: the TCP peer, or what a trusted proxy says. */
@@ -120,15 +141,16 @@ export function createClientAddressResolver(options: ClientAddressOptions = {}):
   const trusted = parseTrustedProxies(options.trustProxy ?? []);
   const anyTrusted = (options.trustProxy ?? []).some((entry) => entry.trim() !== "");
   const isTrusted = (address: string) => trusted.check(address, isIP(address) === 6 ? "ipv6" : "ipv4");
+  const believed = options.header ?? DEFAULT_CLIENT_ADDRESS_HEADER;
+  const hops = (value: string): (string | undefined)[] =>
+    believed === "forwarded" ? forwardedFor(value) : value.split(",").map((part) => normaliseAddress(part));
 
   return (peerValue, headers) => {
     const peer = normaliseAddress(peerValue);
     if (peer === undefined || !anyTrusted || !isTrusted(peer)) return peer;
-    const forwarded = header(headers, "forwarded");
-    const chain =
-      forwarded !== undefined
-        ? forwardedFor(forwarded)
-        : (header(headers, "x-forwarded-for") ?? "").split(",").map((part) => normaliseAddress(part));
+    const value = header(headers, believed);
+    if (value === undefined) return peer;
+    const chain = hops(value);
     // Right to left: the nearest hop was added by our own proxy; the first untrusted hop is the client.
     for (let i = chain.length - 1; i >= 0; i--) {
       const hop = chain[i];

@@ -4,7 +4,7 @@
  * and handed to the pages, the OAuth server and the MCP endpoint.
  */
 import type { CodeHasher, Database } from "@doorbell/store";
-import { addressKey, createClientAddressResolver } from "./client-address.js";
+import { addressKey, type ClientAddressHeader, createClientAddressResolver } from "./client-address.js";
 import { type LimitHint, sharedLimitHint } from "./limit-hints.js";
 import { DEFAULT_LIMITS, type LimitBucket } from "./rules.js";
 import {
@@ -38,6 +38,8 @@ export interface HolderLimitsOptions {
   /** Keys are stored as keyed hashes (no address or e-mail in clear in the table). */
   hasher: Pick<CodeHasher, "hash">;
   trustProxy?: readonly string[];
+  /** The one header the trusted proxies write (default `x-forwarded-for`); the other is ignored. */
+  clientAddressHeader?: ClientAddressHeader;
   rules?: Partial<Record<LimitBucket, LimitRule>>;
   clock?: () => number;
   onError?: (error: Error) => void;
@@ -45,7 +47,10 @@ export interface HolderLimitsOptions {
 
 export function createHolderLimits(options: HolderLimitsOptions): HolderLimits {
   const rules = { ...DEFAULT_LIMITS, ...options.rules } as Record<LimitBucket, LimitRule>;
-  const resolve = createClientAddressResolver({ trustProxy: options.trustProxy ?? [] });
+  const resolve = createClientAddressResolver({
+    trustProxy: options.trustProxy ?? [],
+    ...(options.clientAddressHeader === undefined ? {} : { header: options.clientAddressHeader }),
+  });
   const limiter = createSharedLimiter({
     store: options.store,
     rules,

@@ -5,10 +5,14 @@
  */
 export {
   addressKey,
+  CLIENT_ADDRESS_HEADERS,
+  type ClientAddressHeader,
   type ClientAddressOptions,
   type ClientAddressResolver,
   createClientAddressResolver,
+  DEFAULT_CLIENT_ADDRESS_HEADER,
   normaliseAddress,
+  parseClientAddressHeader,
   parseTrustedProxies,
 } from "./client-address.js";
 export {

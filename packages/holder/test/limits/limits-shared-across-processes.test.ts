@@ -11,6 +11,7 @@ import {
   createClientAddressResolver,
   createSharedLimiter,
   limitsMigrations,
+  parseClientAddressHeader,
   parseTrustedProxies,
 } from "../../src/limits/index.js";
 
@@ -97,17 +98,39 @@ describe("client address", () => {
     expect(resolve("10.0.0.2", headers({ "x-forwarded-for": "6.6.6.6, 203.0.113.5, 10.0.0.9" }))).toBe(
       "203.0.113.5",
     );
+    expect(resolve("fd00::5", headers({ "x-forwarded-for": "203.0.113.6:5555" }))).toBe("203.0.113.6");
+    const byForwarded = createClientAddressResolver({
+      trustProxy: ["10.0.0.0/8", "fd00::/8"],
+      header: "forwarded",
+    });
     expect(
-      resolve(
+      byForwarded(
         "::ffff:10.0.0.2",
         headers({ forwarded: 'for="[2001:db8::1]:4711";proto=https, for=10.0.0.3' }),
       ),
     ).toBe("2001:db8::1");
-    // Forwarded wins over X-Forwarded-For; "unknown" stops the walk at the proxy.
-    expect(resolve("10.0.0.2", headers({ forwarded: "for=unknown", "x-forwarded-for": "1.2.3.4" }))).toBe(
-      "10.0.0.2",
+    // "unknown" stops the walk at the proxy.
+    expect(byForwarded("10.0.0.2", headers({ forwarded: "for=unknown" }))).toBe("10.0.0.2");
+  });
+
+  it("reads only the header the proxy writes; the one it passes through is never read", () => {
+    const trustProxy = ["10.0.0.0/8"];
+    // X-Forwarded-For by default: a Forwarded header, which the proxy passes on as the client
+    // sent it, names no client, whatever it says and whether X-Forwarded-For is there or not.
+    const byXff = createClientAddressResolver({ trustProxy });
+    expect(byXff("10.0.0.2", headers({ forwarded: "for=1.2.3.4", "x-forwarded-for": "203.0.113.5" }))).toBe(
+      "203.0.113.5",
     );
-    expect(resolve("fd00::5", headers({ "x-forwarded-for": "203.0.113.6:5555" }))).toBe("203.0.113.6");
+    expect(byXff("10.0.0.2", headers({ forwarded: "for=1.2.3.4" }))).toBe("10.0.0.2");
+    // Forwarded when chosen: then X-Forwarded-For is the one passed through, and never read.
+    const byForwarded = createClientAddressResolver({ trustProxy, header: "forwarded" });
+    expect(
+      byForwarded("10.0.0.2", headers({ forwarded: "for=203.0.113.5", "x-forwarded-for": "1.2.3.4" })),
+    ).toBe("203.0.113.5");
+    expect(byForwarded("10.0.0.2", headers({ "x-forwarded-for": "1.2.3.4" }))).toBe("10.0.0.2");
+    expect(parseClientAddressHeader(" X-Forwarded-For ")).toBe("x-forwarded-for");
+    expect(parseClientAddressHeader("Forwarded")).toBe("forwarded");
+    expect(() => parseClientAddressHeader("x-real-ip")).toThrow(/x-forwarded-for or forwarded/);
   });
 
   it("keys IPv6 clients by /64 and IPv4 by address", () => {
