@@ -11,6 +11,7 @@
 
 import { hostnameOf } from "@doorbell/mcp-endpoint";
 import type { MiddlewareHandler } from "hono";
+import { matchedRoutes } from "hono/route";
 
 export interface HostPolicy {
   /** The holder's public origin; its host is always allowed. */
@@ -87,8 +88,11 @@ export function hostGuard(policy: HostPolicy): MiddlewareHandler {
   const allowed = createHostAllowList(policy);
   return async (c, next) => {
     // A balancer's or orchestrator's probe names the machine's address, not ours; the health
-    // answers carry nothing and change nothing, so they answer any Host.
-    if (HEALTH_PATHS.has(c.req.path) && (c.req.method === "GET" || c.req.method === "HEAD")) return next();
+    // answers carry nothing and change nothing, so they answer any Host. Asked of the routes the
+    // router matched (GET, which HEAD is served by), not of the path as typed, so the exemption
+    // covers the health routes exactly however the router comes to match paths.
+    if (matchedRoutes(c).some((route) => route.method === "GET" && HEALTH_PATHS.has(route.path)))
+      return next();
     // Under the Node server the URL is built from Host; a Request made in-process has only its URL.
     if (!allowed(c.req.header("host") ?? new URL(c.req.url).host)) return hostRefused(c.req.path);
     await next();

@@ -16,6 +16,7 @@ import { clientMetadataResolver } from "./client-metadata.js";
 import { type AssistantAccessService, assistantAccess, intentOwnership } from "./owners.js";
 import { oauthPages } from "./pages/index.js";
 import { createAuthorizationServer } from "./provider.js";
+import type { RouteGuard, RouteRefusal } from "./provider-routes.js";
 import {
   builtInVerifier,
   type ExternalIssuer,
@@ -58,6 +59,11 @@ export interface HolderOAuthOptions {
 export interface NodeRoute {
   matches(path: string): boolean;
   handle(req: IncomingMessage, res: ServerResponse): void;
+  /**
+   * The route a handled request took, as a metrics label: a pattern of the handler's own routes
+   * (`/oauth/auth/:uid`), never the path the client sent; undefined when it took none.
+   */
+  routeOf(req: IncomingMessage): string | undefined;
 }
 
 export interface HolderOAuth {
@@ -72,6 +78,37 @@ export interface HolderOAuth {
   readonly access?: AssistantAccessService;
   /** Deletes ended codes, tokens, sessions and clients never allowed (built-in server only). */
   purgeExpired(): Promise<number>;
+}
+
+/**
+ * Dynamic registrations per client address, on the route the provider's router picked: every
+ * spelling of it (`/oauth/reg/`, `/oauth/REG`…) counts against the one limit.
+ */
+function registrationLimit(limits: HolderLimits): RouteGuard {
+  return async (route, req): Promise<RouteRefusal | undefined> => {
+    if (route.name !== "registration") return undefined;
+    const key = limits.clientKey(peerAddress({ incoming: req }), req.headers);
+    if (key === undefined) return undefined;
+    let verdict: Awaited<ReturnType<HolderLimits["consume"]>>;
+    try {
+      verdict = await limits.consume("oauth.register", key);
+    } catch {
+      return { status: 503, headers: { "retry-after": "5", "cache-control": "no-store" }, body: "" };
+    }
+    if (verdict.ok) return undefined;
+    return {
+      status: 429,
+      headers: {
+        "content-type": "application/json",
+        "cache-control": "no-store",
+        "retry-after": String(verdict.retryAfterSeconds),
+      },
+      body: JSON.stringify({
+        error: "invalid_request",
+        error_description: `too many client registrations from this address; try again in ${verdict.retryAfterSeconds} seconds. ${operatorHintText(limits.hint("oauth.register"))}`,
+      }),
+    };
+  };
 }
 
 /** RFC 8414 §3: the metadata of issuer `<origin>/oauth` is at this path. */
@@ -127,6 +164,7 @@ export async function createHolderOAuth(
     clientMetadata: clientMetadataResolver({ policy: options.egress }),
     ...(options.ttl === undefined ? {} : { ttl: options.ttl }),
     holderName: ctx.config.name,
+    ...(limits === undefined ? {} : { guard: registrationLimit(limits) }),
     log: ctx.log,
   });
   const { hostAllowed } = options;
@@ -155,38 +193,15 @@ export async function createHolderOAuth(
             refused.text().then((body) => res.end(body));
             return;
           }
-          if (limits !== undefined && req.method === "POST" && path === `${ISSUER_PATH}/reg`) {
-            // Dynamic registrations per client address.
-            const key = limits.clientKey(peerAddress({ incoming: req }), req.headers);
-            if (key !== undefined) {
-              limits
-                .consume("oauth.register", key)
-                .then((verdict) => {
-                  if (verdict.ok) return server.handle(req, res);
-                  res.writeHead(429, {
-                    "content-type": "application/json",
-                    "cache-control": "no-store",
-                    "retry-after": String(verdict.retryAfterSeconds),
-                  });
-                  res.end(
-                    JSON.stringify({
-                      error: "invalid_request",
-                      error_description: `too many client registrations from this address; try again in ${verdict.retryAfterSeconds} seconds. ${operatorHintText(limits.hint("oauth.register"))}`,
-                    }),
-                  );
-                })
-                .catch(() => {
-                  res.writeHead(503, { "retry-after": "5" });
-                  res.end();
-                });
-              return;
-            }
-          }
           // The provider serves its metadata at <issuer>/.well-known/openid-configuration; RFC 8414
           // puts it at /.well-known/oauth-authorization-server/oauth. Same document.
           if ((req.url ?? "").split("?")[0] === RFC8414_PATH)
             req.url = `${ISSUER_PATH}/.well-known/openid-configuration`;
           server.handle(req, res);
+        },
+        routeOf(req) {
+          const route = server.routeOf(req);
+          return route === undefined ? undefined : `${ISSUER_PATH}${route.pattern}`;
         },
       },
     ],

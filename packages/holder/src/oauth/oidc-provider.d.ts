@@ -42,11 +42,24 @@ declare module "oidc-provider" {
     redirectUris: string[];
   }
 
+  /** The koa context a middleware given to `use` sees: the parts the holder reads and sets. */
+  export interface ProviderContext {
+    readonly req: IncomingMessage;
+    readonly method: string;
+    /** koa's parsed path, the one the provider's router matches. */
+    readonly path: string;
+    status: number;
+    body: unknown;
+    set(headers: Readonly<Record<string, string>>): void;
+  }
+
   export class Provider {
     constructor(issuer: string, configuration: Record<string, unknown>);
     readonly issuer: string;
     proxy: boolean;
     callback(): (req: IncomingMessage, res: ServerResponse) => void;
+    /** A middleware run before the provider's own (its routing among them). */
+    use(middleware: (ctx: ProviderContext, next: () => Promise<void>) => Promise<void>): void;
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<Interaction>;
     interactionResult(
       req: IncomingMessage,
@@ -55,8 +68,14 @@ declare module "oidc-provider" {
       options?: { mergeWithLastSubmission?: boolean },
     ): Promise<string>;
     on(event: string, listener: (...args: unknown[]) => void): this;
-    /** The Koa application underneath; its "error" event gets (error, ctx). */
-    readonly app: { on(event: "error", listener: (...args: unknown[]) => void): unknown };
+    /**
+     * The Koa application underneath: its "error" event gets (error, ctx); its middleware, the
+     * provider's own, ends with its router's dispatch.
+     */
+    readonly app: {
+      on(event: "error", listener: (...args: unknown[]) => void): unknown;
+      readonly middleware: readonly unknown[];
+    };
     Grant: {
       new (properties: { accountId: string; clientId: string }): GrantInstance;
       find(id: string): Promise<GrantInstance | undefined>;

@@ -23,6 +23,7 @@ import { createStoreAdapter } from "./adapter.js";
 import { checkClientMetadata } from "./client-policy.js";
 import { oauthErrorPage } from "./error-page.js";
 import { loadProviderKeys } from "./keys.js";
+import { type ProviderRoute, type RouteGuard, routeProvider } from "./provider-routes.js";
 import type { OAuthTables } from "./schema.js";
 
 export interface AuthorizationServerOptions {
@@ -47,6 +48,11 @@ export interface AuthorizationServerOptions {
   };
   /** Shown on the provider's error pages. */
   holderName?: string;
+  /**
+   * Asked before a route is served, with the route the provider's router picked (every spelling
+   * it accepts is the same route); an answer it gives is sent instead. The registration limit.
+   */
+  guard?: RouteGuard;
   log: Logger;
 }
 
@@ -58,6 +64,8 @@ export interface AuthorizationServer {
   readonly issuer: string;
   /** The Node handler for every path under `/oauth` (the prefix still on `req.url`). */
   handle(req: IncomingMessage, res: ServerResponse): void;
+  /** The route the provider's router picked for a request `handle` was given; none when it had none. */
+  routeOf(req: IncomingMessage): ProviderRoute | undefined;
 }
 
 export async function createAuthorizationServer(
@@ -176,10 +184,12 @@ export async function createAuthorizationServer(
   provider.app.on("error", (error, ctx) => failed("oauth.request_failed", error, ctx));
   provider.on("server_error", (ctx, error) => failed("oauth.server_error", error, ctx));
 
+  const routes = routeProvider(provider, options.guard);
   const callback = provider.callback();
   return {
     provider,
     issuer,
+    routeOf: routes.routeOf,
     handle(req, res) {
       // Mounted like Express mounts it: the provider sees its own paths and finds its mount path
       // from originalUrl (oidc_context.urlFor).

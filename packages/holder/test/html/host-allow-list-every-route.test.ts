@@ -104,6 +104,11 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     const answer = await raw(port, "/healthz", { host: `10.0.0.7:${port}` });
     expect(answer.status).toBe(200);
     expect((await raw(port, "/healthz", { host: "rebind.attacker.example" }, "POST")).status).toBe(403);
+    // The exemption is the health routes the router matched, not a path that looks like one.
+    expect((await raw(port, "/readyz", { host: "rebind.attacker.example" }, "HEAD")).status).not.toBe(403);
+    for (const path of ["/healthz/", "/HEALTHZ", "/healthz%2F"]) {
+      expect((await raw(port, path, { host: "rebind.attacker.example" })).status, path).toBe(403);
+    }
   });
 
   it("serves the public URL's host and, listening on loopback, the loopback names", async () => {
