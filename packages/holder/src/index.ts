@@ -168,7 +168,6 @@ export {
 export {
   type AccessLogger,
   chooseLogFormat,
-  classifyPath,
   createAccessLogger,
   createHolderLogger,
   createHolderMetrics,

@@ -93,7 +93,7 @@ export function holderNodeServers(
     (oauth?.nodeRoutes ?? []).map((route) => ({
       matches: (path: string) => route.matches(path),
       handle(req: IncomingMessage, res: ServerResponse) {
-        if (accessLog !== undefined) logNodeRequest(accessLog, req, res);
+        if (accessLog !== undefined) logNodeRequest(accessLog, req, res, () => route.routeOf(req));
         route.handle(req, res);
       },
     })),

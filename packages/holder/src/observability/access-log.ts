@@ -3,9 +3,15 @@
  * manage and notifications links carry their token in the path, the sign-in link carries one too,
  * and OAuth redirects carry codes in the query. The path is logged with those parts replaced by
  * their names (`/manage/:token/withdraw`), and the query with its values dropped (`?code=*`).
+ *
+ * The request is counted in the metrics under the route that answered it: the pattern the router
+ * matched (`/manage/:token/withdraw`, `/oauth/auth/:uid`), one of the app's own routes, fixed when
+ * it is built; `other` when no route did. A label is never made from the path a client sent, so
+ * junk paths cannot use up labels or push a real route out of them.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
+import { routePath } from "hono/route";
 import type { Logger } from "pino";
 import { CLIENT_CLOSED_REQUEST, clientGone, responseAbandoned } from "./client-gone.js";
 import type { HolderMetrics } from "./metrics.js";
@@ -33,8 +39,8 @@ const SHAPES: readonly [RegExp, string][] = [
  */
 const PLAIN_PART = /^[A-Za-z0-9_.-]{0,15}$/;
 
-/** Fixed paths counted under their own name in the metrics; other unknown paths are `other`. */
-const FIXED_ROUTES = new Set([
+/** Fixed paths logged as they are (their words are longer than a plain part may be). */
+const FIXED_PATHS = new Set([
   "/",
   "/mcp",
   "/healthz",
@@ -48,27 +54,37 @@ const FIXED_ROUTES = new Set([
   "/.well-known/oauth-authorization-server",
 ]);
 
-/** A request's path as logged, and the route it is counted under. */
-export function classifyPath(path: string): { shown: string; route: string } {
+/** The path with every code-bearing or id part replaced by its name, as logged. */
+export function redactPath(path: string): string {
   for (const [pattern, shape] of SHAPES) {
-    if (pattern.test(path)) {
-      const shown = path.replace(pattern, shape);
-      return { shown, route: shown };
-    }
+    if (pattern.test(path)) return path.replace(pattern, shape);
   }
-  if (FIXED_ROUTES.has(path)) return { shown: path, route: path };
-  const shown = path
+  if (FIXED_PATHS.has(path)) return path;
+  return path
     .split("/")
     .map((part) => (PLAIN_PART.test(part) ? part : ":redacted"))
     .slice(0, 12)
     .join("/");
-  // The OAuth server's own paths are few and fixed; anything else unknown is one label.
-  return { shown, route: /^\/oauth\/[a-z_]{1,32}$/.test(shown) ? shown : "other" };
 }
 
-/** The path with every code-bearing or id part replaced by its name. */
-export function redactPath(path: string): string {
-  return classifyPath(path).shown;
+/** The metrics label of a request no route answered. */
+export const UNROUTED = "other";
+
+/**
+ * The metrics label of the route that answered a request on the app: the pattern the route was
+ * registered under, or `other` when only `*` middleware ran (an unknown path or method, a refused
+ * Host). `secretPaths` are routes' paths that are secrets themselves (the local mailbox's
+ * unguessable path): their last part is labelled `:secret`.
+ */
+export function appRouteLabel(c: Context, secretPaths: readonly string[] = []): string {
+  const pattern = routePath(c);
+  if (pattern === "" || pattern.includes("*")) return UNROUTED;
+  for (const secret of secretPaths) {
+    if (pattern === secret || pattern.startsWith(`${secret}/`)) {
+      return `${secret.slice(0, secret.lastIndexOf("/"))}/:secret${pattern.slice(secret.length)}`;
+    }
+  }
+  return pattern;
 }
 
 /** The query with its values dropped: `?code=*&state=*`. At most 10 names, each cut to 32. */
@@ -84,6 +100,8 @@ interface RequestFacts {
   method: string;
   /** The raw path (still encoded) and query, as received. */
   path: string;
+  /** The route that answered, as a metrics label (a registered pattern, or `other`). */
+  route: string;
   search: string;
   status: number;
   seconds: number;
@@ -98,8 +116,8 @@ export type AccessLogger = (facts: RequestFacts) => void;
 /** Writes the line and counts the request: the one place both happen. */
 export function createAccessLogger(log: Logger, metrics?: HolderMetrics): AccessLogger {
   const access = log.child({ component: "http" });
-  return ({ method, path, search, status: answered, seconds, bytes, aborted = false }) => {
-    const { shown, route } = classifyPath(path);
+  return ({ method, path, route, search, status: answered, seconds, bytes, aborted = false }) => {
+    const shown = redactPath(path);
     const ms = Math.round(seconds * 10_000) / 10;
     const safeMethod = /^[A-Z]{1,10}$/.test(method) ? method : "OTHER";
     const status = aborted ? CLIENT_CLOSED_REQUEST : answered;
@@ -118,8 +136,14 @@ export function createAccessLogger(log: Logger, metrics?: HolderMetrics): Access
   };
 }
 
-/** The middleware for the Hono app: registered first, so it sees every request and answer. */
-export function accessLogMiddleware(logger: AccessLogger): MiddlewareHandler {
+/**
+ * The middleware for the Hono app: registered first, so it sees every request and answer.
+ * `secretPaths` as for appRouteLabel.
+ */
+export function accessLogMiddleware(
+  logger: AccessLogger,
+  secretPaths: readonly string[] = [],
+): MiddlewareHandler {
   return async (c, next) => {
     const started = performance.now();
     let status = 500;
@@ -132,6 +156,7 @@ export function accessLogMiddleware(logger: AccessLogger): MiddlewareHandler {
       logger({
         method: c.req.method,
         path: url.pathname,
+        route: appRouteLabel(c, secretPaths),
         search: url.search,
         status,
         seconds: (performance.now() - started) / 1000,
@@ -143,8 +168,16 @@ export function accessLogMiddleware(logger: AccessLogger): MiddlewareHandler {
   };
 }
 
-/** The same line for requests served by Node handlers outside the app (the OAuth server). */
-export function logNodeRequest(logger: AccessLogger, req: IncomingMessage, res: ServerResponse): void {
+/**
+ * The same line for requests served by Node handlers outside the app (the OAuth server);
+ * `routeOf` tells, once the request is answered, the handler's route it took (a metrics label).
+ */
+export function logNodeRequest(
+  logger: AccessLogger,
+  req: IncomingMessage,
+  res: ServerResponse,
+  routeOf: () => string | undefined,
+): void {
   const started = performance.now();
   // Read now: a mounted app (oidc-provider under /oauth) rewrites req.url while it handles it.
   const raw = req.url ?? "/";
@@ -155,6 +188,7 @@ export function logNodeRequest(logger: AccessLogger, req: IncomingMessage, res: 
     logger({
       method,
       path: query < 0 ? raw : raw.slice(0, query),
+      route: routeOf() ?? UNROUTED,
       search: query < 0 ? "" : raw.slice(query),
       status: res.statusCode,
       seconds: (performance.now() - started) / 1000,

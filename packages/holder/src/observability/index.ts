@@ -1,7 +1,6 @@
 // Metrics, the access log and the log format.
 export {
   type AccessLogger,
-  classifyPath,
   createAccessLogger,
   redactPath,
   redactQuery,

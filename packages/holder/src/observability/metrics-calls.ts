@@ -1,5 +1,5 @@
 import { Counter, Histogram, type Registry } from "prom-client";
-import { boundedLabel, methodLabel, ROUTE_SHAPE, statusLabel } from "./metrics-labels.js";
+import { boundedLabel, methodLabel, routeLabel, statusLabel } from "./metrics-labels.js";
 
 /** MCP tool calls by tool and outcome, and HTTP requests by route shape: counts and latencies. */
 export function callMetrics(registers: Registry[]): {
@@ -34,16 +34,16 @@ export function callMetrics(registers: Registry[]): {
   });
   const tool = boundedLabel();
   const outcome = boundedLabel();
-  const route = boundedLabel(ROUTE_SHAPE);
   return {
     observeToolCall(name, result, seconds) {
       const label = tool(name);
       toolCalls.inc({ tool: label, outcome: outcome(result) });
       if (Number.isFinite(seconds) && seconds >= 0) toolSeconds.observe({ tool: label }, seconds);
     },
-    observeRequest(shape, method, status, seconds) {
-      requests.inc({ route: route(shape), method: methodLabel(method), status: statusLabel(status) });
-      if (Number.isFinite(seconds) && seconds >= 0) requestSeconds.observe({ route: route(shape) }, seconds);
+    observeRequest(pattern, method, status, seconds) {
+      const route = routeLabel(pattern);
+      requests.inc({ route, method: methodLabel(method), status: statusLabel(status) });
+      if (Number.isFinite(seconds) && seconds >= 0) requestSeconds.observe({ route }, seconds);
     },
   };
 }

@@ -1,6 +1,7 @@
 /**
  * Label values kept bounded: a label is one of a few fixed words, checked against a small shape
- * and a cap on distinct values, so a caller cannot grow the label set without bound.
+ * and a cap on distinct values, so a caller cannot grow the label set without bound. A route label
+ * is bounded by where it comes from instead: the pattern of a route the app has (access-log.ts).
  */
 
 import { CLIENT_CLOSED_REQUEST } from "./client-gone.js";
@@ -9,8 +10,18 @@ import { CLIENT_CLOSED_REQUEST } from "./client-gone.js";
 const MAX_LABEL_VALUES = 64;
 const LABEL_SHAPE = /^[a-z][a-z0-9_.-]{0,63}$/;
 
-/** Route shapes: a path made of fixed words and `:names` (access-log.ts makes them). */
-export const ROUTE_SHAPE = /^\/[A-Za-z0-9_.:/…-]{0,79}$/;
+/** A route pattern: fixed words and `:names` (`/manage/:token/withdraw`). */
+const ROUTE_SHAPE = /^\/[A-Za-z0-9_.:/-]{0,79}$/;
+
+/**
+ * A route label: the pattern of the route that answered, as the access log tells it (never a
+ * path a client sent; `other` for none). There is no cap on distinct values to fill up: the
+ * patterns are the app's own few, fixed when it is built, so a flood of junk paths is all `other`
+ * and a real route keeps its label however many junk paths came first.
+ */
+export function routeLabel(pattern: string): string {
+  return ROUTE_SHAPE.test(pattern) ? pattern : "other";
+}
 
 export function boundedLabel(shape = LABEL_SHAPE): (value: string) => string {
   const seen = new Set<string>();

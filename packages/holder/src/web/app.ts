@@ -151,7 +151,13 @@ const plainWords = (c: Context) => messagesFor(requestLanguage(c)).plain;
 export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindings }> {
   const app = new Hono<{ Bindings: NodeBindings }>();
   const descriptor = JSON.stringify(holderDescriptor(deps));
-  if (deps.accessLog !== undefined) app.use("*", accessLogMiddleware(deps.accessLog));
+  // Counted under the route that answered; the mailbox's unguessable path is never a label.
+  if (deps.accessLog !== undefined) {
+    app.use(
+      "*",
+      accessLogMiddleware(deps.accessLog, deps.mailboxPath === undefined ? [] : [deps.mailboxPath]),
+    );
+  }
   app.use("*", hostGuard({ ...deps.hosts, publicUrl: deps.config.publicUrl }));
 
   app.all(MCP_PATH, async (c) => {
