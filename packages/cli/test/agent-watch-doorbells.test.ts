@@ -36,15 +36,7 @@ describe("doorbell agent watch: doorbells and the end of an intent", () => {
     let watching = false;
     // Never told to stop: the command must end by itself.
     const done = agentCommand(
-      [
-        "watch",
-        "--holder",
-        h.mcpUrl,
-        "--listen",
-        "127.0.0.1:0",
-        "--state",
-        join(dir, "state.json"),
-      ],
+      ["watch", "--holder", h.mcpUrl, "--listen", "127.0.0.1:0", "--state", join(dir, "state.json")],
       t.io,
       { until: new Promise<void>(() => {}), onWatching: () => (watching = true) },
     );
