@@ -5,10 +5,7 @@
 // forwarder relays for), the person approves at the holder, an offer arrives, and the agent's
 // endpoint gets the re-signed doorbell with the forwarder's subscriptionId (rule 4); it reads the
 // match through the forwarder (rule 5) and unsubscribing ends both sides (rule 6).
-import { once } from "node:events";
 import fs from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { DeliveryTables } from "@doorbell/delivery";
@@ -28,15 +25,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentEndpoint, startAgentEndpoint, startForwarder, until } from "./forwarder-harness.js";
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  probe.listen(0, "127.0.0.1");
-  await once(probe, "listening");
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
+import { freePort } from "./holder-behind-forwarder.js";
 
 const statement = "A Škoda Octavia combi, diesel, near Bratislava";
 
