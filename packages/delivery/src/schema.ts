@@ -42,6 +42,22 @@ export interface SubscriptionRow {
   failed_since: number | null;
   /** Failed attempts since the last success: with failed_since, what suspends an MCP channel (policy.ts). */
   consecutive_failures: number;
+  /**
+   * Endpoint health (health.ts): attempts counted in fixed windows of `HEALTH_WINDOW_MS`, the
+   * current one starting at `health_window_start` and the one before it. Failures are counted by
+   * the write each failure already makes, successes by the release that already writes
+   * lastDeliveryAt: no statement of their own.
+   */
+  health_window_start: number | null;
+  health_successes: number;
+  health_failures: number;
+  health_prev_successes: number;
+  health_prev_failures: number;
+  last_failure_at: number | null;
+  /** When the endpoint was disabled for failing too long (push: ended; MCP channels: suspended). */
+  disabled_at: number | null;
+  /** Why: `failing-too-long`, or `retries-exhausted` (push profile §6 rule 5). */
+  disabled_reason: string | null;
   next_seq: number;
   /** Coalescing (push profile §6 rule 6): matches waiting for the window to open. */
   agg_new_matches: number;
@@ -129,12 +145,33 @@ export interface DeadLetterRow {
   replayed_at: number | null;
 }
 
+/**
+ * What delivery did in one 5-minute bucket on one channel, for the operator's chart: counted in
+ * memory by each process and added here every few seconds (stats.ts), so a success costs the
+ * hot path no write of its own. Several processes add into the same row.
+ */
+export interface DeliveryStatsRow {
+  /** The bucket's start, epoch milliseconds, a multiple of 5 minutes. */
+  bucket_start: number;
+  channel: Channel;
+  successes: number;
+  failures: number;
+  /** Attempt time in ms, summed and the longest, over successes and failures. */
+  latency_ms_sum: number;
+  latency_ms_max: number;
+  /** Attempts answered within 100 ms, 1 s and 5 s (cumulative, like Prometheus buckets). */
+  within_100ms: number;
+  within_1s: number;
+  within_5s: number;
+}
+
 export interface DeliveryTables {
   delivery_subscriptions: SubscriptionRow;
   delivery_outbox: OutboxRow;
   delivery_progress: ProgressRow;
   delivery_attempt_log: AttemptLogRow;
   delivery_dead_letters: DeadLetterRow;
+  delivery_stats: DeliveryStatsRow;
 }
 
 export const deliveryMigrations = defineMigrations("delivery", [
@@ -304,6 +341,53 @@ export const deliveryMigrations = defineMigrations("delivery", [
       await db.schema
         .alterTable("delivery_subscriptions")
         .addColumn("consecutive_failures", types.integer, (c) => c.notNull().defaultTo(0))
+        .execute();
+    },
+  },
+  {
+    version: 7,
+    name: "endpoint_health",
+    async up(db, { types }) {
+      // Counted by writes the delivery paths already make (health.ts); null/0 for old rows.
+      const columns: Array<[string, "timestamp" | "count" | "text"]> = [
+        ["health_window_start", "timestamp"],
+        ["health_successes", "count"],
+        ["health_failures", "count"],
+        ["health_prev_successes", "count"],
+        ["health_prev_failures", "count"],
+        ["last_failure_at", "timestamp"],
+        ["disabled_at", "timestamp"],
+        ["disabled_reason", "text"],
+      ];
+      for (const [name, kind] of columns) {
+        await db.schema
+          .alterTable("delivery_subscriptions")
+          .addColumn(
+            name,
+            kind === "text" ? "text" : kind === "timestamp" ? types.timestamp : types.integer,
+            (c) => (kind === "count" ? c.notNull().defaultTo(0) : c),
+          )
+          .execute();
+      }
+    },
+  },
+  {
+    version: 8,
+    name: "delivery_stats",
+    async up(db, { types }) {
+      // Keyed by bucket first: the chart reads a time range, the prune deletes old buckets.
+      await db.schema
+        .createTable("delivery_stats")
+        .addColumn("bucket_start", types.timestamp, (c) => c.notNull())
+        .addColumn("channel", "text", (c) => c.notNull())
+        .addColumn("successes", types.bigint, (c) => c.notNull().defaultTo(0))
+        .addColumn("failures", types.bigint, (c) => c.notNull().defaultTo(0))
+        .addColumn("latency_ms_sum", types.bigint, (c) => c.notNull().defaultTo(0))
+        .addColumn("latency_ms_max", types.bigint, (c) => c.notNull().defaultTo(0))
+        .addColumn("within_100ms", types.bigint, (c) => c.notNull().defaultTo(0))
+        .addColumn("within_1s", types.bigint, (c) => c.notNull().defaultTo(0))
+        .addColumn("within_5s", types.bigint, (c) => c.notNull().defaultTo(0))
+        .addPrimaryKeyConstraint("delivery_stats_pkey", ["bucket_start", "channel"])
         .execute();
     },
   },
