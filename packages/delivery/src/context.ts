@@ -6,6 +6,7 @@ import type { DeliveryMetrics } from "./metrics.js";
 import type { OutboxBackend } from "./outbox/backend.js";
 import type { ChannelPolicies } from "./policy.js";
 import type { DeliveryTables } from "./schema.js";
+import type { StatsRecorder } from "./stats.js";
 
 export type Db = Kysely<DeliveryTables>;
 
@@ -35,6 +36,8 @@ export interface EngineContext {
   readonly metrics: DeliveryMetrics;
   readonly log: Logger;
   /** Tells local workers that something became due. */
+  /** Each attempt's outcome and time, counted in memory for the operator's chart (stats.ts). */
+  readonly stats: StatsRecorder;
   readonly wake: () => void;
 }
 

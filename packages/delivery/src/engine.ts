@@ -20,6 +20,7 @@ import { sqliteOutbox } from "./outbox/sqlite/index.js";
 import { channelPolicies, type EventsDeliveryOptions } from "./policy.js";
 import type { RetryPolicy } from "./retry.js";
 import type { DeliveryTables } from "./schema.js";
+import { createStatsRecorder } from "./stats.js";
 import { verifyFromSubscriber } from "./subscriber-signature.js";
 import {
   approve,
@@ -113,6 +114,11 @@ export interface DeliveryEngine {
   worker(options?: WorkerOptions): Worker;
   /** Processes everything due now, repeatedly, until nothing is: for tests with a fake clock. */
   runDue(): Promise<number>;
+  /**
+   * Adds this process's delivery figures counted since the last flush to `delivery_stats` now
+   * (they are otherwise added every few seconds and when a worker stops): before reading them.
+   */
+  flushStats(): Promise<void>;
   readonly metrics: DeliveryMetrics;
 }
 
@@ -126,6 +132,7 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
   }
   const workers = new Set<{ wake(): void }>();
   const clock = options.clock ?? Date.now;
+  const log = options.logger ?? pino({ level: "warn", redact: ["url", "secret", "body", "headers"] });
   const ctx: EngineContext = {
     store: options.store,
     outbox: outboxFor(options.store),
@@ -142,7 +149,8 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
     purgeAfterMs,
     secretOverlapMs: options.secretOverlapMs ?? 60 * 60 * 1000,
     metrics: createMetrics(() => sampleQueue({ store: options.store, clock })),
-    log: options.logger ?? pino({ level: "warn", redact: ["url", "secret", "body", "headers"] }),
+    stats: createStatsRecorder({ db: options.store.db, clock, log }),
+    log,
     wake: () => {
       for (const worker of workers) worker.wake();
     },
@@ -191,6 +199,8 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
           workers.delete(wakeable);
           await unlisten?.();
           await worker.stop();
+          // What this process counted since the last flush, before its database may close.
+          await ctx.stats.flush();
         },
       };
     },
@@ -200,6 +210,7 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
         total += processed;
       return total;
     },
+    flushStats: () => ctx.stats.flush(),
     metrics: ctx.metrics,
   };
 }

@@ -56,6 +56,14 @@ export {
   MAX_LEASE_MS,
   type RenewInput,
   type SubscribeInput,
+export { type OpenDeadLetter, openDeadLetters, type RecentAttempt, recentFailedAttempts } from "./recent.js";
   type SubscriptionView,
 } from "./subscriptions.js";
 export type { Worker, WorkerOptions } from "./worker.js";
+export {
+  readStats,
+  STATS_BUCKET_MS,
+  STATS_KEPT_MS,
+  type StatsBin,
+  type StatsRecorder,
+} from "./stats.js";
