@@ -6,7 +6,6 @@ import { type AttemptOutcome, planFailure } from "./decide.js";
 import { recordDelivered } from "./delivered.js";
 import type { HeadRow } from "./outbox/backend.js";
 import type { SubscriptionRow } from "./schema.js";
-import { THROTTLE_STATUSES } from "./throttle.js";
 
 export type { HeadRow };
 
@@ -110,8 +109,6 @@ export type AttemptStatus = Pick<
 export interface Attempted {
   outcome: AttemptOutcome;
   status?: AttemptStatus;
-  /** A 429 or 503 that is retried: when its retry is due (throttle.ts). */
-  throttledUntil?: number;
 }
 
 const DELIVERED: Attempted = { outcome: "delivered" };
@@ -162,6 +159,7 @@ export async function attemptRow(
   const metrics = attemptMetrics(ctx, sub.channel, kind, outcome);
   metrics.attempts.inc();
   metrics.seconds.observe(result.durationMs / 1000);
+  ctx.stats.record(sub.channel, result.ok, result.durationMs, now);
   const after = ctx.clock();
   const policy = ctx.channels[sub.channel];
 
@@ -170,7 +168,6 @@ export async function attemptRow(
       rowId: row.id,
       seq: row.seq,
       subscriptionId: sub.id,
-  ctx.stats.record(sub.channel, result.ok, result.durationMs, now);
       at: after,
       matches: row.type === ctx.coalesced?.event,
       remove: policy.order === "each",
@@ -254,7 +251,5 @@ export async function attemptRow(
       await end(ctx, trx, sub.id, decision.reason, { notify: decision.reason === "delivery-failed" });
     }
   });
-  const throttled =
-    decision.kind === "retry" && result.status !== undefined && THROTTLE_STATUSES.has(result.status);
-  return { outcome: plan.outcome, status, ...(throttled ? { throttledUntil: decision.at } : {}) };
+  return { outcome: plan.outcome, status };
 }

@@ -34,10 +34,10 @@ export interface EngineContext {
   /** How long the previous secret keeps signing after a rotation. */
   readonly secretOverlapMs: number;
   readonly metrics: DeliveryMetrics;
-  readonly log: Logger;
-  /** Tells local workers that something became due. */
   /** Each attempt's outcome and time, counted in memory for the operator's chart (stats.ts). */
   readonly stats: StatsRecorder;
+  readonly log: Logger;
+  /** Tells local workers that something became due. */
   readonly wake: () => void;
 }
 

@@ -41,6 +41,7 @@ export {
   oldestPendingAgeMs,
   storedSubscription,
 } from "./reads.js";
+export { type OpenDeadLetter, openDeadLetters, type RecentAttempt, recentFailedAttempts } from "./recent.js";
 export { type ReplayResult, replayDeadLetter } from "./replay.js";
 export {
   DEFAULT_RETRY_POLICY,
@@ -51,19 +52,18 @@ export {
 } from "./retry.js";
 export { type Channel, type DeliveryTables, deliveryMigrations, type SubscriptionStatus } from "./schema.js";
 export {
-  type DeliveryStatus,
-  type EndOptions,
-  MAX_LEASE_MS,
-  type RenewInput,
-  type SubscribeInput,
-export { type OpenDeadLetter, openDeadLetters, type RecentAttempt, recentFailedAttempts } from "./recent.js";
-  type SubscriptionView,
-} from "./subscriptions.js";
-export type { Worker, WorkerOptions } from "./worker.js";
-export {
   readStats,
   STATS_BUCKET_MS,
   STATS_KEPT_MS,
   type StatsBin,
   type StatsRecorder,
 } from "./stats.js";
+export {
+  type DeliveryStatus,
+  type EndOptions,
+  MAX_LEASE_MS,
+  type RenewInput,
+  type SubscribeInput,
+  type SubscriptionView,
+} from "./subscriptions.js";
+export type { Worker, WorkerOptions } from "./worker.js";
