@@ -6,6 +6,7 @@ import { type AttemptOutcome, planFailure } from "./decide.js";
 import { recordDelivered } from "./delivered.js";
 import type { HeadRow } from "./outbox/backend.js";
 import type { SubscriptionRow } from "./schema.js";
+import { THROTTLE_STATUSES } from "./throttle.js";
 
 export type { HeadRow };
 
@@ -109,6 +110,8 @@ export type AttemptStatus = Pick<
 export interface Attempted {
   outcome: AttemptOutcome;
   status?: AttemptStatus;
+  /** A 429 or 503 that is retried: when its retry is due (throttle.ts). */
+  throttledUntil?: number;
 }
 
 const DELIVERED: Attempted = { outcome: "delivered" };
@@ -251,5 +254,7 @@ export async function attemptRow(
       await end(ctx, trx, sub.id, decision.reason, { notify: decision.reason === "delivery-failed" });
     }
   });
-  return { outcome: plan.outcome, status };
+  const throttled =
+    decision.kind === "retry" && result.status !== undefined && THROTTLE_STATUSES.has(result.status);
+  return { outcome: plan.outcome, status, ...(throttled ? { throttledUntil: decision.at } : {}) };
 }

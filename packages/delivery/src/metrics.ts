@@ -7,6 +7,7 @@ export interface DeliveryMetrics {
   readonly attempts: Counter<"channel" | "kind" | "outcome">;
   readonly attemptSeconds: Histogram<"channel" | "kind">;
   readonly ended: Counter<"reason">;
+  readonly hostDeferrals: Counter;
   readonly queueDepth: Gauge;
   readonly oldestDueSeconds: Gauge;
 }
@@ -41,6 +42,11 @@ export function createMetrics(
       name: "doorbell_delivery_subscriptions_ended_total",
       help: "Subscriptions ended, by reason.",
       labelNames: ["reason"],
+      registers,
+    }),
+    hostDeferrals: new Counter({
+      name: "doorbell_delivery_host_busy_deferrals_total",
+      help: "Subscriptions put back without an attempt because their destination host had its per-host cap in flight.",
       registers,
     }),
     queueDepth: new Gauge({

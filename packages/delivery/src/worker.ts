@@ -3,19 +3,32 @@ import { pushEnvelope } from "./channels.js";
 import { coalescedCarriers, countMatchesDoorbell, matchesOpenAt } from "./coalesce.js";
 import type { EngineContext } from "./context.js";
 import { DeliveryError } from "./errors.js";
+import { createHostGate, destinationHost } from "./host-gate.js";
 import { randomId } from "./ids.js";
 import type { HeadRow } from "./outbox/backend.js";
 import { hasQueuedMatches, insertRow } from "./outbox/rows.js";
+import { putBack } from "./put-back.js";
 import type { SubscriptionRow } from "./schema.js";
 import { end } from "./subscriptions.js";
+import { holdDueRows } from "./throttle.js";
 import { needsChallenge, sendChallenge } from "./verification.js";
 
 /** Time kept free at the end of a lease so the last attempt's result is recorded while it is held. */
 const LEASE_MARGIN_MS = 5_000;
+/** Subscriptions of one destination host processed at once, by default (Outpost's figure). */
+export const DEFAULT_PER_HOST_CONCURRENCY = 8;
+/** A subscription whose host is at its cap is due again after 1 to 2 times this. */
+const HOST_BUSY_DEFER_MS = 1_000;
 
 export interface WorkerOptions {
   /** Subscriptions handled at once by this process (one delivery in flight per subscription). */
   concurrency?: number;
+  /**
+   * Subscriptions of one destination host handled at once (default 8): a host that hangs holds at
+   * most this many of `concurrency`'s slots. One over the cap is put back for a second or two
+   * without an attempt, and holds no slot while it waits.
+   */
+  perHostConcurrency?: number;
   /** How long a claim holds a subscription; longer than the 10 s request timeout plus margin. */
   leaseMs?: number;
   /** How often an idle worker looks for due work when nobody wakes it. */
@@ -39,6 +52,11 @@ export function createWorker(
   options: WorkerOptions = {},
 ): Worker & { wake(): void; committed(): void } {
   const concurrency = options.concurrency ?? 16;
+  const perHost = options.perHostConcurrency ?? DEFAULT_PER_HOST_CONCURRENCY;
+  if (!(Number.isInteger(perHost) && perHost >= 1)) {
+    throw new DeliveryError("ERR_DELIVERY_CONFIG", "perHostConcurrency is a whole number of at least 1");
+  }
+  const hosts = createHostGate(perHost);
   const leaseMs = options.leaseMs ?? 60_000;
   // A lease must outlast one attempt (the policy's timeout) plus a margin, or nothing is ever sent.
   if (!(leaseMs > ctx.policy.timeoutMs + LEASE_MARGIN_MS)) {
@@ -79,7 +97,7 @@ export function createWorker(
   const commitClock = { next: nextCommit, count: () => commits };
   const claim = (limit: number) => ctx.outbox.claimDue(ctx, workerId, limit, leaseMs);
 
-  const process = (sub: SubscriptionRow) => {
+  const process = (sub: SubscriptionRow, host: string | undefined) => {
     const done = processSubscription(ctx, sub, workerId, leaseMs, maxPerClaim, commitClock)
       .catch((error: unknown) => {
         // The lease expires and another pass retries; nothing is lost. Never log secrets or URLs.
@@ -89,10 +107,34 @@ export function createWorker(
         );
       })
       .finally(() => {
+        hosts.leave(host);
         inFlight.delete(done);
         nudge();
       });
     inFlight.add(done);
+  };
+
+  /** Starts the claimed subscriptions whose host has room; puts the others back for a moment. */
+  const dispatch = async (claimed: readonly SubscriptionRow[]) => {
+    const busy: SubscriptionRow[] = [];
+    for (const sub of claimed) {
+      const host = hostOf(sub);
+      if (hosts.tryEnter(host)) process(sub, host);
+      else busy.push(sub);
+    }
+    if (busy.length === 0) return;
+    ctx.metrics.hostDeferrals.inc(busy.length);
+    const at = ctx.clock() + HOST_BUSY_DEFER_MS * (1 + ctx.random());
+    await Promise.all(busy.map((sub) => putBack(ctx, sub.id, workerId, at)));
+  };
+
+  const hostOf = (sub: SubscriptionRow): string | undefined => {
+    try {
+      return destinationHost(ctx, sub);
+    } catch {
+      // An endpoint that does not open is the attempt's failure to report, not the gate's.
+      return undefined;
+    }
   };
 
   const run = async () => {
@@ -100,7 +142,9 @@ export function createWorker(
       woken = false;
       const free = concurrency - inFlight.size;
       const claimed = free > 0 ? await claim(free).catch(() => []) : [];
-      for (const sub of claimed) process(sub);
+      await dispatch(claimed).catch((error: unknown) =>
+        ctx.log.error({ err: (error as Error).message }, "putting back a subscription failed"),
+      );
       // SQLite answers synchronously: yield to the event loop so HTTP answers and timers run.
       await new Promise<void>((resolve) => setImmediate(resolve));
       if ((claimed.length === 0 || inFlight.size >= concurrency) && !woken) {
@@ -119,8 +163,17 @@ export function createWorker(
   return {
     async tick() {
       const claimed = await claim(concurrency);
+      // One pass over what it claimed: over its host's cap, a subscription waits for a slot.
       await Promise.all(
-        claimed.map((sub) => processSubscription(ctx, sub, workerId, leaseMs, maxPerClaim, commitClock)),
+        claimed.map(async (sub) => {
+          const host = hostOf(sub);
+          await hosts.enter(host);
+          try {
+            await processSubscription(ctx, sub, workerId, leaseMs, maxPerClaim, commitClock);
+          } finally {
+            hosts.leave(host);
+          }
+        }),
       );
       return claimed.length;
     },
@@ -303,6 +356,11 @@ async function drainQueue(
       if (delivered) delivered = { ...delivered, clear: false };
       if (attempted.status) sub = { ...sub, ...attempted.status };
       if (outcome === "stopped" || (outcome === "retry_later" && !each)) return done();
+      if (attempted.throttledUntil !== undefined && each) {
+        // 429/503 speaks for the endpoint, not the event: the other due events wait as long.
+        await holdDueRows(ctx, sub.id, attempted.throttledUntil);
+        return done();
+      }
       if (outcome === "retry_later") {
         waiting ??= new Set();
         waiting.add(head.seq);
