@@ -6,7 +6,7 @@ import { type AttemptOutcome, planFailure } from "./decide.js";
 import { recordDelivered } from "./delivered.js";
 import type { HeadRow } from "./outbox/backend.js";
 import type { SubscriptionRow } from "./schema.js";
-import { THROTTLE_STATUSES } from "./throttle.js";
+import { endAttemptSpan, startAttemptSpan } from "./spans.js";
 
 export type { HeadRow };
 
@@ -110,8 +110,6 @@ export type AttemptStatus = Pick<
 export interface Attempted {
   outcome: AttemptOutcome;
   status?: AttemptStatus;
-  /** A 429 or 503 that is retried: when its retry is due (throttle.ts). */
-  throttledUntil?: number;
 }
 
 const DELIVERED: Attempted = { outcome: "delivered" };
@@ -151,18 +149,22 @@ export async function attemptRow(
       });
   const url = keys ? keys.url : endpointOf(ctx, sub);
   const answered = ctx.outbox.sending(ctx);
+  const span = startAttemptSpan(sub.channel, sub.id, row);
   let result: Awaited<ReturnType<typeof postWebhook>>;
   try {
     result = await postWebhook({ url, headers, body, policy: ctx.policy });
+  } catch (error) {
+    if (span !== undefined) endAttemptSpan(span, undefined, error);
+    throw error;
   } finally {
     answered();
   }
+  if (span !== undefined) endAttemptSpan(span, result);
   const kind = row.final === 1 ? "final" : "event";
   const outcome = result.ok ? "delivered" : result.category;
   const metrics = attemptMetrics(ctx, sub.channel, kind, outcome);
   metrics.attempts.inc();
   metrics.seconds.observe(result.durationMs / 1000);
-  ctx.stats.record(sub.channel, result.ok, result.durationMs, now);
   const after = ctx.clock();
   const policy = ctx.channels[sub.channel];
 
@@ -254,7 +256,5 @@ export async function attemptRow(
       await end(ctx, trx, sub.id, decision.reason, { notify: decision.reason === "delivery-failed" });
     }
   });
-  const throttled =
-    decision.kind === "retry" && result.status !== undefined && THROTTLE_STATUSES.has(result.status);
-  return { outcome: plan.outcome, status, ...(throttled ? { throttledUntil: decision.at } : {}) };
+  return { outcome: plan.outcome, status };
 }

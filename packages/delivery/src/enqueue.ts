@@ -1,3 +1,4 @@
+import type { Span } from "@opentelemetry/api";
 import {
   followsMcpRules,
   mcpEnvelope,
@@ -12,6 +13,7 @@ import type { DeliveryEvent, EnqueueItem, EnqueueResult } from "./events.js";
 import { randomId } from "./ids.js";
 import type { AppendRow } from "./outbox/backend.js";
 import type { Channel } from "./schema.js";
+import { failSpan, inSpan, recordEnqueued, startEnqueueSpan } from "./spans.js";
 import { notifyWorkers } from "./subscriptions.js";
 import type { Target } from "./targets.js";
 
@@ -43,6 +45,25 @@ export async function enqueueMany(
   items: readonly EnqueueItem[],
 ): Promise<EnqueueResult[]> {
   if (items.length === 0) return [];
+  // In a span of its own when an OpenTelemetry SDK is registered (spans.ts).
+  const span = startEnqueueSpan(items.length);
+  if (span === undefined) return enqueueAll(ctx, db, items);
+  try {
+    return await inSpan(span, () => enqueueAll(ctx, db, items, span));
+  } catch (error) {
+    failSpan(span, error);
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+async function enqueueAll(
+  ctx: EngineContext,
+  db: Db,
+  items: readonly EnqueueItem[],
+  span?: Span,
+): Promise<EnqueueResult[]> {
   const now = ctx.clock();
   const ids = [...new Set(items.map((item) => item.subscriptionId))];
   const targets = await ctx.outbox.targets(ctx, db, ids, items);
@@ -146,6 +167,7 @@ export async function enqueueMany(
     const ended = await ctx.outbox.append(ctx, db, rows, now);
     for (const row of rows) if (ended.has(row.subscriptionId)) results[row.item] = "dropped";
   }
+  if (span !== undefined) recordEnqueued(span, rows, matches.keys(), results);
 
   if (rows.length > 0 || matches.size > 0) await notifyWorkers(ctx, db);
   // One increment per kind of result rather than per event: labelling costs more than counting.

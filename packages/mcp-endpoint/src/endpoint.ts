@@ -39,6 +39,12 @@ import {
   type RateLimit,
   type RateVerdict,
 } from "./rate-limit.js";
+import {
+  describeMcpRequest,
+  type McpRequestTrace,
+  startMcpRequestTrace,
+  traceMcpRequest,
+} from "./request-span.js";
 
 /** The path both eras are served on, for the holder and the forwarder alike. */
 export const MCP_PATH = "/mcp";
@@ -282,7 +288,18 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
     return { response, done: () => {} };
   }
 
-  async function handle(request: Request, info: McpRequestInfo = {}): Promise<Response> {
+  /** Each POST in its span when an OpenTelemetry SDK is registered (request-span.ts). */
+  function handle(request: Request, info: McpRequestInfo = {}): Promise<Response> {
+    const traced = startMcpRequestTrace(request);
+    if (traced === undefined) return respond(request, info);
+    return traceMcpRequest(traced, () => respond(request, info, traced));
+  }
+
+  async function respond(
+    request: Request,
+    info: McpRequestInfo,
+    traced?: McpRequestTrace,
+  ): Promise<Response> {
     if (closed) {
       return jsonRpcError(503, -32000, `the ${options.role} is shutting down`, { "retry-after": "5" });
     }
@@ -305,6 +322,7 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
       const era: Era = (await isLegacyRequest(request, body.value, { maxRequestBodySize: maxBodyBytes }))
         ? "legacy"
         : "modern";
+      if (traced !== undefined) describeMcpRequest(traced, request, body.value, era);
       const gated = options.gate?.(body.value, authInfo, era);
       if (gated !== undefined) return gated;
       // Only once the body is in: a client that sends it slowly holds no place.

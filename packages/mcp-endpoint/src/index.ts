@@ -21,6 +21,7 @@ export {
 export { invalidParams, jsonRpcError } from "./json-rpc.js";
 export { jsonSchemaOnce } from "./json-schema-once.js";
 export type { LegacySessionLimits } from "./legacy-sessions.js";
+export { liveTracer } from "./live-tracer.js";
 export {
   isLoopbackHost,
   type ListenAddress,

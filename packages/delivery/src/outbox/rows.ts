@@ -1,13 +1,30 @@
 import { sql } from "@doorbell/store";
 import { queuedCoalescedType } from "../coalesce.js";
 import type { Db, EngineContext } from "../context.js";
+import { failSpan, inSpan, recordEnqueued, startEnqueueSpan } from "../spans.js";
 
-/** Appends a row at the tail of the subscription's queue; the sequence number is taken under the row lock. */
-export async function insertRow(
-  db: Db,
-  subscriptionId: string,
-  row: { webhookId: string; type: string; body: string; now: number; final: boolean },
-): Promise<void> {
+type NewRow = { webhookId: string; type: string; body: string; now: number; final: boolean };
+
+/**
+ * Appends a row at the tail of the subscription's queue; the sequence number is taken under the row
+ * lock. In an enqueue span of its own when an OpenTelemetry SDK is registered (spans.ts).
+ */
+export async function insertRow(db: Db, subscriptionId: string, row: NewRow): Promise<void> {
+  const span = startEnqueueSpan(1);
+  if (span === undefined) return writeRow(db, subscriptionId, row);
+  try {
+    await inSpan(span, () => writeRow(db, subscriptionId, row));
+    const queued = { item: 0, subscriptionId, webhookId: row.webhookId, type: row.type };
+    recordEnqueued(span, [queued], [], ["queued"]);
+  } catch (error) {
+    failSpan(span, error);
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+async function writeRow(db: Db, subscriptionId: string, row: NewRow): Promise<void> {
   const { seq } = await db
     .updateTable("delivery_subscriptions")
     .set((eb) => ({

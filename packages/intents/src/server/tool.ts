@@ -17,6 +17,7 @@ import type {
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { busy, internalError, rateLimited, refusalFor } from "./results.js";
+import { endToolSpan, inToolSpan, startToolSpan } from "./tool-span.js";
 
 /** What a tool learns of its HTTP request besides its arguments. */
 export interface CallExtra {
@@ -70,15 +71,20 @@ export function registerTool<S extends z.ZodObject>(
     // The SDK has validated `args` against `inputSchema` (strict) before this runs.
     (async (args: z.infer<S>, ctx: ServerContext) => {
       const started = performance.now();
+      const span = startToolSpan(name);
       const done = (outcome: string, result: CallToolResult): CallToolResult => {
         guard.observe?.(name, outcome, (performance.now() - started) / 1000);
+        if (span !== undefined) endToolSpan(span, outcome, result);
         return result;
       };
       const verdict = await guard.limit?.();
       if (verdict !== undefined && !verdict.ok)
         return done("rate_limited", rateLimited(verdict.retryAfterSeconds, verdict.limit));
       try {
-        const result = await run(args, callExtra(ctx));
+        const extra = callExtra(ctx);
+        const result = await (span === undefined
+          ? run(args, extra)
+          : inToolSpan(span, () => run(args, extra)));
         return done(result.isError === true ? "tool_error" : "ok", result);
       } catch (error) {
         const refused = refusalFor(error) ?? guard.refuse?.(error);
