@@ -7,6 +7,7 @@ import { recordDelivered } from "./delivered.js";
 import type { HeadRow } from "./outbox/backend.js";
 import type { SubscriptionRow } from "./schema.js";
 import { endAttemptSpan, startAttemptSpan } from "./spans.js";
+import { THROTTLE_STATUSES } from "./throttle.js";
 
 export type { HeadRow };
 
@@ -110,6 +111,8 @@ export type AttemptStatus = Pick<
 export interface Attempted {
   outcome: AttemptOutcome;
   status?: AttemptStatus;
+  /** A 429 or 503 that is retried: when its retry is due (throttle.ts). */
+  throttledUntil?: number;
 }
 
 const DELIVERED: Attempted = { outcome: "delivered" };
@@ -165,6 +168,7 @@ export async function attemptRow(
   const metrics = attemptMetrics(ctx, sub.channel, kind, outcome);
   metrics.attempts.inc();
   metrics.seconds.observe(result.durationMs / 1000);
+  ctx.stats.record(sub.channel, result.ok, result.durationMs, now);
   const after = ctx.clock();
   const policy = ctx.channels[sub.channel];
 
@@ -256,5 +260,7 @@ export async function attemptRow(
       await end(ctx, trx, sub.id, decision.reason, { notify: decision.reason === "delivery-failed" });
     }
   });
-  return { outcome: plan.outcome, status };
+  const throttled =
+    decision.kind === "retry" && result.status !== undefined && THROTTLE_STATUSES.has(result.status);
+  return { outcome: plan.outcome, status, ...(throttled ? { throttledUntil: decision.at } : {}) };
 }
