@@ -4,6 +4,8 @@ import { type AttemptSigner, attemptSigner, signAttempt, withoutCursor } from ".
 import { type EngineContext, endpointOf, secretAd } from "./context.js";
 import { type AttemptOutcome, planFailure } from "./decide.js";
 import { recordDelivered } from "./delivered.js";
+import { recordEndpointFailure } from "./endpoint-state.js";
+import { disablingFor, healthCounts } from "./health.js";
 import type { HeadRow } from "./outbox/backend.js";
 import type { SubscriptionRow } from "./schema.js";
 import { endAttemptSpan, startAttemptSpan } from "./spans.js";
@@ -192,11 +194,14 @@ export async function attemptRow(
     before: { failedSince: sub.failed_since, failures: sub.consecutive_failures },
   });
   const { decision } = plan;
+  // Failing every attempt for too long disables the endpoint (health.ts).
+  const disabling = disablingFor(sub.channel, sub, decision, after, ctx.endpointDisableAfterMs);
+  const suspends = decision.suspend || disabling?.kind === "suspend";
   const status: AttemptStatus = {
     last_error: result.category,
     failed_since: decision.streak.failedSince,
     consecutive_failures: decision.streak.failures,
-    delivery_active: decision.suspend ? 0 : sub.delivery_active,
+    delivery_active: suspends ? 0 : sub.delivery_active,
   };
   await ctx.store.transaction(async (trx) => {
     ctx.log.info(
@@ -245,7 +250,9 @@ export async function attemptRow(
         failed_since: status.failed_since,
         consecutive_failures: status.consecutive_failures,
         updated_at: after,
-        ...(decision.suspend ? { delivery_active: 0 } : {}),
+        last_failure_at: after,
+        ...healthCounts(after, { successes: 0, failures: 1 }),
+        ...(suspends ? { delivery_active: 0 } : {}),
       })
       .where("id", "=", sub.id)
       .execute();
@@ -259,8 +266,21 @@ export async function attemptRow(
     if (decision.kind === "end") {
       await end(ctx, trx, sub.id, decision.reason, { notify: decision.reason === "delivery-failed" });
     }
+    await recordEndpointFailure(ctx, trx, {
+      sub,
+      row,
+      decision,
+      exhausted: plan.deadLetter === "retries-exhausted",
+      disabling,
+      category: result.category,
+      at: after,
+    });
   });
   const throttled =
     decision.kind === "retry" && result.status !== undefined && THROTTLE_STATUSES.has(result.status);
-  return { outcome: plan.outcome, status, ...(throttled ? { throttledUntil: decision.at } : {}) };
+  return {
+    outcome: disabling ? "stopped" : plan.outcome,
+    status,
+    ...(throttled ? { throttledUntil: decision.at } : {}),
+  };
 }

@@ -100,6 +100,9 @@ export function verificationBody(
       return JSON.stringify({ type: "verification", id: subscriberId, challenge });
     case "mcp-standard":
       return JSON.stringify({ type: "verification", challenge });
+    case "operator":
+      // The operator configured the endpoint themselves: it is never challenged.
+      return JSON.stringify({ type: "verification", challenge });
   }
 }
 

@@ -33,6 +33,8 @@ export interface EngineContext {
   readonly purgeAfterMs: number;
   /** How long the previous secret keeps signing after a rotation. */
   readonly secretOverlapMs: number;
+  /** Failing every attempt for this long disables an endpoint (health.ts). */
+  readonly endpointDisableAfterMs: number;
   readonly metrics: DeliveryMetrics;
   /** Each attempt's outcome and time, counted in memory for the operator's chart (stats.ts). */
   readonly stats: StatsRecorder;

@@ -8,6 +8,7 @@
 import type { Kysely } from "@doorbell/store";
 import { KEPT_ATTEMPTS } from "./attempt-log.js";
 import { DeliveryError } from "./errors.js";
+import { type EndpointHealth, endpointHealth, HEALTH_COLUMNS } from "./health.js";
 import type { Channel, DeliveryTables, SubscriptionStatus } from "./schema.js";
 
 export interface DeliveryLogEntry {
@@ -28,6 +29,12 @@ export interface DeliveryLogEntry {
   deadLetters: number;
   createdAt: number;
   expiresAt: number;
+  /**
+   * How its endpoint has been answering (health.ts): attempts by result over the last one to two
+   * days, the last error's category, the time since the last success, and whether and when it was
+   * disabled for failing too long.
+   */
+  health: EndpointHealth;
 }
 
 export interface LoggedAttempt {
@@ -72,7 +79,13 @@ export interface DeliveryLogFilter {
   status?: SubscriptionStatus;
   /** Only subscriptions with a doorbell given up on and not replayed yet. */
   withDeadLetters?: boolean;
+  /** Only these channels. */
+  channels?: readonly Channel[];
+  /** Only endpoints disabled for failing too long (and not recovered since). */
+  disabled?: boolean;
   limit?: number;
+  /** The time health is read at (default now). */
+  now?: number;
 }
 
 type Db = Kysely<DeliveryTables>;
@@ -98,6 +111,7 @@ async function entries(db: Db, filter: DeliveryLogFilter & { id?: string }): Pro
       "s.wake_at",
       "s.created_at",
       "s.expires_at",
+      ...HEALTH_COLUMNS.map((column) => `s.${column}` as const),
       eb
         .selectFrom("delivery_outbox as o")
         .select((inner) => inner.fn.countAll<number>().as("n"))
@@ -128,6 +142,8 @@ async function entries(db: Db, filter: DeliveryLogFilter & { id?: string }): Pro
     .limit(filter.limit ?? 100);
   if (filter.id !== undefined) query = query.where("s.id", "=", filter.id);
   if (filter.status !== undefined) query = query.where("s.status", "=", filter.status);
+  if (filter.channels !== undefined) query = query.where("s.channel", "in", [...filter.channels]);
+  if (filter.disabled) query = query.where("s.disabled_at", "is not", null);
   if (filter.withDeadLetters) {
     query = query.where((eb) =>
       eb.exists(
@@ -140,6 +156,7 @@ async function entries(db: Db, filter: DeliveryLogFilter & { id?: string }): Pro
     );
   }
   const rows = await query.execute();
+  const now = filter.now ?? Date.now();
   return rows.map((row) => ({
     id: row.id,
     channel: row.channel,
@@ -155,11 +172,17 @@ async function entries(db: Db, filter: DeliveryLogFilter & { id?: string }): Pro
     deadLetters: Number(row.dead ?? 0),
     createdAt: Number(row.created_at),
     expiresAt: Number(row.expires_at),
+    health: endpointHealth(row, now),
   }));
 }
 
 /** One subscription's log: its state, queue, recent failed attempts and dead letters. */
-export async function showDelivery(db: Db, id: string, recent = 20): Promise<SubscriptionLog> {
+export async function showDelivery(
+  db: Db,
+  id: string,
+  recent = 20,
+  now = Date.now(),
+): Promise<SubscriptionLog> {
   const found = await db
     .selectFrom("delivery_subscriptions")
     .select(["id", "updated_at"])
@@ -169,7 +192,7 @@ export async function showDelivery(db: Db, id: string, recent = 20): Promise<Sub
     .executeTakeFirst();
   if (found === undefined)
     throw new DeliveryError("ERR_DELIVERY_UNKNOWN_SUBSCRIPTION", "no such subscription");
-  const [entry] = await entries(db, { id: found.id, limit: 1 });
+  const [entry] = await entries(db, { id: found.id, limit: 1, now });
   if (entry === undefined)
     throw new DeliveryError("ERR_DELIVERY_UNKNOWN_SUBSCRIPTION", "no such subscription");
   const attempts = await db

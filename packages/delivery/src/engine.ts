@@ -12,7 +12,13 @@ import type { Db, EngineContext } from "./context.js";
 import { enqueue, enqueueMany } from "./enqueue.js";
 import { DeliveryError } from "./errors.js";
 import type { DeliveryEvent, EnqueueItem, EnqueueResult } from "./events.js";
+import { checkedDisableAfter, type EndpointHealthOptions } from "./health.js";
 import { createMetrics, type DeliveryMetrics } from "./metrics.js";
+import {
+  type ConfiguredOperatorWebhook,
+  configureOperatorWebhook,
+  type OperatorWebhook,
+} from "./operator-events.js";
 import type { OutboxBackend } from "./outbox/backend.js";
 import { postgresOutbox } from "./outbox/postgres/index.js";
 import { NOTIFY_CHANNEL } from "./outbox/postgres/notify.js";
@@ -78,6 +84,8 @@ export interface DeliveryEngineOptions {
   /** Kept after the end for the person's receipts, then deleted; at most 30 days (default 1 day). */
   purgeAfterMs?: number;
   secretOverlapMs?: number;
+  /** When an endpoint that fails every attempt is disabled (default after 5 days; health.ts). */
+  endpointHealth?: EndpointHealthOptions;
   logger?: Logger;
 }
 
@@ -119,6 +127,13 @@ export interface DeliveryEngine {
    * (they are otherwise added every few seconds and when a worker stops): before reading them.
    */
   flushStats(): Promise<void>;
+  /**
+   * Where `endpoint.disabled`, `endpoint.recovered` and `delivery.exhausted` go (Standard Webhooks,
+   * through the egress, durably: operator-events.ts); undefined stops sending them.
+   */
+  configureOperatorWebhook(
+    webhook: OperatorWebhook | undefined,
+  ): Promise<ConfiguredOperatorWebhook | undefined>;
   readonly metrics: DeliveryMetrics;
 }
 
@@ -148,6 +163,7 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
         : checkedCoalescedEvent(options.coalesce),
     purgeAfterMs,
     secretOverlapMs: options.secretOverlapMs ?? 60 * 60 * 1000,
+    endpointDisableAfterMs: checkedDisableAfter(options.endpointHealth),
     metrics: createMetrics(() => sampleQueue({ store: options.store, clock })),
     stats: createStatsRecorder({ db: options.store.db, clock, log }),
     log,
@@ -211,6 +227,7 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
       return total;
     },
     flushStats: () => ctx.stats.flush(),
+    configureOperatorWebhook: (webhook) => configureOperatorWebhook(ctx, webhook),
     metrics: ctx.metrics,
   };
 }

@@ -24,6 +24,7 @@ export {
   type SubscriptionLog,
   showDelivery,
 } from "./delivery-log.js";
+export { type EnableResult, enableEndpoint } from "./enable.js";
 export {
   createDeliveryEngine,
   type DeliveryEngine,
@@ -32,7 +33,21 @@ export {
 } from "./engine.js";
 export { DeliveryError, type DeliveryErrorCode } from "./errors.js";
 export type { DeliveryEvent, EnqueueItem, EnqueueResult } from "./events.js";
+export {
+  DEFAULT_ENDPOINT_DISABLE_AFTER_MS,
+  type EndpointHealth,
+  type EndpointHealthOptions,
+  type EndpointState,
+  HEALTH_WINDOW_MS,
+} from "./health.js";
 export type { DeliveryMetrics } from "./metrics.js";
+export {
+  type ConfiguredOperatorWebhook,
+  OPERATOR_EVENT_TYPES,
+  OPERATOR_SUBSCRIPTION_ID,
+  type OperatorEventType,
+  type OperatorWebhook,
+} from "./operator-events.js";
 export type { ChannelPolicy, EventsDeliveryOptions, SuspensionRule } from "./policy.js";
 export {
   clearDeliveries,

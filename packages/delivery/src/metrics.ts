@@ -7,6 +7,8 @@ export interface DeliveryMetrics {
   readonly attempts: Counter<"channel" | "kind" | "outcome">;
   readonly attemptSeconds: Histogram<"channel" | "kind">;
   readonly ended: Counter<"reason">;
+  /** Operational events (operator-events.ts), by type, whether or not a webhook takes them. */
+  readonly operatorEvents: Counter<"type">;
   readonly hostDeferrals: Counter;
   readonly queueDepth: Gauge;
   readonly oldestDueSeconds: Gauge;
@@ -47,6 +49,12 @@ export function createMetrics(
     hostDeferrals: new Counter({
       name: "doorbell_delivery_host_busy_deferrals_total",
       help: "Subscriptions put back without an attempt because their destination host had its per-host cap in flight.",
+      registers,
+    }),
+    operatorEvents: new Counter({
+      name: "doorbell_delivery_operator_events_total",
+      help: "Operational events: endpoint.disabled, endpoint.recovered and delivery.exhausted.",
+      labelNames: ["type"],
       registers,
     }),
     queueDepth: new Gauge({

@@ -98,8 +98,20 @@ export function channelPolicies(options: {
     watermark: true,
     suspend,
   };
+  // The operator's webhook (operator-events.ts): the Standard Webhooks schedule within 24 h,
+  // each event on its own; a refused event is given up (dead-lettered), the webhook stays.
+  const operator: ChannelPolicy = {
+    order: "each",
+    retry: DEFAULT_RETRY_POLICY,
+    challengeDelaysMs: [],
+    onGone: "drop",
+    onTooLarge: "drop",
+    onExhausted: "give-up",
+    watermark: false,
+    suspend: undefined,
+  };
   // Both MCP wires follow the same rules; only the bodies and headers differ (channels.ts).
-  return { push, mcp, "mcp-standard": mcp };
+  return { push, mcp, "mcp-standard": mcp, operator };
 }
 
 /** The channels whose policy retries each event on its own. */

@@ -9,9 +9,11 @@ export type SubscriptionStatus = "pending_verification" | "awaiting_approval" | 
  * headers, each event retried on its own, 410 drops one event, sustained failures suspend delivery
  * until the client refreshes); `mcp-standard` follows every `mcp` rule but speaks SEP-3415 on the
  * wire (Standard Webhooks headers with `webhook-id` = eventId plus `X-MCP-Subscription-Id`,
- * SEP-3415 bodies). What each rule is per channel: policy.ts.
+ * SEP-3415 bodies). `operator` is the operator's own webhook for operational events
+ * (operator-events.ts): Standard Webhooks headers, each event retried on its own, never disabled.
+ * What each rule is per channel: policy.ts.
  */
-export type Channel = "push" | "mcp" | "mcp-standard";
+export type Channel = "push" | "mcp" | "mcp-standard" | "operator";
 
 export interface SubscriptionRow {
   id: string;

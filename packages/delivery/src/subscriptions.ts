@@ -46,6 +46,8 @@ export interface SubscriptionView {
   verified: boolean;
   approved: boolean;
   deliveryStatus: DeliveryStatus;
+  /** When the endpoint was disabled for failing every attempt too long (health.ts); null when not. */
+  disabledAt: number | null;
 }
 
 export function view(row: SubscriptionRow): SubscriptionView {
@@ -65,6 +67,7 @@ export function view(row: SubscriptionRow): SubscriptionView {
       lastError: row.last_error,
       failedSince: row.failed_since,
     },
+    disabledAt: row.disabled_at === null ? null : Number(row.disabled_at),
   };
 }
 

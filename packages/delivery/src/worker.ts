@@ -2,6 +2,7 @@ import { attemptRow, type OpenedKeys, openKeys } from "./attempt.js";
 import { pushEnvelope } from "./channels.js";
 import { coalescedCarriers, countMatchesDoorbell, matchesOpenAt } from "./coalesce.js";
 import type { EngineContext } from "./context.js";
+import { recordRecovery } from "./endpoint-state.js";
 import { DeliveryError } from "./errors.js";
 import { createHostGate, destinationHost } from "./host-gate.js";
 import { randomId } from "./ids.js";
@@ -254,7 +255,9 @@ async function processSubscription(
       // With the failures it wrote: the next pass counts on from them, and a suspension holds.
       sub = drained.sub;
       // A later pass's failure without a success keeps the earlier success's time, not its clearing.
-      if (drained.delivered) delivered = drained.delivered;
+      // The successes of every pass of this claim are counted when it is released (health.ts).
+      if (drained.delivered)
+        delivered = { ...drained.delivered, count: drained.delivered.count + (delivered?.count ?? 0) };
       else if (sent > 0 && delivered) delivered = { ...delivered, clear: false };
     }
     // PostgreSQL: a release answers "busy" while an enqueue holds the row. The enqueue is adding
@@ -294,6 +297,8 @@ interface Delivered {
   at: number;
   /** No failure came after it: lastError and failedSince are cleared. */
   clear: boolean;
+  /** Successes in the claim, added to the endpoint's health by the release. */
+  count: number;
 }
 
 /**
@@ -342,7 +347,12 @@ async function drainQueue(
       const outcome = attempted.outcome;
       sent++;
       if (outcome === "delivered" || outcome === "gone") {
-        delivered = { at: ctx.clock(), clear: true };
+        delivered = { at: ctx.clock(), clear: true, count: (delivered?.count ?? 0) + 1 };
+        // Rare: the first success after the endpoint was disabled announces its recovery.
+        if (sub.disabled_at !== null) {
+          await recordRecovery(ctx, sub, delivered.at);
+          sub = { ...sub, disabled_at: null, disabled_reason: null };
+        }
         if (outcome === "gone") return done();
         waiting?.delete(head.seq);
         // What a success means to the next failure's bookkeeping (failedSince starts again);

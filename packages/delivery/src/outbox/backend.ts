@@ -67,8 +67,8 @@ export type ReleaseResult = "released" | "busy" | "lost";
 export interface ReleaseRequest {
   id: string;
   workerId: string;
-  /** deliveryStatus the claim's successes leave behind. */
-  delivered: { at: number; clear: boolean } | undefined;
+  /** deliveryStatus the claim's successes leave behind, and how many there were (health.ts). */
+  delivered: { at: number; clear: boolean; count: number } | undefined;
   /** false: skip a row an enqueue holds ("busy"); true: wait for it. */
   wait: boolean;
 }

@@ -1,6 +1,7 @@
 import { sql } from "@doorbell/store";
 import { queuedCoalescedType } from "../../coalesce.js";
 import type { EngineContext } from "../../context.js";
+import { healthCountsSql } from "../../health.js";
 import { eachChannels } from "../../policy.js";
 import type { SubscriptionRow } from "../../schema.js";
 
@@ -113,7 +114,7 @@ export interface ReleaseWrite {
   version: string;
   wake: number | null;
   now: number;
-  delivered?: { at: number; clear: boolean } | undefined;
+  delivered?: { at: number; clear: boolean; count: number } | undefined;
   /** false: skip a row another transaction holds (answer "busy"); true: wait for it. */
   wait: boolean;
 }
@@ -129,10 +130,14 @@ export async function writeRelease(
   w: ReleaseWrite,
 ): Promise<"released" | "busy" | "lost"> {
   const delivered = w.delivered;
+  // The claim's successes are counted in the same statement (health.ts).
+  const counted = delivered
+    ? sql`, ${healthCountsSql(sql<number>`${delivered.at}::bigint`, { successes: sql<number>`${delivered.count}::int`, failures: 0 })}`
+    : sql``;
   const status = delivered
     ? delivered.clear
-      ? sql`, last_delivery_at = ${delivered.at}, last_error = null, failed_since = null, consecutive_failures = 0, updated_at = ${delivered.at}`
-      : sql`, last_delivery_at = ${delivered.at}`
+      ? sql`, last_delivery_at = ${delivered.at}, last_error = null, failed_since = null, consecutive_failures = 0, updated_at = ${delivered.at} ${counted}`
+      : sql`, last_delivery_at = ${delivered.at} ${counted}`
     : sql``;
   const lock = w.wait
     ? sql``
@@ -171,13 +176,14 @@ export async function writeReleases(
   const wakes = writes.map((w) => w.wake);
   const ats = writes.map((w) => w.delivered?.at ?? null);
   const clears = writes.map((w) => w.delivered?.clear === true);
+  const counts = writes.map((w) => w.delivered?.count ?? 0);
   const now = writes[0]?.now ?? ctx.clock();
   // Committed without waiting for the WAL flush, as in `writeRelease`.
   const { rows } = await sql<{ id: string }>`
     with async as (select set_config('synchronous_commit', 'off', true) as setting),
     w as (
       select * from unnest(${ids}::text[], ${owners}::text[], ${versions}::text[], ${wakes}::bigint[],
-        ${ats}::bigint[], ${clears}::boolean[]) as w(id, owner, version, wake, at, clear))
+        ${ats}::bigint[], ${clears}::boolean[], ${counts}::int[]) as w(id, owner, version, wake, at, clear, n))
     update delivery_subscriptions s
     set wake_at = case when s.xmin::text = w.version then w.wake else ${now}::bigint end,
       lease_owner = null, lease_until = null,
@@ -185,7 +191,8 @@ export async function writeReleases(
       last_error = case when w.clear then null else s.last_error end,
       failed_since = case when w.clear then null else s.failed_since end,
       consecutive_failures = case when w.clear then 0 else s.consecutive_failures end,
-      updated_at = case when w.clear then w.at else s.updated_at end
+      updated_at = case when w.clear then w.at else s.updated_at end,
+      ${healthCountsSql(sql<number>`coalesce(w.at, ${now}::bigint)`, { successes: sql<number>`w.n`, failures: 0 })}
     from w
     where s.id = w.id and s.lease_owner = w.owner and (select setting from async) = 'off'
       and s.id in (select id from delivery_subscriptions where id = any(${ids}::text[]) for update skip locked)

@@ -1,4 +1,5 @@
 import type { EngineContext } from "../../context.js";
+import { healthCounts } from "../../health.js";
 import type { SubscriptionRow } from "../../schema.js";
 import { nextWake } from "../../wake.js";
 import type { ReleaseRequest, ReleaseResult } from "../backend.js";
@@ -84,6 +85,7 @@ export async function release(ctx: EngineContext, request: ReleaseRequest): Prom
         ...(delivered
           ? {
               last_delivery_at: delivered.at,
+              ...healthCounts(delivered.at, { successes: delivered.count, failures: 0 }),
               // Otherwise the failure after it was written later, with its own time.
               ...(delivered.clear
                 ? { last_error: null, failed_since: null, consecutive_failures: 0, updated_at: delivered.at }
