@@ -101,6 +101,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       oauth,
       metrics,
       accessLog,
+      delivery,
       draining: () => state.draining,
     });
     // Expiry, the push sweep, digests and purges run in one process across all of them.
@@ -109,7 +110,12 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     }
 
     const servers = holderNodeServers(app.fetch, oauth, options.accessLog === false ? undefined : accessLog);
-    const guard = { localMailbox: mail.mailbox !== undefined, metrics: options.metrics, publicUrl };
+    const guard = {
+      localMailbox: mail.mailbox !== undefined,
+      metrics: options.metrics,
+      operatorPage: options.operatorPage,
+      publicUrl,
+    };
     return {
       fetch: (request) => Promise.resolve(app.fetch(request)),
       ...holderLifecycle(servers, { ...parts, mcp }, guard, state),

@@ -4,8 +4,9 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createKeyPageFetcher } from "@doorbell/agreements";
+import type { DeliveryEngine, DeliveryTables } from "@doorbell/delivery";
 import { nodeServers } from "@doorbell/mcp-endpoint";
-import { sql } from "@doorbell/store";
+import { asTables, sql } from "@doorbell/store";
 import type { HolderLimits } from "../limits/index.js";
 import type { HolderMcpEndpoint } from "../mcp/handler.js";
 import { assistantsOfIntent, type HolderOAuth } from "../oauth/index.js";
@@ -33,6 +34,8 @@ export interface HolderHttpParts {
   oauth: HolderOAuth | undefined;
   metrics: HolderMetrics;
   accessLog: AccessLog;
+  /** The delivery engine, whose figures the operator page flushes before reading them. */
+  delivery: DeliveryEngine;
   /** True from the moment close() starts draining: /readyz answers 503. */
   draining: () => boolean;
 }
@@ -79,6 +82,19 @@ export function holderHttp(
     ...(options.metrics === undefined
       ? {}
       : { metrics: { metrics: parts.metrics, options: options.metrics } }),
+    ...(options.operatorPage === undefined
+      ? {}
+      : {
+          operator: {
+            store: asTables<DeliveryTables>(opened.handle),
+            delivery: parts.delivery,
+            holderName: settings.config.name,
+            publicUrl: settings.publicUrl,
+            clock: settings.clock,
+            log: settings.log,
+            options: options.operatorPage,
+          },
+        }),
   });
 }
 

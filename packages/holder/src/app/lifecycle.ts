@@ -17,6 +17,7 @@ import type { SmtpMailer } from "../mail/smtp.js";
 import type { HolderMcpEndpoint } from "../mcp/handler.js";
 import type { HolderTables } from "../model/tables.js";
 import { type MetricsOptions, metricsExposureProblem } from "../observability/metrics-route.js";
+import { type OperatorPageOptions, operatorExposureProblem } from "../operator/operator-access.js";
 
 /** How long requests in flight get before long-lived streams are ended. */
 const STREAM_GRACE_MS = 1_000;
@@ -36,12 +37,20 @@ export interface StartedParts {
 
 type Servers = ReturnType<typeof nodeServers>;
 
-/** Serves on a port, refusing an address the mailbox page or open metrics must not be reached at. */
+/** What `listen` checks before it serves: the mailbox page, open metrics and an open operator page. */
+export interface ListenGuard {
+  localMailbox: boolean;
+  metrics: MetricsOptions | undefined;
+  operatorPage?: OperatorPageOptions | undefined;
+  publicUrl: string;
+}
+
+/** Serves on a port, refusing an address the mailbox page, open metrics or an open operator page must not be reached at. */
 export async function listenGuarded(
   servers: Servers,
   port: number,
   host: string,
-  guard: { localMailbox: boolean; metrics: MetricsOptions | undefined; publicUrl: string },
+  guard: ListenGuard,
 ): Promise<{ port: number; host: string; url: string }> {
   if (guard.localMailbox && !isLoopbackHost(host)) {
     // The local mailbox page shows every confirm and manage link: never serve it beyond this machine.
@@ -51,6 +60,8 @@ export async function listenGuarded(
   }
   const exposed = metricsExposureProblem(guard.metrics, host, guard.publicUrl, isLoopbackHost);
   if (exposed !== undefined) throw new Error(exposed);
+  const operatorExposed = operatorExposureProblem(guard.operatorPage, host, guard.publicUrl, isLoopbackHost);
+  if (operatorExposed !== undefined) throw new Error(operatorExposed);
   return servers.listen(port, host);
 }
 
@@ -97,7 +108,7 @@ export async function closeAfterFailedStart(parts: StartedParts): Promise<void> 
 export function holderLifecycle(
   servers: Servers,
   parts: StartedParts & { mcp: HolderMcpEndpoint },
-  guard: { localMailbox: boolean; metrics: MetricsOptions | undefined; publicUrl: string },
+  guard: ListenGuard,
   state: { onLoopback: boolean; draining: boolean },
 ): {
   listen(port?: number, host?: string): Promise<{ port: number; host: string; url: string }>;

@@ -14,6 +14,7 @@ import type { HolderMcpEndpoint, McpHandlerOptions } from "../mcp/handler.js";
 import type { HolderOAuthOptions } from "../oauth/index.js";
 import type { HolderMetrics } from "../observability/metrics.js";
 import type { MetricsOptions } from "../observability/metrics-route.js";
+import type { OperatorPageOptions } from "../operator/operator-access.js";
 import type { HolderServices } from "./services.js";
 
 export interface CreateHolderOptions {
@@ -89,6 +90,12 @@ export interface CreateHolderOptions {
    * both its listening address and its public URL; `listen` refuses otherwise.
    */
   metrics?: MetricsOptions;
+  /**
+   * Serve the operator page at /operator (endpoint health, the delivery chart, failed attempts,
+   * dead letters and their replay); off unless given. Guarded like `metrics`: with a token every
+   * request needs it, without one only a loopback holder serves it and `listen` refuses otherwise.
+   */
+  operatorPage?: OperatorPageOptions;
   /** One access-log line per request at info level (default on); `false` for none. */
   accessLog?: false;
   clock?: () => number;

@@ -75,21 +75,28 @@ export const STYLESHEET = [
   "footer{border-top:1px solid var(--border);padding:1rem 0 2rem;font-size:.9375rem;color:var(--muted)}",
 ].join("");
 
-const STYLE_HASH = `sha256-${createHash("sha256").update(STYLESHEET, "utf8").digest("base64")}`;
+/** A stylesheet's CSP source: allowed by its hash, never by 'unsafe-inline'. */
+const styleHash = (css: string) => `'sha256-${createHash("sha256").update(css, "utf8").digest("base64")}'`;
 
 /**
- * No script of any kind, the one stylesheet by hash, forms only to this origin, never framed.
- * `form-action 'self'` also keeps a planted form from posting a token elsewhere.
+ * No script of any kind, the stylesheets by hash (the shared one, and a page's own when it has
+ * one), forms only to this origin, never framed. `form-action 'self'` also keeps a planted form
+ * from posting a token elsewhere.
  */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  `style-src '${STYLE_HASH}'`,
-  "img-src 'none'",
-  "script-src 'none'",
-  "form-action 'self'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join("; ");
+export function contentSecurityPolicy(pageStyle?: string): string {
+  const styles = [STYLESHEET, ...(pageStyle === undefined ? [] : [pageStyle])].map(styleHash);
+  return [
+    "default-src 'none'",
+    `style-src ${styles.join(" ")}`,
+    "img-src 'none'",
+    "script-src 'none'",
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+export const CONTENT_SECURITY_POLICY = contentSecurityPolicy();
 
 export interface LayoutProps {
   /** The page's own title; the holder's name is appended. */
@@ -99,6 +106,8 @@ export interface LayoutProps {
   lang?: Lang;
   /** Whether the page offers the language switch (pages a GET can show again; not form results). */
   langSwitch?: boolean;
+  /** The page's own stylesheet after the shared one; its response's CSP must allow it (contentSecurityPolicy). */
+  pageStyle?: string;
   children?: Child;
 }
 
@@ -123,7 +132,14 @@ const LanguageSwitch: FC<{ lang: Lang }> = ({ lang }) => (
   </nav>
 );
 
-export const Layout: FC<LayoutProps> = ({ title, holderName, lang = DEFAULT_LANG, langSwitch, children }) => (
+export const Layout: FC<LayoutProps> = ({
+  title,
+  holderName,
+  lang = DEFAULT_LANG,
+  langSwitch,
+  pageStyle,
+  children,
+}) => (
   <html lang={lang}>
     <head>
       <meta charset="utf-8" />
@@ -132,6 +148,7 @@ export const Layout: FC<LayoutProps> = ({ title, holderName, lang = DEFAULT_LANG
       <meta name="robots" content="noindex, nofollow" />
       <title>{`${title} – ${holderName}`}</title>
       <style dangerouslySetInnerHTML={{ __html: STYLESHEET }} />
+      {pageStyle !== undefined && <style dangerouslySetInnerHTML={{ __html: pageStyle }} />}
     </head>
     <body>
       <a class="skip" href="#main">

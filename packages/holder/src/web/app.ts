@@ -8,6 +8,7 @@
  *   GET /healthz                           200 when the database answers, 503 when it does not
  *   GET /readyz                            200 when this process should get traffic (database, migrations, not draining)
  *   GET /metrics                           Prometheus text, when turned on (observability/)
+ *   GET /operator                          the operator page, when turned on (operator/)
  *   GET/POST /check                        the public agreement record checker (pages/check-page.tsx)
  *   POST /push/end                         a subscription's receiver ends it (push/subscriber-end-route.ts)
  *   GET /                                  where things are, in plain text
@@ -32,6 +33,7 @@ import { type AccessLogger, accessLogMiddleware } from "../observability/access-
 import { CLIENT_CLOSED_REQUEST, clientGone } from "../observability/client-gone.js";
 import type { HolderMetrics } from "../observability/metrics.js";
 import { type MetricsOptions, mountMetrics } from "../observability/metrics-route.js";
+import { type OperatorPageDeps, operatorRoutes } from "../operator/operator-routes.js";
 import { mountOneClickUnsubscribe } from "../push/one-click-unsubscribe.js";
 import type { PushService } from "../push/service.js";
 import { mountSubscriberEnd, PUSH_END_PATH } from "../push/subscriber-end-route.js";
@@ -100,6 +102,8 @@ export interface HolderAppDeps {
   accessLog?: AccessLogger;
   /** GET /metrics, only when given (observability/metrics-route.ts). */
   metrics?: { metrics: HolderMetrics; options: MetricsOptions };
+  /** GET /operator and its replay form, only when given (operator/operator-routes.tsx). */
+  operator?: OperatorPageDeps;
   /**
    * The Host allow-list checked before every route (web/host-guard.ts). Default:
    * the public URL's host, and loopback names when that host is loopback.
@@ -195,6 +199,7 @@ export function createHolderApp(deps: HolderAppDeps): Hono<{ Bindings: NodeBindi
   }
 
   if (deps.metrics !== undefined) mountMetrics(app, deps.metrics.metrics, deps.metrics.options);
+  if (deps.operator !== undefined) app.route("/", operatorRoutes(deps.operator));
 
   app.get("/healthz", async (c) => {
     let ok = true;

@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { mailWordsFor } from "../../src/i18n/mail-words.js";
 import { messagesFor } from "../../src/i18n/messages/index.js";
+import { operatorWordsFor } from "../../src/i18n/operator-words.js";
 import type { Lang } from "../../src/model/languages.js";
 
 /** One value for every parameter: a string, a number and a limit hint at once. */
@@ -35,7 +36,7 @@ function texts(value: unknown, path = ""): Map<string, string> {
 }
 
 /** Words Slovak and Czech write as English does. */
-const SAME_EVERYWHERE = new Set(["criteria.fuels.lpg", "criteria.fuels.hybrid"]);
+const SAME_EVERYWHERE = new Set(["criteria.fuels.lpg", "criteria.fuels.hybrid", "chart.milliseconds"]);
 
 const hasWords = (text: string) => /\p{L}{2}/u.test(text.replaceAll("§", ""));
 
@@ -43,6 +44,7 @@ describe.each(["sk", "cs"] as const)("%s catalogues", (lang: Exclude<Lang, "en">
   it.each([
     ["pages", messagesFor],
     ["mails", mailWordsFor],
+    ["operator page", operatorWordsFor],
   ] as const)("every %s text is its own words, not the English one", (_, catalogueFor) => {
     const english = texts(catalogueFor("en"));
     const other = texts(catalogueFor(lang));
