@@ -46,6 +46,7 @@ export const ENV = {
   digestWindow: "DOORBELL_DIGEST_WINDOW_MINUTES",
   mcpConcurrency: "DOORBELL_MCP_CONCURRENCY",
   mcpQueue: "DOORBELL_MCP_QUEUE",
+  operatorPage: "DOORBELL_OPERATOR_PAGE",
 } as const;
 
 export const sharedOptions = {

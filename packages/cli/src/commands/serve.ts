@@ -19,6 +19,7 @@ import {
   untilStopped,
   webhookPolicyFlag,
 } from "./lifecycle.js";
+import { operatorPageSetting } from "./operator-page-config.js";
 
 /** Every shared limit with its default and the exact `--limit` that changes it. */
 const LIMIT_USAGE = limitUsageLines()
@@ -59,6 +60,10 @@ ${LIMIT_USAGE}
   --metrics             serve GET /metrics (Prometheus text). A holder reachable beyond this
                         machine needs DOORBELL_METRICS_TOKEN (scrapers send it as a bearer token);
                         setting the token turns metrics on
+  --operator-page       serve the operator page at /operator: endpoint health, delivery over the
+                        last hours and days, failed attempts, dead letters and their replay. Off by
+                        default (${ENV.operatorPage}=on). Guarded like /metrics: beyond this machine
+                        it needs DOORBELL_METRICS_TOKEN (the browser asks for it as a password)
 ${SHARED_USAGE}
 Log lines go to stderr at DOORBELL_LOG_LEVEL (default info), one access line per request:
 readable at a terminal, JSON otherwise or with NODE_ENV=production (DOORBELL_LOG_FORMAT=json|pretty).`;
@@ -77,6 +82,7 @@ const options = {
   "mcp-concurrency": { type: "string" },
   "mcp-queue": { type: "string" },
   metrics: { type: "boolean" },
+  "operator-page": { type: "boolean" },
 } as const;
 
 export interface ServeControl {
@@ -105,6 +111,12 @@ export async function serveCommand(
         ? {}
         : { token: metricsToken }
       : undefined;
+  // The operator page with --operator-page, behind the same token as /metrics.
+  const operatorPage = operatorPageSetting(values, io)
+    ? metricsToken === undefined
+      ? {}
+      : { token: metricsToken }
+    : undefined;
   const { trustProxy, clientAddressHeader, limits } = limitSettings(values, io);
   const checkOrigins = checkOriginSettings(values, io);
   const admission = admissionSettings(values, io);
@@ -132,6 +144,7 @@ export async function serveCommand(
     env: io.env,
     log,
     ...(metrics === undefined ? {} : { metrics }),
+    ...(operatorPage === undefined ? {} : { operatorPage }),
   });
   const address = await listenOrClose(holder, listen);
 
@@ -200,6 +213,12 @@ export async function serveCommand(
       metrics === undefined
         ? "off (--metrics turns GET /metrics on)"
         : `${s.publicUrl}/metrics${metrics.token === undefined ? " (no token: loopback only)" : " (bearer token from DOORBELL_METRICS_TOKEN)"}`,
+    ],
+    [
+      "Operator page",
+      operatorPage === undefined
+        ? "off (--operator-page turns /operator on)"
+        : `${s.publicUrl}/operator${operatorPage.token === undefined ? " (no token: loopback only)" : " (the metrics token from DOORBELL_METRICS_TOKEN, as a bearer token or Basic password)"}`,
     ],
     ["Active intents", String(s.activeIntents)],
     ["Listening on", `${address.host}:${address.port}`],
