@@ -127,3 +127,42 @@ export async function traceMcpRequest(
   }
   return whenAnswered(response, () => span.end());
 }
+
+/**
+ * The span of a quick call (quick-call.ts: a plain 2026-07-28 `tools/call` answered beside the
+ * SDK), the same as the SDK path's for that request; undefined (no span object) without an SDK.
+ * `path` is the Node request's URL, whose query is dropped.
+ */
+export function startQuickCallSpan(path: string): Span | undefined {
+  const tracer = liveTracer(TRACER);
+  if (tracer === undefined) return undefined;
+  const span = tracer.startSpan("tools/call", { kind: SpanKind.SERVER });
+  if (span.isRecording()) {
+    span.setAttributes({
+      "http.request.method": "POST",
+      "url.path": pathOnly(path),
+      "doorbell.mcp.era": "modern",
+      "mcp.method.name": "tools/call",
+      "mcp.protocol.version": "2026-07-28",
+    });
+  }
+  return span;
+}
+
+/** Runs a quick call's tool with its span active, so the tool's span and what it does are children. */
+export function inQuickCallSpan<T>(span: Span, run: () => Promise<T>): Promise<T> {
+  return context.with(trace.setSpan(context.active(), span), run);
+}
+
+/** Ends a quick call's span once its answer is written. */
+export function endQuickCallSpan(span: Span, status: number): void {
+  span.setAttribute("http.response.status_code", status);
+  span.end();
+}
+
+/** The path of a Node request's target: no query, and no scheme or host (an absolute-form target). */
+function pathOnly(target: string): string {
+  if (!target.startsWith("/")) return URL.canParse(target) ? new URL(target).pathname : "/";
+  const query = target.indexOf("?");
+  return query === -1 ? target : target.slice(0, query);
+}
