@@ -44,6 +44,8 @@ export interface NotificationReceipt {
   /** Still listening: active, and deliveries are not failing. */
   listening: boolean;
   endedReason?: string;
+  /** When its endpoint was disabled for failing every attempt too long (delivery health.ts). */
+  disabledAt?: number;
 }
 
 export interface PushOptions {

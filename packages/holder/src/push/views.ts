@@ -67,5 +67,6 @@ export function receipt(ctx: HolderContext, row: PushRow, sub: SubscriptionView)
     listening:
       sub.status === "active" && sub.deliveryStatus.active && sub.deliveryStatus.failedSince === null,
     ...(sub.status === "ended" && sub.endedReason !== null ? { endedReason: sub.endedReason } : {}),
+    ...(sub.disabledAt === null ? {} : { disabledAt: sub.disabledAt }),
   };
 }

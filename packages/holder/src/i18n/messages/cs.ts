@@ -238,6 +238,10 @@ export const cs: Messages = {
     lastNotified: "Naposledy upozorněn ",
     listening: "Stále naslouchá.",
     notListening: "Momentálně nenaslouchá.",
+    disabled: {
+      before: "Jeho adresa příliš dlouho nepřijala ani jedno upozornění, proto jsme mu je vypnuli ",
+      after: ". Asistent si je může vyžádat znovu.",
+    },
     allow: "Povolit tato upozornění",
     stop: "Zastavit tato upozornění",
     approvalTitle: "Upozornění pro asistenta",

@@ -245,6 +245,10 @@ export const en = {
     lastNotified: "Last notified ",
     listening: "Still listening.",
     notListening: "Not listening at the moment.",
+    disabled: {
+      before: "Its endpoint failed every attempt for too long, so we switched its notifications off on ",
+      after: ". The assistant can ask for them again.",
+    },
     allow: "Allow these notifications",
     stop: "Stop these notifications",
     approvalTitle: "Notifications for an assistant",

@@ -236,6 +236,10 @@ export const sk: Messages = {
     lastNotified: "Naposledy upozornený ",
     listening: "Stále počúva.",
     notListening: "Momentálne nepočúva.",
+    disabled: {
+      before: "Jeho adresa príliš dlho neprijala ani jedno upozornenie, preto sme mu ich vypli ",
+      after: ". Asistent si ich môže vyžiadať znova.",
+    },
     allow: "Povoliť tieto upozornenia",
     stop: "Zastaviť tieto upozornenia",
     approvalTitle: "Upozornenia pre asistenta",

@@ -101,6 +101,13 @@ export const NotificationReceipts: FC<{
               )}{" "}
               {receipt.status === "ended" ? "" : receipt.listening ? t.listening : t.notListening}
             </p>
+            {receipt.disabledAt !== undefined && (
+              <p class="muted">
+                {t.disabled.before}
+                <When value={receipt.disabledAt} lang={lang} />
+                {t.disabled.after}
+              </p>
+            )}
             {receipt.status === "awaiting_person_approval" &&
               receipt.approval === "sent-to-verified-channel" && (
                 <form method="post" action={actionFor(receipt, "allow")}>
