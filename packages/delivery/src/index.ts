@@ -59,6 +59,13 @@ export {
 export { type OpenDeadLetter, openDeadLetters, type RecentAttempt, recentFailedAttempts } from "./recent.js";
 export { type ReplayResult, replayDeadLetter } from "./replay.js";
 export {
+  DEFAULT_DEAD_LETTER_RETENTION_MS,
+  DEFAULT_RETENTION_MS,
+  type PruneOptions,
+  type PruneResult,
+  pruneDeliveries,
+} from "./retention.js";
+export {
   DEFAULT_RETRY_POLICY,
   EVENTS_RETRY_POLICY,
   nextAttemptAt,

@@ -1,9 +1,9 @@
 /**
- * `doorbell deliveries list|show|replay`: the operator's delivery log, read from the
+ * `doorbell deliveries list|show|replay|prune`: the operator's delivery log, read from the
  * holder's database beside a running holder. Per subscription: its status, the next attempt, what
  * is queued, the recent failed attempts with their category and time, and the doorbells given up
- * on, which `replay` sends again. Never a secret or an endpoint: nothing beyond what the doorbells
- * themselves carry.
+ * on, which `replay` sends again; `prune` deletes what is past its age, as the running holder does
+ * every hour. Never a secret or an endpoint: nothing beyond what the doorbells themselves carry.
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -12,6 +12,8 @@ import {
   type DeliveryTables,
   deliveryMigrations,
   listDeliveries,
+  type PruneResult,
+  pruneDeliveries,
   replayDeadLetter,
   type SubscriptionLog,
   type SubscriptionStatus,
@@ -19,12 +21,13 @@ import {
 } from "@doorbell/delivery";
 import { type Database, migrate, openDatabase } from "@doorbell/store";
 import { type Io, UsageError } from "../io.js";
-import { ENV } from "./holder-config.js";
+import { ENV, retentionSettings } from "./holder-config.js";
 import { parseSubcommand } from "./lifecycle.js";
 
 export const DELIVERIES_USAGE = `doorbell deliveries list [--status S] [--dead] [--limit N] [--json]
 doorbell deliveries show SUBSCRIPTION_ID [--json]
 doorbell deliveries replay DEAD_LETTER_ID
+doorbell deliveries prune [--dry-run] [--older-than DAYS] [--dead-letters-older-than DAYS]
                [--data-dir .doorbell] [--database postgres://…]
 
 The holder's delivery log: each doorbell subscription's status, next attempt, queue, recent
@@ -35,6 +38,11 @@ running holder sends it. A subscription that ended takes nothing more: its agent
   --dead          only subscriptions with a dead letter not yet replayed
   --limit N       at most N subscriptions (default 50)
   --json          the same as JSON
+prune deletes failed attempts and replayed dead letters older than --older-than (default 30
+days, or --retention-days's ${ENV.retentionDays}) and dead letters never replayed older than
+--dead-letters-older-than (default 90, or ${ENV.deadLetterDays}), in small batches; the running
+holder does the same every hour. Delivered doorbells leave no rows to prune.
+  --dry-run       count what would be deleted; delete nothing
   --data-dir, --database   the holder's database, as for doorbell serve (${ENV.dataDir}, ${ENV.database})`;
 
 const options = {
@@ -44,6 +52,9 @@ const options = {
   dead: { type: "boolean" },
   limit: { type: "string" },
   json: { type: "boolean" },
+  "dry-run": { type: "boolean" },
+  "older-than": { type: "string" },
+  "dead-letters-older-than": { type: "string" },
 } as const;
 
 const STATUSES: readonly SubscriptionStatus[] = [
@@ -57,11 +68,14 @@ export async function deliveriesCommand(args: readonly string[], io: Io): Promis
   const { action, values, positionals } = parseSubcommand(
     args,
     "deliveries",
-    ["list", "show", "replay"] as const,
+    ["list", "show", "replay", "prune"] as const,
     options,
   );
   const id = positionals[0];
-  if (action === "list" && positionals.length > 0) throw new UsageError("list takes no id");
+  if ((action === "list" || action === "prune") && positionals.length > 0) {
+    throw new UsageError(`${action} takes no id`);
+  }
+  if (action === "prune") return prune(values, io);
   if (action !== "list" && (id === undefined || positionals.length > 1)) {
     throw new UsageError(
       `${action} takes one ${action === "show" ? "subscription id" : "dead letter id (dlq_…)"}`,
@@ -107,7 +121,65 @@ export async function deliveriesCommand(args: readonly string[], io: Io): Promis
   }
 }
 
-async function openLog(
+/** Days given as N or Nd, for the flags of prune. */
+const daysFlag = (value: string | undefined): string | undefined => value?.trim().replace(/d$/i, "");
+
+async function prune(
+  values: {
+    "data-dir"?: string | undefined;
+    database?: string | undefined;
+    "dry-run"?: boolean | undefined;
+    "older-than"?: string | undefined;
+    "dead-letters-older-than"?: string | undefined;
+  },
+  io: Io,
+): Promise<number> {
+  // The same settings, variables and checks as doorbell serve's --retention-days and --dead-letter-days.
+  let ages: ReturnType<typeof retentionSettings>;
+  try {
+    ages = retentionSettings(
+      {
+        "retention-days": daysFlag(values["older-than"]),
+        "dead-letter-days": daysFlag(values["dead-letters-older-than"]),
+      },
+      io,
+    );
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    throw new UsageError(
+      error.message
+        .replace("--retention-days", "--older-than")
+        .replace("--dead-letter-days", "--dead-letters-older-than"),
+    );
+  }
+  const store = await openLog(values, io);
+  try {
+    const result = await pruneDeliveries(store.db, {
+      now: io.now(),
+      maxAgeMs: ages.maxAgeMs,
+      deadLetterMaxAgeMs: ages.deadLetterMaxAgeMs,
+      dryRun: values["dry-run"] === true,
+    });
+    io.stdout(pruneText(result));
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+function pruneText(result: PruneResult): string {
+  const verb = result.dryRun ? "would delete" : "deleted";
+  const lines = [
+    `${result.dryRun ? "Dry run: nothing is deleted." : "Pruned."}`,
+    `  delivery_attempt_log   ${verb} ${result.deleted.delivery_attempt_log} failed attempt(s) before ${iso(result.attemptsBefore)}`,
+    `  delivery_dead_letters  ${verb} ${result.deleted.delivery_dead_letters} dead letter(s) given up on before ${iso(result.deadLettersBefore)} or replayed before ${iso(result.replayedBefore)}`,
+    "",
+  ];
+  return lines.join("\n");
+}
+
+/** The holder's database with the delivery tables, for the commands that read them beside a running holder. */
+export async function openLog(
   values: { "data-dir"?: string | undefined; database?: string | undefined },
   io: Io,
 ): Promise<Database<DeliveryTables>> {

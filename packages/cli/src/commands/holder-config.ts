@@ -46,6 +46,9 @@ export const ENV = {
   digestWindow: "DOORBELL_DIGEST_WINDOW_MINUTES",
   mcpConcurrency: "DOORBELL_MCP_CONCURRENCY",
   mcpQueue: "DOORBELL_MCP_QUEUE",
+  deliveryPerHost: "DOORBELL_DELIVERY_PER_HOST",
+  retentionDays: "DOORBELL_RETENTION_DAYS",
+  deadLetterDays: "DOORBELL_DEAD_LETTER_DAYS",
   operatorPage: "DOORBELL_OPERATOR_PAGE",
 } as const;
 
@@ -283,4 +286,43 @@ export function admissionSettings(
     concurrent: concurrent ?? DEFAULT_ADMISSION.concurrent,
     waiting: waiting ?? DEFAULT_ADMISSION.waiting,
   };
+}
+
+/** Doorbells in flight to one destination host per process, by default: half of the worker's 16. */
+export const DEFAULT_DELIVERY_PER_HOST = 8;
+/** Failed attempts and replayed dead letters are kept this many days, by default. */
+export const DEFAULT_RETENTION_DAYS = 30;
+/** Dead letters never replayed are kept this many days, by default. */
+export const DEFAULT_DEAD_LETTER_DAYS = 90;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** `--retention-days N` and `--dead-letter-days N` (else their variables): how long the delivery log keeps its rows. */
+export function retentionSettings(
+  values: { "retention-days"?: string | undefined; "dead-letter-days"?: string | undefined },
+  io: Io,
+): { retentionDays: number; deadLetterDays: number; maxAgeMs: number; deadLetterMaxAgeMs: number } {
+  const days = { min: 1, max: 3650, unit: "whole days" };
+  const retentionDays =
+    wholeNumberSetting("--retention-days", ENV.retentionDays, values["retention-days"], io, days) ??
+    DEFAULT_RETENTION_DAYS;
+  const deadLetterDays =
+    wholeNumberSetting("--dead-letter-days", ENV.deadLetterDays, values["dead-letter-days"], io, days) ??
+    DEFAULT_DEAD_LETTER_DAYS;
+  return {
+    retentionDays,
+    deadLetterDays,
+    maxAgeMs: retentionDays * DAY_MS,
+    deadLetterMaxAgeMs: deadLetterDays * DAY_MS,
+  };
+}
+
+/** `--delivery-per-host N` (else its variable): doorbell subscriptions of one host handled at once per process. */
+export function deliveryPerHostSetting(values: { "delivery-per-host"?: string | undefined }, io: Io): number {
+  return (
+    wholeNumberSetting("--delivery-per-host", ENV.deliveryPerHost, values["delivery-per-host"], io, {
+      min: 1,
+      max: 1024,
+      unit: "a whole number",
+    }) ?? DEFAULT_DELIVERY_PER_HOST
+  );
 }

@@ -2,12 +2,17 @@ import { type ClientAddressHeader, createHolder, type Holder, limitUsageLines } 
 import { type Io, UsageError } from "../io.js";
 import {
   admissionSettings,
+  DEFAULT_DEAD_LETTER_DAYS,
+  DEFAULT_DELIVERY_PER_HOST,
+  DEFAULT_RETENTION_DAYS,
+  deliveryPerHostSetting,
   checkOriginSettings,
   ENV,
   holderLogger,
   holderSettings,
   keysLine,
   limitSettings,
+  retentionSettings,
   SHARED_USAGE,
   sharedOptions,
 } from "./holder-config.js";
@@ -57,6 +62,12 @@ ${LIMIT_USAGE}
   --mcp-concurrency N   MCP requests one process serves at once (default 32; ${ENV.mcpConcurrency})
   --mcp-queue N         MCP requests that may wait for a turn; past them a request gets 503 with
                         Retry-After: 1 (default 1024; ${ENV.mcpQueue})
+  --delivery-per-host N doorbell subscriptions of one destination host one process delivers to at
+                        once, of its 16: a host that hangs holds no more (default ${DEFAULT_DELIVERY_PER_HOST}; ${ENV.deliveryPerHost})
+  --retention-days N    days the delivery log keeps failed attempts and replayed dead letters
+                        (default ${DEFAULT_RETENTION_DAYS}; ${ENV.retentionDays})
+  --dead-letter-days N  days a dead letter never replayed is kept for a replay (default ${DEFAULT_DEAD_LETTER_DAYS};
+                        ${ENV.deadLetterDays})
   --metrics             serve GET /metrics (Prometheus text). A holder reachable beyond this
                         machine needs DOORBELL_METRICS_TOKEN (scrapers send it as a bearer token);
                         setting the token turns metrics on
@@ -81,6 +92,9 @@ const options = {
   limit: { type: "string", multiple: true },
   "mcp-concurrency": { type: "string" },
   "mcp-queue": { type: "string" },
+  "delivery-per-host": { type: "string" },
+  "retention-days": { type: "string" },
+  "dead-letter-days": { type: "string" },
   metrics: { type: "boolean" },
   "operator-page": { type: "boolean" },
 } as const;
@@ -120,6 +134,8 @@ export async function serveCommand(
   const { trustProxy, clientAddressHeader, limits } = limitSettings(values, io);
   const checkOrigins = checkOriginSettings(values, io);
   const admission = admissionSettings(values, io);
+  const perHost = deliveryPerHostSetting(values, io);
+  const retention = retentionSettings(values, io);
   if (settings.smtp === undefined && !isLoopbackAddress(listen.host)) {
     // A refusal of the settings, in one line, before anything starts.
     io.stderr(
@@ -140,6 +156,11 @@ export async function serveCommand(
     ...(checkOrigins.length === 0 ? {} : { checkTrustedOrigins: checkOrigins }),
     limits,
     mcp: { admission },
+    delivery: {
+      perHostConcurrency: perHost,
+      retentionMs: retention.maxAgeMs,
+      deadLetterRetentionMs: retention.deadLetterMaxAgeMs,
+    },
     ...(settings.digestWindowMs === undefined ? {} : { config: { digestWindowMs: settings.digestWindowMs } }),
     env: io.env,
     log,
@@ -189,6 +210,10 @@ export async function serveCommand(
     [
       "MCP admission",
       `${admission.concurrent.toLocaleString("en-US")} requests at once per process, ${admission.waiting.toLocaleString("en-US")} waiting; then 503 (--mcp-concurrency, --mcp-queue)`,
+    ],
+    [
+      "Delivery",
+      `at most ${perHost} doorbell subscriptions of one host at once per process (--delivery-per-host); failed attempts kept ${retention.retentionDays} days, dead letters ${retention.deadLetterDays} (--retention-days, --dead-letter-days)`,
     ],
     [
       "Egress",

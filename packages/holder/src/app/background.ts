@@ -1,6 +1,7 @@
 /**
- * The holder's background work: expiry, the push sweep, digests that waited and purges, run by
- * one process among all on the database, and this process's delivery worker.
+ * The holder's background work: expiry, the push sweep, digests that waited, purges and the
+ * delivery log's retention, run by one process among all on the database, and this process's
+ * delivery worker.
  */
 import type { DeliveryEngine, Worker } from "@doorbell/delivery";
 import { type Background, startBackground } from "../cluster/background.js";
@@ -8,6 +9,7 @@ import type { HolderOAuth } from "../oauth/index.js";
 import type { PushService } from "../push/service.js";
 import type { OpenedStore } from "./open.js";
 import type { CreateHolderOptions, HolderSettings } from "./options.js";
+import { deliveryRetentionStep } from "./retention.js";
 import type { HolderServices } from "./services.js";
 
 export async function startHolderBackground(
@@ -24,7 +26,8 @@ export async function startHolderBackground(
   started: { background?: Background | undefined; worker?: Worker | undefined },
 ): Promise<void> {
   const { services, push, oauth } = parts;
-  const { log } = parts.settings;
+  const { log, clock } = parts.settings;
+  const prune = deliveryRetentionStep(parts.opened.handle, options.delivery ?? {}, clock, log);
   const background = startBackground({
     store: parts.opened.handle,
     intervalMs: options.expiryIntervalMs ?? 60_000,
@@ -39,6 +42,7 @@ export async function startHolderBackground(
         () => push.sweep(),
         () => services.consent.sendDueDigests(signal),
         () => oauth?.purgeExpired(),
+        () => prune(signal),
       ];
       for (const step of steps) {
         if (signal.aborted) {
@@ -55,7 +59,8 @@ export async function startHolderBackground(
   });
   started.background = background;
   await background.tick();
-  const worker = parts.delivery.worker();
+  const perHost = options.delivery?.perHostConcurrency;
+  const worker = parts.delivery.worker(perHost === undefined ? {} : { perHostConcurrency: perHost });
   started.worker = worker;
   worker.start();
 }

@@ -15,6 +15,7 @@ import type { HolderOAuthOptions } from "../oauth/index.js";
 import type { HolderMetrics } from "../observability/metrics.js";
 import type { MetricsOptions } from "../observability/metrics-route.js";
 import type { OperatorPageOptions } from "../operator/operator-access.js";
+import type { RetentionOptions } from "./retention.js";
 import type { HolderServices } from "./services.js";
 
 export interface CreateHolderOptions {
@@ -74,6 +75,13 @@ export interface CreateHolderOptions {
   env?: Record<string, string | undefined>;
   /** How often drafts and intents past their end are expired (default 60 s). */
   expiryIntervalMs?: number;
+  /**
+   * The delivery worker: `perHostConcurrency`, doorbell subscriptions of one destination host
+   * handled at once by this process (default 8 of the worker's 16); and how long the delivery log
+   * keeps failed attempts and replayed dead letters (`retentionMs`, default 30 days) and dead
+   * letters never replayed (`deadLetterRetentionMs`, default 90 days).
+   */
+  delivery?: RetentionOptions & { perHostConcurrency?: number };
   /**
    * MCP Events on the MCP endpoint (`intent.matches.delivered`, `intent.status.changed`; on by
    * default, webhooks under `webhookPolicy`); `false` turns it off, `tuning` sets its intervals.
