@@ -12,4 +12,4 @@ export {
   success,
   type ToolErrorMeta,
 } from "./server/results.js";
-export { type CallExtra, registerTool, type ToolConfig, type ToolGuard } from "./server/tool.js";
+export { type CallExtra, guardedCall, registerTool, type ToolConfig, type ToolGuard } from "./server/tool.js";

@@ -17,6 +17,7 @@
  * and step-up challenges, told the request's era), then admission: a place per request, held until
  * its answer is complete (post-admission.ts). Malformed requests get JSON-RPC errors with 4xx statuses (json-rpc.ts).
  */
+import type { IncomingMessage, ServerResponse } from "node:http";
 import {
   type AuthInfo,
   createMcpHandler as createSdkHandler,
@@ -29,8 +30,9 @@ import { type Admission, type AdmissionLimits, createAdmission, DEFAULT_ADMISSIO
 import type { Answer } from "./answered.js";
 import { jsonRpcError, paramsError, readJsonBody } from "./json-rpc.js";
 import { createLegacySessions, type LegacySessionLimits, type LegacySessions } from "./legacy-sessions.js";
-import { createOriginGuard } from "./origin-guard.js";
+import { createHeaderGuard, createOriginGuard } from "./origin-guard.js";
 import { admitPost, serveAdmitted } from "./post-admission.js";
+import { type QuickOutcome, type QuickTools, serveQuick } from "./quick-call.js";
 import {
   type CallLimit,
   createRateLimiter,
@@ -149,6 +151,11 @@ export interface EndpointOptions<S> extends EndpointPolicy {
   gate?: (message: unknown, authInfo: AuthInfo | undefined, era: Era) => Response | undefined;
   /** Called once when the endpoint closes, before its sessions are closed. */
   onClose?: () => void;
+  /**
+   * Tools whose plain 2026-07-28 calls are answered on the Node request beside the SDK, with the
+   * SDK's bytes (quick-call.ts); served through `McpEndpoint.quick`.
+   */
+  quickTools?: QuickTools;
 }
 
 export interface McpRequestInfo {
@@ -175,6 +182,16 @@ export interface McpEndpoint<S> extends McpHandler {
   readonly notify: ServerNotifier;
   /** The requests served, waiting and refused now (for /metrics). */
   readonly admission: Admission;
+  /**
+   * With `quickTools`: serves a Node request that is a plain call of one of them
+   * (quick-call.ts), or says to serve it as usual, with the body it read.
+   */
+  readonly quick?: (
+    req: IncomingMessage,
+    res: ServerResponse,
+    clientKey: string | undefined,
+    onAnswer: () => void,
+  ) => Promise<QuickOutcome>;
 }
 
 /** A POST whose body is read and era known. */
@@ -344,8 +361,32 @@ export function createMcpEndpoint<S>(options: EndpointOptions<S>): McpEndpoint<S
     }
   }
 
+  const { quickTools } = options;
+  const quick =
+    quickTools === undefined || quickTools.size === 0
+      ? undefined
+      : (() => {
+          const hostCheck = createHeaderGuard(options);
+          const context = {
+            tools: quickTools,
+            admission,
+            hostRefusal: hostCheck,
+            gated: (message: unknown) => options.gate?.(message, undefined, "modern") !== undefined,
+            closed: () => closed,
+            scope: (clientKey: string) => scopeOf("modern", clientKey),
+            serverInfo: { name: options.name, version: options.version },
+          };
+          return (
+            req: IncomingMessage,
+            res: ServerResponse,
+            clientKey: string | undefined,
+            onAnswer: () => void,
+          ) => serveQuick(context, req, res, clientKey, onAnswer);
+        })();
+
   const endpoint = handle as McpEndpoint<S>;
   Object.defineProperties(endpoint, {
+    quick: { value: quick },
     close: {
       value: async () => {
         closed = true;

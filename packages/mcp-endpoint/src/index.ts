@@ -31,6 +31,7 @@ export {
 } from "./node-server.js";
 export { createOriginGuard, hostnameOf, type OriginPolicy } from "./origin-guard.js";
 export { portableJsonSchema } from "./portable-json-schema.js";
+export type { QuickCall, QuickOutcome, QuickTool, QuickTools } from "./quick-call.js";
 export {
   type CallLimit,
   createRateLimiter,

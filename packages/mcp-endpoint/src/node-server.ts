@@ -27,7 +27,8 @@ export interface NodeServers {
  */
 export interface NodeRoute {
   matches(path: string): boolean;
-  handle(req: IncomingMessage, res: ServerResponse): void;
+  /** Serves the request, or calls `next` to leave it to the app (a body already read as `rawBody`). */
+  handle(req: IncomingMessage, res: ServerResponse, next: (rawBody?: Buffer) => void): void;
 }
 
 export function nodeServers(fetch: FetchCallback, routes: readonly NodeRoute[] = []): NodeServers {
@@ -45,8 +46,13 @@ export function nodeServers(fetch: FetchCallback, routes: readonly NodeRoute[] =
         server.on("request", (req: IncomingMessage, res: ServerResponse) => {
           const path = (req.url ?? "/").split("?")[0] ?? "/";
           const route = routes.find((candidate) => candidate.matches(path));
-          if (route !== undefined) route.handle(req, res);
-          else appListener?.(req, res);
+          if (route === undefined) appListener?.(req, res);
+          else
+            route.handle(req, res, (rawBody) => {
+              // The Node adapter reads a body already taken from the stream from `rawBody`.
+              if (rawBody !== undefined) Object.assign(req, { rawBody });
+              appListener?.(req, res);
+            });
         });
       }
       servers.push(server);

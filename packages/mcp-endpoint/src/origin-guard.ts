@@ -55,6 +55,24 @@ function originOf(value: string): string | undefined {
 
 /** Returns why a request is refused, or undefined when it may be served. */
 export function createOriginGuard(policy: OriginPolicy): (request: Request) => string | undefined {
+  const check = createHeaderGuard(policy);
+  return (request) => {
+    let hostHeader = request.headers.get("host");
+    if (hostHeader === null) {
+      try {
+        hostHeader = new URL(request.url).host;
+      } catch {
+        hostHeader = "";
+      }
+    }
+    return check(hostHeader, request.headers.get("origin"));
+  };
+}
+
+/** The same check on the Host and Origin header values (a Node request's, say). */
+export function createHeaderGuard(
+  policy: OriginPolicy,
+): (hostHeader: string, originHeader: string | null | undefined) => string | undefined {
   const publicUrl = new URL(policy.publicUrl);
   const loopback = policy.allowLoopback ?? true;
   const hosts = new Set<string>([publicUrl.hostname.toLowerCase()]);
@@ -69,21 +87,12 @@ export function createOriginGuard(policy: OriginPolicy): (request: Request) => s
     if (normalised !== undefined) origins.add(normalised);
   }
 
-  return (request) => {
-    let hostHeader = request.headers.get("host");
-    if (hostHeader === null) {
-      try {
-        hostHeader = new URL(request.url).host;
-      } catch {
-        hostHeader = "";
-      }
-    }
+  return (hostHeader, originHeader) => {
     const hostname = hostnameOf(hostHeader);
     if (hostname === undefined || !hosts.has(hostname)) {
       return "this MCP endpoint does not answer for that Host (DNS rebinding protection)";
     }
-    const originHeader = request.headers.get("origin");
-    if (originHeader === null) return undefined;
+    if (originHeader === null || originHeader === undefined) return undefined;
     const origin = originOf(originHeader);
     if (origin !== undefined) {
       if (origins.has(origin)) return undefined;

@@ -6,6 +6,7 @@ import type { HolderMetrics } from "../observability/metrics.js";
 import { oldestPendingAgeMs } from "../observability/outbox-age.js";
 import { coalescedMatchesDoorbell } from "../push/coalesced-doorbell.js";
 import type { OpenedStore } from "./open.js";
+import type { EndpointHealthDelivery } from "./operator-webhook.js";
 import type { HolderSettings } from "./options.js";
 
 export function holderDelivery(
@@ -14,6 +15,7 @@ export function holderDelivery(
   policy: EgressPolicy,
   metrics: HolderMetrics,
   settings: HolderSettings,
+  health: EndpointHealthDelivery = {},
 ): DeliveryEngine {
   const { clock, log } = settings;
   const outbox = asTables<DeliveryTables>(opened.handle);
@@ -23,6 +25,9 @@ export function holderDelivery(
     policy,
     clock,
     coalesce: coalescedMatchesDoorbell,
+    ...(health.endpointDisableAfterMs === undefined
+      ? {}
+      : { endpointHealth: { disableAfterMs: health.endpointDisableAfterMs } }),
     logger: log.child({ component: "delivery" }),
   });
   metrics.include(delivery.metrics.registry);

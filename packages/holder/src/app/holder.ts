@@ -23,6 +23,7 @@ import { openHolderMail } from "./mail.js";
 import { createHolderMcp } from "./mcp.js";
 import { openHolderOAuth } from "./oauth.js";
 import { migrateHolderStore, openHolderStore } from "./open.js";
+import { configureHolderOperatorWebhook } from "./operator-webhook.js";
 import { type CreateHolderOptions, type Holder, resolveHolderSettings } from "./options.js";
 import { createHolderServices } from "./services.js";
 import { holderSummary } from "./summary.js";
@@ -49,7 +50,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     const limits = holderLimits(opened, options, settings);
     parts.limits = limits;
     const hosts = holderHosts(options, settings, state);
-    const delivery = holderDelivery(opened, sealer, hosts.egress(), metrics, settings);
+    const delivery = holderDelivery(opened, sealer, hosts.egress(), metrics, settings, options.delivery);
 
     // What changed, told to this process's listeners (MCP Events) and to every other process.
     const changes = createIntentChangeFeed();
@@ -104,6 +105,11 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       delivery,
       draining: () => state.draining,
     });
+    // A process that only imports leaves the operator's webhook as the serving ones configured it.
+    const operatorWebhook =
+      options.background === false
+        ? undefined
+        : await configureHolderOperatorWebhook(delivery, options.delivery, settings.dataDir);
     // Expiry, the push sweep, digests and purges run in one process across all of them.
     if (options.background !== false) {
       await startHolderBackground(options, { opened, settings, services, push, oauth, delivery }, parts);
@@ -124,7 +130,10 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       delivery,
       events,
       mcp,
-      summary: holderSummary(options, settings, opened, mail, { demo, activeIntents }),
+      summary: {
+        ...holderSummary(options, settings, opened, mail, { demo, activeIntents }),
+        ...(operatorWebhook === undefined ? {} : { operatorWebhook }),
+      },
       limits,
       metrics,
     };

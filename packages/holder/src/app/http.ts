@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createKeyPageFetcher } from "@doorbell/agreements";
 import type { DeliveryEngine, DeliveryTables } from "@doorbell/delivery";
-import { nodeServers } from "@doorbell/mcp-endpoint";
+import { MCP_PATH, type NodeRoute, nodeServers } from "@doorbell/mcp-endpoint";
 import { asTables, sql } from "@doorbell/store";
 import type { HolderLimits } from "../limits/index.js";
 import type { HolderMcpEndpoint } from "../mcp/handler.js";
@@ -98,20 +98,73 @@ export function holderHttp(
   });
 }
 
-/** The app on Node, with the OAuth server's Node routes, which bypass the app, logged here. */
+/**
+ * The app on Node: in front of it the MCP endpoint's quick call (a plain pull answered on the
+ * Node request, quick-call.ts) and the OAuth server's Node routes, which bypass the app; both
+ * logged here.
+ */
 export function holderNodeServers(
   fetch: Parameters<typeof nodeServers>[0],
-  oauth: HolderOAuth | undefined,
-  accessLog: AccessLog | undefined,
+  parts: {
+    oauth: HolderOAuth | undefined;
+    accessLog: AccessLog | undefined;
+    mcp: HolderMcpEndpoint;
+    hosts: HolderHosts;
+    limits: HolderLimits;
+    metrics: HolderMetrics;
+  },
 ) {
-  return nodeServers(
-    fetch,
-    (oauth?.nodeRoutes ?? []).map((route) => ({
+  const { oauth, accessLog } = parts;
+  return nodeServers(fetch, [
+    ...quickMcpRoutes(parts),
+    ...(oauth?.nodeRoutes ?? []).map((route) => ({
       matches: (path: string) => route.matches(path),
       handle(req: IncomingMessage, res: ServerResponse) {
         if (accessLog !== undefined) logNodeRequest(accessLog, req, res, () => route.routeOf(req));
         route.handle(req, res);
       },
     })),
-  );
+  ]);
+}
+
+/**
+ * POST /mcp with the endpoint's quick call in front, after the checks the app makes first: the
+ * Host allow-list, and a request with a token goes to the app (OAuth's challenge is its to give).
+ * A request the quick call does not take goes on to the app, its body with it.
+ */
+function quickMcpRoutes(parts: {
+  accessLog: AccessLog | undefined;
+  mcp: HolderMcpEndpoint;
+  hosts: HolderHosts;
+  limits: HolderLimits;
+  metrics: HolderMetrics;
+}): NodeRoute[] {
+  const { quick } = parts.mcp;
+  if (quick === undefined) return [];
+  const { accessLog, hosts, limits, metrics } = parts;
+  return [
+    {
+      matches: (path) => path === MCP_PATH,
+      handle(req, res, next) {
+        if (req.method !== "POST" || req.url !== MCP_PATH || !hosts.allowed(req.headers.host)) return next();
+        const peer = req.socket.remoteAddress;
+        const clientKey =
+          limits.clientKey(peer, req.headers) ?? (peer === undefined ? undefined : `addr:${peer}`);
+        const answering = () => {
+          metrics.countQuickCall();
+          if (accessLog !== undefined) logNodeRequest(accessLog, req, res, () => MCP_PATH);
+        };
+        quick(req, res, clientKey, answering).then(
+          (outcome) => {
+            if (!outcome.answered) next(outcome.body);
+          },
+          () => {
+            // Nothing in the quick call throws past its own answers; were it to, the body may be
+            // gone, so the request is answered here rather than handed on.
+            if (!res.headersSent) res.writeHead(500).end();
+          },
+        );
+      },
+    },
+  ];
 }

@@ -23,7 +23,7 @@ import {
   type SessionSubscriptions,
   subscriptionUri,
 } from "./subscription-resource.js";
-import { type HolderToolServices, registerHolderTools } from "./tools.js";
+import { type HolderToolServices, holderQuickTools, registerHolderTools } from "./tools.js";
 
 const TOOL_SET: ReadonlySet<string> = new Set([...TOOL_NAMES, ...PUSH_TOOL_NAMES]);
 
@@ -54,6 +54,12 @@ export interface McpHandlerOptions extends EndpointPolicy {
    * person and carries no token is answered with the 401 challenge (signin-gate.ts).
    */
   resourceMetadataUrl?: string;
+  /**
+   * Answer a plain 2026-07-28 `intent_list_matches` call on the Node request, beside the SDK and
+   * with its bytes (@doorbell/mcp-endpoint's quick call). Default true; false sends every call
+   * through the SDK.
+   */
+  quick?: boolean;
 }
 
 /** Push profile §8.2: an agent should not poll one intent more often than every 15 minutes. */
@@ -77,8 +83,19 @@ export function createMcpHandler(
   const pullIntervalMs = Math.max(options.pullIntervalMs ?? PULL_FLOOR_MS, PULL_FLOOR_MS);
   const nextCheckAfter = () => new Date(clock() + pullIntervalMs).toISOString();
 
+  const quick =
+    options.quick === false
+      ? undefined
+      : holderQuickTools({
+          services,
+          demandSchema,
+          ...(options.authenticate === undefined ? {} : { signedIn: true }),
+          ...(push === undefined ? {} : { nextCheckAfter }),
+          log,
+        });
   const endpoint = createMcpEndpoint<SessionSubscriptions | undefined>({
     ...options,
+    ...(quick === undefined ? {} : { quickTools: quick }),
     clock,
     log,
     name: options.name ?? "doorbell-holder",

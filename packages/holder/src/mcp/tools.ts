@@ -12,7 +12,8 @@
  */
 
 import { AGGREGATOR_NOTE } from "@doorbell/intents";
-import { registerTool, type ToolGuard } from "@doorbell/intents/server";
+import { guardedCall, registerTool, type ToolGuard } from "@doorbell/intents/server";
+import type { QuickTool, QuickTools } from "@doorbell/mcp-endpoint";
 import { isDatabaseBusy } from "@doorbell/store";
 import type { McpServer } from "@modelcontextprotocol/server";
 import type { ToolContext, ToolRegistrar } from "./tools/context.js";
@@ -30,7 +31,61 @@ import { registerWithdrawIntent } from "./tools/withdraw-intent.js";
 export type { HolderToolServices, ToolContext } from "./tools/context.js";
 
 export function registerHolderTools(server: McpServer, context: ToolContext): void {
-  const guard: ToolGuard = {
+  const guard = toolGuard(context);
+  registerEach(context, (name, config, run) => {
+    if (context.only !== undefined && context.only !== name) return;
+    registerTool(server, guard, name, config, (args, extra) => run(args, extra.authInfo, extra));
+  });
+}
+
+/** The tools a plain modern call of is answered beside the SDK: the pull agents make most. */
+const QUICK_TOOL_NAMES: ReadonlySet<string> = new Set(["intent_list_matches"]);
+
+/**
+ * The quick tools (@doorbell/mcp-endpoint's quick call) over the same tool modules: each call
+ * validated by the tool's own input schema, run behind the same guard with the request's limit,
+ * and its output checked as the SDK checks it. `context` is the per-process part (no limit).
+ */
+export function holderQuickTools(context: Omit<ToolContext, "limit" | "observe" | "only">): QuickTools {
+  const tools = new Map<string, QuickTool>();
+  registerEach(context, (name, config, run) => {
+    if (!QUICK_TOOL_NAMES.has(name)) return;
+    const output = config.outputSchema;
+    tools.set(name, (args) => {
+      const parsed = config.inputSchema.safeParse(args);
+      if (!parsed.success) return undefined;
+      return async (scope, header) => {
+        const guard = toolGuard({
+          ...context,
+          ...(scope.limit === undefined ? {} : { limit: scope.limit }),
+          ...(scope.observe === undefined ? {} : { observe: scope.observe }),
+        });
+        const call = guardedCall(guard, name, (valid: typeof parsed.data, extra) =>
+          run(valid, extra.authInfo, extra),
+        );
+        const result = await call(parsed.data, { header });
+        if (output === undefined || result.isError === true) return result;
+        // The SDK's output check, with its words: a tool error, not a JSON-RPC error.
+        if (result.structuredContent === undefined) {
+          throw new Error(
+            `Output validation error: Tool ${name} has an output schema but no structured content was provided`,
+          );
+        }
+        const checked = output.safeParse(result.structuredContent);
+        if (!checked.success) {
+          throw new Error(
+            `Output validation error: Invalid structured content for tool ${name}: ${checked.error.message}`,
+          );
+        }
+        return result;
+      };
+    });
+  });
+  return tools;
+}
+
+function toolGuard(context: Pick<ToolContext, "limit" | "observe" | "log">): ToolGuard {
+  return {
     ...(context.limit === undefined ? {} : { limit: context.limit }),
     ...(context.observe === undefined ? {} : { observe: context.observe }),
     note: AGGREGATOR_NOTE,
@@ -38,11 +93,10 @@ export function registerHolderTools(server: McpServer, context: ToolContext): vo
     failedEvent: "mcp.tool.failed",
     isBusy: isDatabaseBusy,
   };
-  const tool: ToolRegistrar = (name, config, run) => {
-    if (context.only !== undefined && context.only !== name) return;
-    registerTool(server, guard, name, config, (args, extra) => run(args, extra.authInfo, extra));
-  };
+}
 
+/** Every tool module, in the order tools/list shows them, through `tool`. */
+function registerEach(context: Omit<ToolContext, "limit" | "observe" | "only">, tool: ToolRegistrar): void {
   registerPublishIntent(tool, context);
   registerGetIntent(tool, context);
   registerUpdateIntent(tool, context);

@@ -5,6 +5,7 @@ import { boundedLabel, methodLabel, routeLabel, statusLabel } from "./metrics-la
 export function callMetrics(registers: Registry[]): {
   observeToolCall(tool: string, outcome: string, seconds: number): void;
   observeRequest(route: string, method: string, status: number, seconds: number): void;
+  countQuickCall(): void;
 } {
   const toolCalls = new Counter({
     name: "doorbell_mcp_tool_calls_total",
@@ -32,6 +33,11 @@ export function callMetrics(registers: Registry[]): {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers,
   });
+  const quickCalls = new Counter({
+    name: "doorbell_mcp_quick_calls_total",
+    help: "MCP tool calls answered beside the SDK: plain 2026-07-28 pulls (the rest go through the SDK; both are in doorbell_mcp_tool_calls_total).",
+    registers,
+  });
   const tool = boundedLabel();
   const outcome = boundedLabel();
   return {
@@ -45,5 +51,6 @@ export function callMetrics(registers: Registry[]): {
       requests.inc({ route, method: methodLabel(method), status: statusLabel(status) });
       if (Number.isFinite(seconds) && seconds >= 0) requestSeconds.observe({ route }, seconds);
     },
+    countQuickCall: () => quickCalls.inc(),
   };
 }

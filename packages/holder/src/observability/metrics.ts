@@ -28,6 +28,8 @@ export interface HolderMetrics {
   observeToolCall(tool: string, outcome: string, seconds: number): void;
   /** One finished HTTP request, by route shape (see access-log.ts), method and status class. */
   observeRequest(route: string, method: string, status: number, seconds: number): void;
+  /** One tool call answered beside the SDK (the MCP endpoint's quick call). */
+  countQuickCall(): void;
   /** Counts each mail the mailer sent, and each that failed. */
   countMail(mailer: Mailer): Mailer;
   /** Counts each catalogue import and the offers it inserted, updated and matched. */
@@ -56,6 +58,7 @@ export function createHolderMetrics(): HolderMetrics {
     registry,
     observeToolCall: calls.observeToolCall,
     observeRequest: calls.observeRequest,
+    countQuickCall: calls.countQuickCall,
     countMail: mails.count,
     countImports: imports.count,
     watchPendingAge: watched.watchPendingAge,

@@ -60,6 +60,7 @@ export function registerTool<S extends z.ZodObject>(
   config: ToolConfig<S>,
   run: (args: z.infer<S>, extra: CallExtra) => Promise<CallToolResult>,
 ): void {
+  const call = guardedCall(guard, name, run);
   server.registerTool(
     name,
     {
@@ -69,43 +70,53 @@ export function registerTool<S extends z.ZodObject>(
       description: `${config.description}\n\n${guard.note}`,
     },
     // The SDK has validated `args` against `inputSchema` (strict) before this runs.
-    (async (args: z.infer<S>, ctx: ServerContext) => {
-      const started = performance.now();
-      const span = startToolSpan(name);
-      const done = (outcome: string, result: CallToolResult): CallToolResult => {
-        guard.observe?.(name, outcome, (performance.now() - started) / 1000);
-        if (span !== undefined) endToolSpan(span, outcome, result);
-        return result;
-      };
-      const verdict = await guard.limit?.();
-      if (verdict !== undefined && !verdict.ok)
-        return done("rate_limited", rateLimited(verdict.retryAfterSeconds, verdict.limit));
-      try {
-        const extra = callExtra(ctx);
-        const result = await (span === undefined
-          ? run(args, extra)
-          : inToolSpan(span, () => run(args, extra)));
-        return done(result.isError === true ? "tool_error" : "ok", result);
-      } catch (error) {
-        const refused = refusalFor(error) ?? guard.refuse?.(error);
-        if (refused !== undefined) return done("tool_error", refused);
-        if (guard.isBusy?.(error) === true) {
-          guard.log.warn({ event: guard.failedEvent, tool: name, busy: true }, "the database was too busy");
-          return done("busy", busy());
-        }
-        guard.log.error(
-          {
-            event: guard.failedEvent,
-            tool: name,
-            error: error instanceof Error ? error.name : typeof error,
-          },
-          error instanceof Error ? error.message.slice(0, 300) : "a tool failed",
-        );
-        return done("failed", internalError());
-      }
-      // biome-ignore lint/suspicious/noExplicitAny: the SDK's callback type is generic over its own schema types
-    }) as any,
+    // biome-ignore lint/suspicious/noExplicitAny: the SDK's callback type is generic over its own schema types
+    ((args: z.infer<S>, ctx: ServerContext) => call(args, callExtra(ctx))) as any,
   );
+}
+
+/**
+ * A tool's `run` behind the guard: the limit first, then the call, every failure a clear
+ * refusal, every outcome observed. `args` must already have passed the tool's input schema.
+ * What the SDK calls for a registered tool, and what a quick call beside the SDK calls.
+ */
+export function guardedCall<A>(
+  guard: ToolGuard,
+  name: string,
+  run: (args: A, extra: CallExtra) => Promise<CallToolResult>,
+): (args: A, extra: CallExtra) => Promise<CallToolResult> {
+  return async (args, extra) => {
+    const started = performance.now();
+    const span = startToolSpan(name);
+    const done = (outcome: string, result: CallToolResult): CallToolResult => {
+      guard.observe?.(name, outcome, (performance.now() - started) / 1000);
+      if (span !== undefined) endToolSpan(span, outcome, result);
+      return result;
+    };
+    const verdict = await guard.limit?.();
+    if (verdict !== undefined && !verdict.ok)
+      return done("rate_limited", rateLimited(verdict.retryAfterSeconds, verdict.limit));
+    try {
+      const result = await (span === undefined ? run(args, extra) : inToolSpan(span, () => run(args, extra)));
+      return done(result.isError === true ? "tool_error" : "ok", result);
+    } catch (error) {
+      const refused = refusalFor(error) ?? guard.refuse?.(error);
+      if (refused !== undefined) return done("tool_error", refused);
+      if (guard.isBusy?.(error) === true) {
+        guard.log.warn({ event: guard.failedEvent, tool: name, busy: true }, "the database was too busy");
+        return done("busy", busy());
+      }
+      guard.log.error(
+        {
+          event: guard.failedEvent,
+          tool: name,
+          error: error instanceof Error ? error.name : typeof error,
+        },
+        error instanceof Error ? error.message.slice(0, 300) : "a tool failed",
+      );
+      return done("failed", internalError());
+    }
+  };
 }
 
 function callExtra(ctx: ServerContext): CallExtra {
