@@ -15,6 +15,7 @@ import type { HolderOAuthOptions } from "../oauth/index.js";
 import type { HolderMetrics } from "../observability/metrics.js";
 import type { MetricsOptions } from "../observability/metrics-route.js";
 import type { OperatorPageOptions } from "../operator/operator-access.js";
+import type { EndpointHealthDelivery, OperatorWebhookSummary } from "./operator-webhook.js";
 import type { RetentionOptions } from "./retention.js";
 import type { HolderServices } from "./services.js";
 
@@ -79,9 +80,11 @@ export interface CreateHolderOptions {
    * The delivery worker: `perHostConcurrency`, doorbell subscriptions of one destination host
    * handled at once by this process (default 8 of the worker's 16); and how long the delivery log
    * keeps failed attempts and replayed dead letters (`retentionMs`, default 30 days) and dead
-   * letters never replayed (`deadLetterRetentionMs`, default 90 days).
+   * letters never replayed (`deadLetterRetentionMs`, default 90 days). An endpoint failing every
+   * attempt for `endpointDisableAfterMs` (default 5 days) is disabled, and `operatorWebhook` is
+   * told (operator-webhook.ts).
    */
-  delivery?: RetentionOptions & { perHostConcurrency?: number };
+  delivery?: RetentionOptions & { perHostConcurrency?: number } & EndpointHealthDelivery;
   /**
    * MCP Events on the MCP endpoint (`intent.matches.delivered`, `intent.status.changed`; on by
    * default, webhooks under `webhookPolicy`); `false` turns it off, `tuning` sets its intervals.
@@ -186,4 +189,6 @@ export interface HolderSummary {
   checkTrustedOrigins: readonly string[];
   /** At most one match digest per intent in this long; 0: every import's at once. */
   digestWindowMs: number;
+  /** Where operational events go, when configured (and this process serves in the background). */
+  operatorWebhook?: OperatorWebhookSummary;
 }
