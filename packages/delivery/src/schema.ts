@@ -393,4 +393,27 @@ export const deliveryMigrations = defineMigrations("delivery", [
         .execute();
     },
   },
+  {
+    version: 9,
+    name: "retention_indexes",
+    async up(db) {
+      // The retention prune (retention.ts) deletes by age in small batches: each batch finds its
+      // oldest rows through these instead of reading the whole table.
+      await db.schema
+        .createIndex("delivery_attempt_log_at")
+        .on("delivery_attempt_log")
+        .column("at")
+        .execute();
+      await db.schema
+        .createIndex("delivery_dead_letters_created")
+        .on("delivery_dead_letters")
+        .column("created_at")
+        .execute();
+      await db.schema
+        .createIndex("delivery_dead_letters_replayed")
+        .on("delivery_dead_letters")
+        .column("replayed_at")
+        .execute();
+    },
+  },
 ]);
