@@ -2,6 +2,7 @@ import { AGENT_USAGE, agentCommand } from "./commands/agent.js";
 import { CATALOGUE_USAGE, catalogueCommand } from "./commands/catalogue.js";
 import { CHECK_USAGE, checkCommand } from "./commands/check.js";
 import { DELIVERIES_USAGE, deliveriesCommand } from "./commands/deliveries.js";
+import { ENDPOINTS_USAGE, endpointsCommand } from "./commands/endpoints.js";
 import { FORWARDER_USAGE, forwarderCommand } from "./commands/forwarder.js";
 import { KEYS_USAGE, keysCommand } from "./commands/keys.js";
 import { LISTEN_USAGE, listenCommand } from "./commands/listen.js";
@@ -51,6 +52,11 @@ const COMMANDS: Record<string, Command> = {
     summary: "the holder's delivery log: list, show and replay doorbells",
     usage: DELIVERIES_USAGE,
     run: deliveriesCommand,
+  },
+  endpoints: {
+    summary: "endpoint health: list, show and enable the doorbell endpoints",
+    usage: ENDPOINTS_USAGE,
+    run: endpointsCommand,
   },
   keys: {
     summary: "export or import the seal keys, so every process of one database has the same",

@@ -14,6 +14,7 @@ import {
   parseLimitSpecs,
   parseTrustedProxies,
 } from "@doorbell/holder";
+import { decodeSecret, readPrivateFile } from "@doorbell/webhooks";
 import { type Io, processIo, UsageError } from "../io.js";
 
 /**
@@ -46,10 +47,14 @@ export const ENV = {
   digestWindow: "DOORBELL_DIGEST_WINDOW_MINUTES",
   mcpConcurrency: "DOORBELL_MCP_CONCURRENCY",
   mcpQueue: "DOORBELL_MCP_QUEUE",
+  operatorPage: "DOORBELL_OPERATOR_PAGE",
   deliveryPerHost: "DOORBELL_DELIVERY_PER_HOST",
   retentionDays: "DOORBELL_RETENTION_DAYS",
   deadLetterDays: "DOORBELL_DEAD_LETTER_DAYS",
-  operatorPage: "DOORBELL_OPERATOR_PAGE",
+  endpointDisableAfter: "DOORBELL_ENDPOINT_DISABLE_AFTER",
+  operatorWebhook: "DOORBELL_OPERATOR_WEBHOOK",
+  operatorWebhookSecret: "DOORBELL_OPERATOR_WEBHOOK_SECRET",
+  operatorWebhookSecretFile: "DOORBELL_OPERATOR_WEBHOOK_SECRET_FILE",
 } as const;
 
 export const sharedOptions = {
@@ -325,4 +330,93 @@ export function deliveryPerHostSetting(values: { "delivery-per-host"?: string | 
       unit: "a whole number",
     }) ?? DEFAULT_DELIVERY_PER_HOST
   );
+}
+
+/** An endpoint failing every attempt this long is disabled, by default. */
+export const DEFAULT_ENDPOINT_DISABLE_AFTER = "5d";
+const DURATION_UNITS_MS = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+/** The longest --endpoint-disable-after: a year (an MCP Events lease is renewed, so it may be long). */
+const MAX_DISABLE_AFTER_MS = 365 * DURATION_UNITS_MS.d;
+
+/**
+ * `--endpoint-disable-after DURATION` (else its variable): a whole number and a unit, m, h, d or w
+ * (90m, 12h, 5d, 2w), from one minute to a year.
+ */
+export function endpointDisableAfterSetting(
+  values: { "endpoint-disable-after"?: string | undefined },
+  io: Io,
+): { ms: number; text: string } {
+  const text =
+    empty(values["endpoint-disable-after"]) ??
+    empty(io.env[ENV.endpointDisableAfter]) ??
+    DEFAULT_ENDPOINT_DISABLE_AFTER;
+  const match = /^(\d{1,6})\s*([mhdw])$/i.exec(text);
+  const ms = match
+    ? Number(match[1]) *
+      DURATION_UNITS_MS[(match[2] as string).toLowerCase() as keyof typeof DURATION_UNITS_MS]
+    : Number.NaN;
+  if (!(ms >= DURATION_UNITS_MS.m && ms <= MAX_DISABLE_AFTER_MS)) {
+    throw new UsageError(
+      `--endpoint-disable-after takes a whole number and a unit m, h, d or w (90m, 12h, 5d, 2w), from 1m to 365d (${ENV.endpointDisableAfter}), not ${JSON.stringify(text)}`,
+    );
+  }
+  return { ms, text };
+}
+
+/**
+ * `--operator-webhook URL` (else its variable), where endpoint.disabled, endpoint.recovered and
+ * delivery.exhausted are POSTed, and its signing secret: `--operator-webhook-secret-file FILE`, else
+ * the secret itself in DOORBELL_OPERATOR_WEBHOOK_SECRET (kept out of ps), else the one the database
+ * keeps from an earlier start, else a new one the holder writes to a file in its data directory.
+ */
+export async function operatorWebhookSetting(
+  values: { "operator-webhook"?: string | undefined; "operator-webhook-secret-file"?: string | undefined },
+  io: Io,
+): Promise<{ url: string; secret?: string; secretFrom: string } | undefined> {
+  const text = empty(values["operator-webhook"]) ?? empty(io.env[ENV.operatorWebhook]);
+  const file = empty(values["operator-webhook-secret-file"]) ?? empty(io.env[ENV.operatorWebhookSecretFile]);
+  const inline = empty(io.env[ENV.operatorWebhookSecret]);
+  if (text === undefined) {
+    if (file !== undefined || inline !== undefined) {
+      throw new UsageError(
+        `an operator webhook secret is given but no --operator-webhook URL (${ENV.operatorWebhook}) to send with it`,
+      );
+    }
+    return undefined;
+  }
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {}
+  if (url === undefined || (url.protocol !== "https:" && url.protocol !== "http:") || url.username !== "") {
+    throw new UsageError(
+      `--operator-webhook takes an http(s) URL without credentials (${ENV.operatorWebhook})`,
+    );
+  }
+  if (file !== undefined) {
+    const read = await readPrivateFile(path.resolve(file), { mode: 0o600 });
+    if (read === undefined) throw new UsageError(`--operator-webhook-secret-file: no file at ${file}`);
+    return {
+      url: url.href,
+      secret: checkedSecret(read.trim(), "--operator-webhook-secret-file"),
+      secretFrom: `file ${file}`,
+    };
+  }
+  if (inline !== undefined) {
+    return {
+      url: url.href,
+      secret: checkedSecret(inline, ENV.operatorWebhookSecret),
+      secretFrom: ENV.operatorWebhookSecret,
+    };
+  }
+  return { url: url.href, secretFrom: "kept by the holder" };
+}
+
+function checkedSecret(secret: string, from: string): string {
+  try {
+    decodeSecret(secret);
+  } catch {
+    throw new UsageError(`${from}: the secret must be whsec_ followed by base64`);
+  }
+  return secret;
 }

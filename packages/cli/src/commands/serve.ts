@@ -2,16 +2,19 @@ import { type ClientAddressHeader, createHolder, type Holder, limitUsageLines } 
 import { type Io, UsageError } from "../io.js";
 import {
   admissionSettings,
+  checkOriginSettings,
   DEFAULT_DEAD_LETTER_DAYS,
   DEFAULT_DELIVERY_PER_HOST,
+  DEFAULT_ENDPOINT_DISABLE_AFTER,
   DEFAULT_RETENTION_DAYS,
   deliveryPerHostSetting,
-  checkOriginSettings,
   ENV,
+  endpointDisableAfterSetting,
   holderLogger,
   holderSettings,
   keysLine,
   limitSettings,
+  operatorWebhookSetting,
   retentionSettings,
   SHARED_USAGE,
   sharedOptions,
@@ -68,6 +71,17 @@ ${LIMIT_USAGE}
                         (default ${DEFAULT_RETENTION_DAYS}; ${ENV.retentionDays})
   --dead-letter-days N  days a dead letter never replayed is kept for a replay (default ${DEFAULT_DEAD_LETTER_DAYS};
                         ${ENV.deadLetterDays})
+  --endpoint-disable-after D
+                        an endpoint failing every attempt this long is disabled: a push
+                        subscription ends (rule 5), an MCP Events one is suspended; 90m, 12h, 5d, 2w
+                        (default ${DEFAULT_ENDPOINT_DISABLE_AFTER}; ${ENV.endpointDisableAfter})
+  --operator-webhook URL
+                        POST endpoint.disabled, endpoint.recovered and delivery.exhausted here,
+                        signed with Standard Webhooks, through the egress policy (${ENV.operatorWebhook})
+  --operator-webhook-secret-file FILE
+                        its whsec_ signing secret (${ENV.operatorWebhookSecretFile}; or the secret in
+                        ${ENV.operatorWebhookSecret}); default: kept in the database, generated once
+                        into <data-dir>/operator-webhook-secret
   --metrics             serve GET /metrics (Prometheus text). A holder reachable beyond this
                         machine needs DOORBELL_METRICS_TOKEN (scrapers send it as a bearer token);
                         setting the token turns metrics on
@@ -95,6 +109,9 @@ const options = {
   "delivery-per-host": { type: "string" },
   "retention-days": { type: "string" },
   "dead-letter-days": { type: "string" },
+  "endpoint-disable-after": { type: "string" },
+  "operator-webhook": { type: "string" },
+  "operator-webhook-secret-file": { type: "string" },
   metrics: { type: "boolean" },
   "operator-page": { type: "boolean" },
 } as const;
@@ -136,6 +153,8 @@ export async function serveCommand(
   const admission = admissionSettings(values, io);
   const perHost = deliveryPerHostSetting(values, io);
   const retention = retentionSettings(values, io);
+  const disableAfter = endpointDisableAfterSetting(values, io);
+  const operatorWebhook = await operatorWebhookSetting(values, io);
   if (settings.smtp === undefined && !isLoopbackAddress(listen.host)) {
     // A refusal of the settings, in one line, before anything starts.
     io.stderr(
@@ -160,6 +179,15 @@ export async function serveCommand(
       perHostConcurrency: perHost,
       retentionMs: retention.maxAgeMs,
       deadLetterRetentionMs: retention.deadLetterMaxAgeMs,
+      endpointDisableAfterMs: disableAfter.ms,
+      ...(operatorWebhook === undefined
+        ? {}
+        : {
+            operatorWebhook: {
+              url: operatorWebhook.url,
+              ...(operatorWebhook.secret === undefined ? {} : { secret: operatorWebhook.secret }),
+            },
+          }),
     },
     ...(settings.digestWindowMs === undefined ? {} : { config: { digestWindowMs: settings.digestWindowMs } }),
     env: io.env,
@@ -216,6 +244,11 @@ export async function serveCommand(
       `at most ${perHost} doorbell subscriptions of one host at once per process (--delivery-per-host); failed attempts kept ${retention.retentionDays} days, dead letters ${retention.deadLetterDays} (--retention-days, --dead-letter-days)`,
     ],
     [
+      "Endpoint health",
+      `an endpoint failing every attempt for ${disableAfter.text} is disabled (--endpoint-disable-after); doorbell endpoints list shows them`,
+    ],
+    ["Operator webhook", operatorWebhookLine(s.operatorWebhook)],
+    [
       "Egress",
       s.webhookPolicy === "production"
         ? "production policy: doorbells and client metadata fetches go to https:443 on public addresses only"
@@ -258,6 +291,19 @@ export async function serveCommand(
   await untilStopped(io, control.until);
   await holder.close();
   return 0;
+}
+
+/** The operator webhook's summary line: its origin and where its secret came from, never the secret. */
+function operatorWebhookLine(webhook: Holder["summary"]["operatorWebhook"]): string {
+  if (webhook === undefined)
+    return "off (--operator-webhook URL sends endpoint.disabled, endpoint.recovered, delivery.exhausted)";
+  const secret =
+    webhook.secret === "generated"
+      ? `a new signing secret, written to ${webhook.secretFile}`
+      : webhook.secret === "kept"
+        ? "the signing secret kept from an earlier start"
+        : "the signing secret given";
+  return `${webhook.origin} (Standard Webhooks, ${secret})`;
 }
 
 /** The forwarding headers as the summary names them. */
