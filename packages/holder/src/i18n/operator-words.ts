@@ -12,8 +12,8 @@ const en = {
   updated: (at: string) => `As of ${at}. Reload the page to see newer figures.`,
   endpoints: {
     heading: "Endpoints",
-    caption: (shown: number) =>
-      `The ${shown} most recently changed subscriptions, with their delivery state.`,
+    caption: (most: number) =>
+      `Subscriptions and their delivery state, the most recently changed first (at most ${most}).`,
     none: "No subscription yet.",
     channel: "Channel",
     subscriber: "Subscriber id",
@@ -26,6 +26,17 @@ const en = {
     health: "Health window",
     healthFigures: (successes: number, failures: number) => `${successes} delivered, ${failures} failed`,
     disabled: (reason: string) => `Disabled (${reason})`,
+    disabledReasons: {
+      "failing-too-long": "failing too long",
+      "retries-exhausted": "retries exhausted",
+    } as Record<string, string>,
+    states: {
+      healthy: "Healthy",
+      failing: "Failing",
+      suspended: "Suspended",
+      disabled: "Disabled",
+      ended: "Ended",
+    } as Record<string, string>,
   },
   statuses: {
     pending_verification: "Waiting for its challenge",
@@ -104,7 +115,7 @@ const sk: OperatorWords = {
   updated: (at: string) => `Stav k ${at}. Novšie čísla uvidíte po opätovnom načítaní stránky.`,
   endpoints: {
     heading: "Koncové body",
-    caption: (shown: number) => `Posledných ${shown} zmenených odberov a stav ich doručovania.`,
+    caption: (most: number) => `Odbery a stav ich doručovania, naposledy zmenené prvé (najviac ${most}).`,
     none: "Zatiaľ žiadny odber.",
     channel: "Kanál",
     subscriber: "Id odberateľa",
@@ -117,6 +128,17 @@ const sk: OperatorWords = {
     health: "Okno zdravia",
     healthFigures: (successes: number, failures: number) => `doručené: ${successes}, zlyhané: ${failures}`,
     disabled: (reason: string) => `Vypnutý (${reason})`,
+    disabledReasons: {
+      "failing-too-long": "zlyháva príliš dlho",
+      "retries-exhausted": "vyčerpané opakovania",
+    },
+    states: {
+      healthy: "Zdravý",
+      failing: "Zlyháva",
+      suspended: "Pozastavený",
+      disabled: "Vypnutý",
+      ended: "Ukončený",
+    },
   },
   statuses: {
     pending_verification: "Čaká na overenie",
@@ -193,7 +215,7 @@ const cs: OperatorWords = {
   updated: (at: string) => `Stav k ${at}. Novější čísla uvidíte po opětovném načtení stránky.`,
   endpoints: {
     heading: "Koncové body",
-    caption: (shown: number) => `Posledních ${shown} změněných odběrů a stav jejich doručování.`,
+    caption: (most: number) => `Odběry a stav jejich doručování, naposledy změněné první (nejvýše ${most}).`,
     none: "Zatím žádný odběr.",
     channel: "Kanál",
     subscriber: "Id odběratele",
@@ -206,6 +228,17 @@ const cs: OperatorWords = {
     health: "Okno zdraví",
     healthFigures: (successes: number, failures: number) => `doručeno: ${successes}, selhalo: ${failures}`,
     disabled: (reason: string) => `Vypnutý (${reason})`,
+    disabledReasons: {
+      "failing-too-long": "selhává příliš dlouho",
+      "retries-exhausted": "vyčerpaná opakování",
+    },
+    states: {
+      healthy: "Zdravý",
+      failing: "Selhává",
+      suspended: "Pozastavený",
+      disabled: "Vypnutý",
+      ended: "Ukončený",
+    },
   },
   statuses: {
     pending_verification: "Čeká na ověření",

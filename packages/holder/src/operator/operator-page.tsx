@@ -11,7 +11,7 @@ import { formatNumber } from "../i18n/format.js";
 import type { OperatorWords } from "../i18n/operator-words.js";
 import type { Lang } from "../model/languages.js";
 import { DeliveryChart } from "./delivery-chart.js";
-import type { OperatorView } from "./operator-data.js";
+import { OPERATOR_ROWS, type OperatorView } from "./operator-data.js";
 
 /** The page's own styles, after the shared stylesheet (allowed by hash in its CSP). */
 export const OPERATOR_STYLE = [
@@ -26,7 +26,7 @@ export const OPERATOR_STYLE = [
   "figure.chart h3{margin:0}",
   "svg.plot{display:block;width:100%;height:auto;margin:.5rem 0}",
   ".plot .grid{stroke:var(--border);stroke-width:1}",
-  ".plot .tick{fill:var(--muted);font-size:12px;font-family:inherit}",
+  ".plot .tick{fill:var(--muted);font-size:15px;font-family:inherit}",
   ".plot .bar-ok{fill:var(--ok)}.plot .bar-fail{fill:var(--err)}",
   ".plot .time{fill:none;stroke:var(--accent);stroke-width:2}.plot .time-dot{fill:var(--accent)}",
   ".legend{display:flex;flex-wrap:wrap;gap:.25rem 1rem;list-style:none;margin:.25rem 0 0;padding:0;font-size:.9375rem}",
@@ -53,6 +53,11 @@ const Maybe: FC<{ at: number | null; lang: Lang; none: string }> = ({ at, lang, 
   at === null ? <span class="muted">{none}</span> : <When value={at} lang={lang} />;
 
 function statusOf(entry: DeliveryLogEntry, words: OperatorWords): string {
+  const { disabledAt, disabledReason } = entry.health;
+  if (disabledAt !== null) {
+    const reason = disabledReason ?? "";
+    return words.endpoints.disabled(words.endpoints.disabledReasons[reason] ?? reason);
+  }
   if (entry.status === "active" && !entry.deliveryActive) return words.statuses.suspended;
   return words.statuses[entry.status];
 }
@@ -100,12 +105,13 @@ export const OperatorPage: FC<{
       {view.endpoints.length === 0 ? (
         <p>{words.endpoints.none}</p>
       ) : (
-        <Table label={words.endpoints.heading} caption={words.endpoints.caption(view.endpoints.length)}>
+        <Table label={words.endpoints.heading} caption={words.endpoints.caption(OPERATOR_ROWS.endpoints)}>
           <thead>
             <tr>
               <th scope="col">{words.endpoints.channel}</th>
               <th scope="col">{words.endpoints.subscriber}</th>
               <th scope="col">{words.endpoints.status}</th>
+              <th scope="col">{words.endpoints.health}</th>
               <th scope="col">{words.endpoints.lastSuccess}</th>
               <th scope="col">{words.endpoints.lastError}</th>
               <th scope="col">{words.endpoints.failingSince}</th>
@@ -122,17 +128,25 @@ export const OperatorPage: FC<{
                 </td>
                 <td>{statusOf(entry, words)}</td>
                 <td>
-                  <Maybe at={entry.lastDeliveryAt} lang={lang} none={words.never} />
+                  {words.endpoints.states[entry.health.state] ?? entry.health.state}:{" "}
+                  {words.endpoints.healthFigures(entry.health.successes, entry.health.failures)}
                 </td>
                 <td>
-                  {entry.lastError === null ? (
+                  <Maybe
+                    at={entry.health.lastSuccessAt ?? entry.lastDeliveryAt}
+                    lang={lang}
+                    none={words.never}
+                  />
+                </td>
+                <td>
+                  {(entry.health.lastErrorCategory ?? entry.lastError) === null ? (
                     <span class="muted">{words.none}</span>
                   ) : (
-                    <code class="failing">{entry.lastError}</code>
+                    <code class="failing">{entry.health.lastErrorCategory ?? entry.lastError}</code>
                   )}
                 </td>
                 <td>
-                  <Maybe at={entry.failedSince} lang={lang} none={words.none} />
+                  <Maybe at={entry.health.failingSince ?? entry.failedSince} lang={lang} none={words.none} />
                 </td>
                 <td>{n(entry.queued)}</td>
                 <td>{n(entry.deadLetters)}</td>

@@ -239,6 +239,9 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     expect(html).toContain("sub-first-7d2a");
     expect(html).toContain("sub-second-3c9e");
     expect(html).toContain("MCP Events (SEP-3415)");
+    // Each endpoint's health over its window (the delivery log's reader, health.ts).
+    expect(html).toMatch(/<td>(Healthy|Failing): 3 delivered, 2 failed<\/td>/);
+    expect(html).toMatch(/<td>Healthy: 2 delivered, 0 failed<\/td>/);
     const category = (
       await deliveryDb(first)
         .selectFrom("delivery_attempt_log")
