@@ -37,33 +37,53 @@ export function createStatsRecorder(options: {
   flushEveryMs?: number;
 }): StatsRecorder {
   const flushEveryMs = options.flushEveryMs ?? STATS_FLUSH_MS;
-  let pending = new Map<string, Tally>();
+  // By bucket, then channel: numbers and a few channel names as keys, nothing built per attempt.
+  let pending = new Map<number, Map<Channel, Tally>>();
   let timer: NodeJS.Timeout | undefined;
   let flushing: Promise<void> = Promise.resolve();
   let prunedAt = Number.NEGATIVE_INFINITY;
 
-  const add = (into: Map<string, Tally>, tally: Tally) => {
-    const key = `${tally.bucket_start} ${tally.channel}`;
-    const found = into.get(key);
-    if (found === undefined) {
-      into.set(key, { ...tally });
-      return;
+  const tallyOf = (into: Map<number, Map<Channel, Tally>>, bucket: number, channel: Channel): Tally => {
+    let byChannel = into.get(bucket);
+    if (byChannel === undefined) {
+      byChannel = new Map();
+      into.set(bucket, byChannel);
     }
-    found.successes += tally.successes;
-    found.failures += tally.failures;
-    found.latency_ms_sum += tally.latency_ms_sum;
-    found.latency_ms_max = Math.max(found.latency_ms_max, tally.latency_ms_max);
-    found.within_100ms += tally.within_100ms;
-    found.within_1s += tally.within_1s;
-    found.within_5s += tally.within_5s;
+    let tally = byChannel.get(channel);
+    if (tally === undefined) {
+      tally = {
+        bucket_start: bucket,
+        channel,
+        successes: 0,
+        failures: 0,
+        latency_ms_sum: 0,
+        latency_ms_max: 0,
+        within_100ms: 0,
+        within_1s: 0,
+        within_5s: 0,
+      };
+      byChannel.set(channel, tally);
+    }
+    return tally;
+  };
+
+  const addBack = (tally: Tally) => {
+    const into = tallyOf(pending, tally.bucket_start, tally.channel);
+    into.successes += tally.successes;
+    into.failures += tally.failures;
+    into.latency_ms_sum += tally.latency_ms_sum;
+    into.latency_ms_max = Math.max(into.latency_ms_max, tally.latency_ms_max);
+    into.within_100ms += tally.within_100ms;
+    into.within_1s += tally.within_1s;
+    into.within_5s += tally.within_5s;
   };
 
   const write = async (): Promise<void> => {
-    const batch = pending;
+    const batch = [...pending.values()].flatMap((byChannel) => [...byChannel.values()]);
     pending = new Map();
     const now = options.clock();
     try {
-      if (batch.size > 0) await upsertStats(options.db, [...batch.values()]);
+      if (batch.length > 0) await upsertStats(options.db, batch);
       if (now - prunedAt >= PRUNE_EVERY_MS) {
         prunedAt = now;
         await options.db
@@ -73,7 +93,7 @@ export function createStatsRecorder(options: {
       }
     } catch (error) {
       // Kept for the next flush: the figures are late, not lost (unless the process ends first).
-      for (const tally of batch.values()) add(pending, tally);
+      for (const tally of batch) addBack(tally);
       options.log.warn(
         { err: (error as Error).message },
         "writing delivery stats failed; kept for the next try",
@@ -92,18 +112,15 @@ export function createStatsRecorder(options: {
 
   return {
     record(channel, delivered, durationMs, at) {
-      const ms = Math.max(0, Math.round(durationMs));
-      add(pending, {
-        bucket_start: bucketOf(at),
-        channel,
-        successes: delivered ? 1 : 0,
-        failures: delivered ? 0 : 1,
-        latency_ms_sum: ms,
-        latency_ms_max: ms,
-        within_100ms: ms <= 100 ? 1 : 0,
-        within_1s: ms <= 1_000 ? 1 : 0,
-        within_5s: ms <= 5_000 ? 1 : 0,
-      });
+      const ms = durationMs > 0 ? Math.round(durationMs) : 0;
+      const tally = tallyOf(pending, at - (at % STATS_BUCKET_MS), channel);
+      if (delivered) tally.successes++;
+      else tally.failures++;
+      tally.latency_ms_sum += ms;
+      if (ms > tally.latency_ms_max) tally.latency_ms_max = ms;
+      if (ms <= 100) tally.within_100ms++;
+      if (ms <= 1_000) tally.within_1s++;
+      if (ms <= 5_000) tally.within_5s++;
       if (timer === undefined) {
         timer = setTimeout(() => {
           timer = undefined;
