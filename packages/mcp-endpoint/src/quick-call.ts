@@ -20,6 +20,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Admission } from "./admission.js";
 import type { ServingScope } from "./endpoint.js";
+import { endQuickCallSpan, inQuickCallSpan, startQuickCallSpan } from "./request-span.js";
 
 /** The revision whose plain calls are taken. */
 const MODERN = "2026-07-28";
@@ -97,11 +98,15 @@ export async function serveQuick(
   // A full house is the usual path's to refuse (503 and Retry-After, or a turn after all).
   if (release === undefined) return { answered: false, body };
   onAnswer();
+  // The same span as the SDK path's when an OpenTelemetry SDK is registered (request-span.ts).
+  const span = startQuickCallSpan(req.url ?? "/");
   let result: CallToolResult;
   try {
-    result = await run(context.scope(clientKey ?? "anonymous"), (name) =>
-      headerValue(req.headers[name.toLowerCase()]),
-    );
+    const scope = context.scope(clientKey ?? "anonymous");
+    const header = (name: string) => headerValue(req.headers[name.toLowerCase()]);
+    result = await (span === undefined
+      ? run(scope, header)
+      : inQuickCallSpan(span, () => run(scope, header)));
   } catch (error) {
     // The guarded call turns every failure into a result; a throw past it is what the SDK's
     // tools/call turns into a tool error with the error's message.
@@ -118,6 +123,7 @@ export async function serveQuick(
   // A JSON answer is complete once made (answered.ts): the place goes back before it is written.
   release();
   answer(res, 200, text);
+  if (span !== undefined) endQuickCallSpan(span, 200);
   return { answered: true };
 }
 

@@ -8,6 +8,11 @@
  * link or status may hold one. Both eras, both engines.
  */
 
+import { mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { forEachEngine } from "@doorbell/store/testing";
 import { context, SpanKind, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
@@ -18,6 +23,9 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHolder } from "../../src/app/holder.js";
+import { isLocalMailbox } from "../../src/mail/local-mailbox.js";
+import { basicIntent, tokenOf } from "../support/intents-harness.js";
 import {
   activeIntent,
   basicPublish,
@@ -84,6 +92,47 @@ const messageIds = (span: ReadableSpan): string[] =>
   span.events
     .filter((event) => event.name === "doorbell.queued")
     .map((event) => String(event.attributes?.["messaging.message.id"]));
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A pull in the plain shape an SDK client sends, which the holder answers beside the SDK (quick-call.ts). */
+function plainPull(url: string, intentCode: string): Promise<number> {
+  const body = JSON.stringify({
+    jsonrpc: "2.0",
+    id: ID_CANARY,
+    method: "tools/call",
+    params: {
+      name: "intent_list_matches",
+      arguments: { intentCode },
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { name: "traces-test", version: "1.0.0" },
+        "io.modelcontextprotocol/clientCapabilities": {},
+      },
+    },
+  });
+  const headers = {
+    accept: "application/json, text/event-stream",
+    "content-type": "application/json",
+    "mcp-method": "tools/call",
+    "mcp-name": "intent_list_matches",
+    "mcp-protocol-version": "2026-07-28",
+  };
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method: "POST", headers, agent: false }, (response) => {
+      response.resume();
+      response.on("end", () => resolve(response.statusCode ?? 0));
+    });
+    request.on("error", reject);
+    request.end(body);
+  });
+}
 
 forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   let h: TestHolder;
@@ -284,6 +333,75 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       const text = exported(span);
       for (const canary of canaries)
         expect(planted(text, canary), `${span.name} holds ${canary}`).toBe(false);
+    }
+  });
+  it("a pull the holder answers beside the SDK has the same request and tool spans, and no canary", async () => {
+    const database = await engine.createDatabase();
+    const dataDir = mkdtempSync(path.join(tmpdir(), "doorbell-traces-"));
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const token = "metrics-token-traces-test";
+    const holder = await createHolder({
+      database: database.url,
+      dataDir,
+      publicUrl: base,
+      env: {},
+      demo: false,
+      oauth: false,
+      events: false,
+      metrics: { token },
+    });
+    try {
+      await holder.listen(port, "127.0.0.1");
+      const mailer = holder.context.mailer;
+      if (!isLocalMailbox(mailer)) throw new Error("the test holder uses the local mailbox");
+      const published = await holder.services.intents.publish(basicIntent({ hiddenLimit: LIMIT }));
+      await holder.services.consent.giveConsent(tokenOf(published.consentUrl), {
+        email: CONTACT,
+        accepted: true,
+      });
+      const [mail] = await mailer.listMailbox({ to: CONTACT.toLowerCase(), limit: 1 });
+      await holder.services.consent.confirmEmail(
+        /\/confirm\/([0-9A-Za-z]+)/.exec(mail?.text ?? "")?.[1] as string,
+      );
+      exporter.reset();
+
+      expect(await plainPull(`${base}/mcp`, published.intentCode)).toBe(200);
+      const scraped = await (
+        await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } })
+      ).text();
+      expect(/^doorbell_mcp_quick_calls_total 1$/m.test(scraped), "the quick call answered").toBe(true);
+
+      await provider.forceFlush();
+      const spans = exporter.getFinishedSpans();
+      const tool = spans.find((span) => span.name === "execute_tool intent_list_matches");
+      if (tool === undefined) throw new Error("no span for the pull's tool call");
+      expect(tool.attributes).toMatchObject({ "doorbell.tool.outcome": "ok" });
+      const request = parentOf(spans, tool);
+      expect(request?.name).toBe("tools/call");
+      expect(request?.kind).toBe(SpanKind.SERVER);
+      expect(request?.attributes).toEqual({
+        "http.request.method": "POST",
+        "url.path": "/mcp",
+        "doorbell.mcp.era": "modern",
+        "mcp.method.name": "tools/call",
+        "mcp.protocol.version": "2026-07-28",
+        "http.response.status_code": 200,
+      });
+      for (const span of spans) {
+        const text = exported(span);
+        for (const canary of [
+          published.intentCode,
+          published.intentCode.slice(3),
+          ID_CANARY,
+          ...CONTACT_SHAPES,
+        ]) {
+          expect(text.includes(canary), `${span.name} holds ${canary}`).toBe(false);
+        }
+      }
+    } finally {
+      await holder.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
