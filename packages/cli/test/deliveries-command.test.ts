@@ -130,7 +130,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
 describe("doorbell deliveries usage", () => {
   it("says what is wrong in one line and exits 2", async () => {
     for (const [args, message] of [
-      [["deliveries"], "say doorbell deliveries list, show or replay"],
+      [["deliveries"], "say doorbell deliveries list, show, replay or prune"],
       [["deliveries", "forget"], 'unknown deliveries action "forget"'],
       [["deliveries", "show"], "show takes one subscription id"],
       [["deliveries", "replay", "a", "b"], "replay takes one dead letter id (dlq_…)"],
