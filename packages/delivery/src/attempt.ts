@@ -269,8 +269,7 @@ export async function attemptRow(
     await recordEndpointFailure(ctx, trx, {
       sub,
       row,
-      decision,
-      exhausted: plan.deadLetter === "retries-exhausted",
+      plan,
       disabling,
       category: result.category,
       at: after,
@@ -278,9 +277,6 @@ export async function attemptRow(
   });
   const throttled =
     decision.kind === "retry" && result.status !== undefined && THROTTLE_STATUSES.has(result.status);
-  return {
-    outcome: disabling ? "stopped" : plan.outcome,
-    status,
-    ...(throttled ? { throttledUntil: decision.at } : {}),
-  };
+  const next = disabling ? "stopped" : plan.outcome;
+  return { outcome: next, status, ...(throttled ? { throttledUntil: decision.at } : {}) };
 }

@@ -5,7 +5,7 @@
  */
 import { deadLetter } from "./attempt-log.js";
 import type { Db, EngineContext } from "./context.js";
-import type { Decision } from "./decide.js";
+import type { FailurePlan } from "./decide.js";
 import type { Disabling } from "./health.js";
 import { emitOperatorEvent, endpointRef } from "./operator-events.js";
 import type { OutboxRow, SubscriptionRow } from "./schema.js";
@@ -40,9 +40,8 @@ export async function recordRecovery(ctx: EngineContext, sub: SubscriptionRow, a
 export interface EndpointFailure {
   sub: SubscriptionRow;
   row: Pick<OutboxRow, "webhook_id" | "type" | "body" | "first_attempt_at" | "attempts">;
-  decision: Decision;
-  /** The doorbell was given up on for exhausted retries (decide.ts). */
-  exhausted: boolean;
+  /** What the failure does to its event (decide.ts). */
+  plan: FailurePlan;
   disabling: Disabling | undefined;
   category: string;
   at: number;
@@ -58,7 +57,8 @@ export async function recordEndpointFailure(
   db: Db,
   failure: EndpointFailure,
 ): Promise<void> {
-  const { sub, row, decision, disabling, at } = failure;
+  const { sub, row, disabling, at } = failure;
+  const { decision } = failure.plan;
   if (sub.channel === "operator") return;
   const endpoint = endpointRef(sub);
   // Push ended for failing too long while its head still had retries: that doorbell is given up too.
@@ -73,7 +73,7 @@ export async function recordEndpointFailure(
       at,
     });
   }
-  if (failure.exhausted || endsEarly) {
+  if (failure.plan.deadLetter === "retries-exhausted" || endsEarly) {
     await emitOperatorEvent(ctx, db, {
       type: "delivery.exhausted",
       endpoint,
