@@ -23,6 +23,7 @@ import { generateSecret } from "@doorbell/webhooks";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHolder, type Holder } from "../../src/app/holder.js";
+import { textNodes, untranslated } from "../support/untranslated.js";
 
 const TOKEN = "operator-token-for-the-test-41c9";
 const DAY = 86_400_000;
@@ -301,5 +302,22 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     expect(again.headers.get("location")).toBe("/operator?refused=already#dead-letters");
     const refusedPage = await (await fetch(`${origin}/operator?refused=already`, { headers: bearer })).text();
     expect(refusedPage).toContain("That dead letter was replayed already. Nothing changed.");
+
+    // In Slovak and Czech, with the same data: no English text left (ids, types and categories are code).
+    const english = textNodes(await (await fetch(`${origin}/operator?lang=en`, { headers: bearer })).text());
+    for (const lang of ["sk", "cs"]) {
+      const other = await (await fetch(`${origin}/operator?lang=${lang}`, { headers: bearer })).text();
+      expect(other).toContain(`<html lang="${lang}">`);
+      expect(
+        untranslated(english, textNodes(other), [
+          first.summary.name,
+          "UTC",
+          " ms",
+          "SEP-3415",
+          "HTTP",
+          "webhook-id",
+        ]),
+      ).toEqual([]);
+    }
   });
 });
