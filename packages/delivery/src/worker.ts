@@ -125,7 +125,8 @@ export function createWorker(
     }
     if (busy.length === 0) return;
     ctx.metrics.hostDeferrals.inc(busy.length);
-    const at = ctx.clock() + HOST_BUSY_DEFER_MS * (1 + ctx.random());
+    // Whole milliseconds: wake_at is a bigint on PostgreSQL, and the jitter is fractional.
+    const at = Math.round(ctx.clock() + HOST_BUSY_DEFER_MS * (1 + ctx.random()));
     await Promise.all(busy.map((sub) => putBack(ctx, sub.id, workerId, at)));
   };
 
