@@ -15,6 +15,7 @@ import {
   parseTrustedProxies,
 } from "@doorbell/holder";
 import { decodeSecret, readPrivateFile } from "@doorbell/webhooks";
+import { bufferedLines } from "../buffered-lines.js";
 import { type Io, processIo, UsageError } from "../io.js";
 
 /**
@@ -142,7 +143,10 @@ export function holderLogger(io: Io, fallback: "info" | "warn") {
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  return createHolderLogger({ level: level as LogLevel, format, write: (line) => io.stderr(line) });
+  // A real process gathers its lines (buffered-lines.ts); an injected io sees each line at once.
+  const write =
+    io === processIo ? bufferedLines((text) => io.stderr(text)) : (line: string) => io.stderr(line);
+  return createHolderLogger({ level: level as LogLevel, format, write });
 }
 
 /** Where the data is, for summaries: a PostgreSQL password never appears. */
