@@ -200,6 +200,7 @@ export function createSharedLimiter(options: SharedLimiterOptions): SharedLimite
     points: res.consumedPoints,
     expire: res.msBeforeNext < 0 ? null : now() + res.msBeforeNext,
   });
+  const busyKeys = rememberedHashes(hashKey);
   const batched = createBatchedCounts({
     store,
     addPoints: (db, rlKey, points, msDuration) =>
@@ -215,8 +216,9 @@ export function createSharedLimiter(options: SharedLimiterOptions): SharedLimite
       const rule = rules.get(bucket);
       if (limiter === undefined || rule === undefined)
         throw new RangeError(`no limit is set for ${JSON.stringify(bucket)}`);
-      const hashed = hashKey(key);
       const busy = rule.points >= BATCHED_FROM_POINTS;
+      // The MCP limits' keys are client addresses and sessions; an e-mail is never remembered.
+      const hashed = busy && bucket.startsWith("mcp.") ? busyKeys.hash(key) : hashKey(key);
       const rlKey = limiter.getKey(hashed);
       if (busy) {
         const known = batched.consume(rlKey, rule.points, points);
@@ -241,6 +243,25 @@ export function createSharedLimiter(options: SharedLimiterOptions): SharedLimite
     async close() {
       if (timer !== undefined) clearInterval(timer);
       await batched.close();
+    },
+  };
+}
+
+/** Keyed hashes of the clients the busy limits see most: one per client, not one per call. */
+const REMEMBERED_HASHES = 10_000;
+
+/** `hashKey` remembered, forgotten all at once when `REMEMBERED_HASHES` are held. */
+function rememberedHashes(hashKey: (key: string) => string): { hash(key: string): string } {
+  const known = new Map<string, string>();
+  return {
+    hash(key) {
+      let hashed = known.get(key);
+      if (hashed === undefined) {
+        if (known.size >= REMEMBERED_HASHES) known.clear();
+        hashed = hashKey(key);
+        known.set(key, hashed);
+      }
+      return hashed;
     },
   };
 }
