@@ -38,6 +38,10 @@ export function endUrlIn(descriptor: unknown, upstream: URL): HolderEndUrl {
   return { url };
 }
 
+/** Whether an answer with this status may succeed later: a busy, early or failing holder. */
+export const retryableStatus = (status: number): boolean =>
+  status === 408 || status === 425 || status === 429 || status >= 500;
+
 export function createHolderEndUrlFinder(
   upstream: URL,
   policy: EgressPolicy,
@@ -52,12 +56,7 @@ export function createHolderEndUrlFinder(
     if (answer.ok) value = endUrlIn(answer.json, upstream);
     else if (answer.category === "blocked_url" || answer.category === "blocked_address")
       value = { unsupported: `the egress policy refuses the holder: ${answer.reason}` };
-    else if (
-      answer.status !== undefined &&
-      answer.status < 500 &&
-      answer.status !== 408 &&
-      answer.status !== 429
-    )
+    else if (answer.status !== undefined && !retryableStatus(answer.status))
       value = { unsupported: "the holder serves no descriptor this forwarder can read" };
     else return { unreachable: answer.reason };
     kept = { value, until: clock() + KEEP_MS };

@@ -16,7 +16,7 @@ import { randomBytes } from "node:crypto";
 import { subscriptionEndBody } from "@doorbell/intents";
 import { createStandardSigner, type EgressResult, postWebhook } from "@doorbell/webhooks";
 import type { ForwarderContext } from "./context.js";
-import { createHolderEndUrlFinder, type HolderEndUrlFinder } from "./holder-end-url.js";
+import { createHolderEndUrlFinder, type HolderEndUrlFinder, retryableStatus } from "./holder-end-url.js";
 import {
   claimHolderEnd,
   dueHolderEnds,
@@ -51,11 +51,7 @@ const notTaken = (result: EgressResult): boolean =>
 
 /** Whether trying again later may succeed: no answer, or a busy or failing server. */
 const retryable = (result: EgressResult): boolean =>
-  result.status === undefined ||
-  result.status === 408 ||
-  result.status === 425 ||
-  result.status === 429 ||
-  result.status >= 500;
+  result.status === undefined || retryableStatus(result.status);
 
 export function createHolderEnds(
   ctx: Ctx,
