@@ -6,10 +6,11 @@
  * to what is there, so processes sharing the database add into the same rows. Buckets older than
  * `STATS_KEPT_MS` are deleted by a flush now and then.
  */
-import { sql } from "@doorbell/store";
+import { type Kysely, sql } from "@doorbell/store";
 import type { Logger } from "pino";
-import type { Db } from "./context.js";
-import type { Channel, DeliveryStatsRow } from "./schema.js";
+import type { Channel, DeliveryStatsRow, DeliveryTables } from "./schema.js";
+
+type Db = Kysely<DeliveryTables>;
 
 export const STATS_BUCKET_MS = 5 * 60_000;
 /** How long buckets are kept: the chart's longest range. */

@@ -65,42 +65,19 @@ function statusOf(entry: DeliveryLogEntry, words: OperatorWords): string {
 const channelName = (channel: string, words: OperatorWords): string =>
   (CHANNELS as readonly string[]).includes(channel) ? words.channels[channel as Channel] : channel;
 
-export const OperatorPage: FC<{
-  holderName: string;
+/** What every section gets: the page's words, language and data. */
+interface SectionProps {
   lang: Lang;
   words: OperatorWords;
   view: OperatorView;
-  /** The form token for the replay buttons. */
-  csrf: string;
-  notice?: { ok: boolean; text: string } | undefined;
-}> = ({ holderName, lang, words, view, csrf, notice }) => {
-  const hour = (at: number) => new Date(at).toISOString().slice(11, 16);
-  const day = (at: number) => {
-    const date = new Date(at);
-    return lang === "en"
-      ? date.toISOString().slice(5, 10)
-      : `${date.getUTCDate()}. ${date.getUTCMonth() + 1}.`;
-  };
-  const dayFull = (at: number) => new Date(at).toISOString().slice(0, 10);
-  const hourFull = (at: number) => `${new Date(at).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
+const hourFull = (at: number) => `${new Date(at).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+
+const EndpointsSection: FC<SectionProps> = ({ lang, words, view }) => {
   const n = (value: number) => formatNumber(value, lang);
   return (
-    <Layout
-      title={words.title}
-      holderName={holderName}
-      lang={lang}
-      langSwitch={true}
-      pageStyle={OPERATOR_STYLE}
-    >
-      <h1>{words.title}</h1>
-      {notice !== undefined && (
-        <div class={notice.ok ? "notice" : "alert"} role="status">
-          <p>{notice.text}</p>
-        </div>
-      )}
-      <p class="lead">{words.lead}</p>
-      <p class="muted">{words.updated(hourFull(view.now))}</p>
-
+    <>
       <h2 id="endpoints">{words.endpoints.heading}</h2>
       {view.endpoints.length === 0 ? (
         <p>{words.endpoints.none}</p>
@@ -155,7 +132,21 @@ export const OperatorPage: FC<{
           </tbody>
         </Table>
       )}
+    </>
+  );
+};
 
+const ChartSection: FC<SectionProps> = ({ lang, words, view }) => {
+  const hour = (at: number) => new Date(at).toISOString().slice(11, 16);
+  const day = (at: number) => {
+    const date = new Date(at);
+    return lang === "en"
+      ? date.toISOString().slice(5, 10)
+      : `${date.getUTCDate()}. ${date.getUTCMonth() + 1}.`;
+  };
+  const dayFull = (at: number) => new Date(at).toISOString().slice(0, 10);
+  return (
+    <>
       <h2 id="chart">{words.chart.heading}</h2>
       <div class="charts">
         <DeliveryChart
@@ -179,7 +170,14 @@ export const OperatorPage: FC<{
           lang={lang}
         />
       </div>
+    </>
+  );
+};
 
+const RecentSection: FC<SectionProps> = ({ lang, words, view }) => {
+  const n = (value: number) => formatNumber(value, lang);
+  return (
+    <>
       <h2 id="recent">{words.recent.heading}</h2>
       {view.attempts.length === 0 ? (
         <p>{words.recent.none}</p>
@@ -221,7 +219,14 @@ export const OperatorPage: FC<{
           </tbody>
         </Table>
       )}
+    </>
+  );
+};
 
+const DeadLettersSection: FC<SectionProps & { csrf: string }> = ({ lang, words, view, csrf }) => {
+  const n = (value: number) => formatNumber(value, lang);
+  return (
+    <>
       <h2 id="dead-letters">{words.dead.heading}</h2>
       {view.deadLetters.length === 0 ? (
         <p>{words.dead.none}</p>
@@ -274,6 +279,37 @@ export const OperatorPage: FC<{
           </tbody>
         </Table>
       )}
-    </Layout>
+    </>
   );
 };
+
+export const OperatorPage: FC<{
+  holderName: string;
+  lang: Lang;
+  words: OperatorWords;
+  view: OperatorView;
+  /** The form token for the replay buttons. */
+  csrf: string;
+  notice?: { ok: boolean; text: string } | undefined;
+}> = ({ holderName, lang, words, view, csrf, notice }) => (
+  <Layout
+    title={words.title}
+    holderName={holderName}
+    lang={lang}
+    langSwitch={true}
+    pageStyle={OPERATOR_STYLE}
+  >
+    <h1>{words.title}</h1>
+    {notice !== undefined && (
+      <div class={notice.ok ? "notice" : "alert"} role="status">
+        <p>{notice.text}</p>
+      </div>
+    )}
+    <p class="lead">{words.lead}</p>
+    <p class="muted">{words.updated(hourFull(view.now))}</p>
+    <EndpointsSection lang={lang} words={words} view={view} />
+    <ChartSection lang={lang} words={words} view={view} />
+    <RecentSection lang={lang} words={words} view={view} />
+    <DeadLettersSection lang={lang} words={words} view={view} csrf={csrf} />
+  </Layout>
+);

@@ -218,12 +218,12 @@ describe.runIf(withChromium)("the operator page in headless Chromium", () => {
         // The chart as drawn: delivered (green) and failed (red) bars, three times as much green.
         const chart = await page.locator("#chart-hours-caption ~ svg").screenshot();
         fs.writeFileSync(path.join(SHOTS, `${engine.dialect}-${colorScheme}-chart.png`), chart);
-        const colours =
+        const colours: Record<string, [number, number, number]> =
           colorScheme === "light"
             ? { ok: [0x11, 0x63, 0x29], fail: [0xb3, 0x26, 0x1e] }
             : { ok: [0x56, 0xd3, 0x64], fail: [0xff, 0x8a, 0x80] };
         const blank = await context.newPage();
-        const counts = await colourCounts(blank, chart, colours as Record<string, [number, number, number]>);
+        const counts = await colourCounts(blank, chart, colours);
         await blank.close();
         expect(counts.ok).toBeGreaterThan(0);
         expect(counts.fail).toBeGreaterThan(0);
