@@ -83,12 +83,13 @@ function matchSignature(
   hmacKeys: readonly KeyObject[],
   edKeys: readonly KeyObject[],
 ): "v1" | "v1a" {
-  const details: string[] = [];
+  // The reasons are kept only for a refusal: a header whose first signature matches makes no list.
+  let details: string[] | undefined;
   let expected: string[] | undefined;
   let edContent: Buffer | undefined;
   let supported = 0;
   // Scanned by offsets rather than split() and slice(): one v1 signature is the common case and
-  // is compared in place, without allocating.
+  // its version and value are read in place, without allocating.
   let index = 0;
   for (let start = 0; start <= header.length; index++) {
     let end = header.indexOf(" ", start);
@@ -98,46 +99,82 @@ function matchSignature(
     if (end === tokenStart) continue;
     const comma = header.indexOf(",", tokenStart);
     const versionEnd = comma < 0 || comma > end ? end : comma;
-    const version = header.slice(tokenStart, versionEnd);
+    const version = versionOf(header, tokenStart, versionEnd);
     if (version === "v1" && hmacKeys.length > 0) {
       supported++;
       const length = end - versionEnd - 1;
       if (length !== HMAC_BASE64_LENGTH) {
-        details.push(`${label(index, version)}: not a base64 HMAC-SHA256 (${HMAC_BASE64_LENGTH} characters)`);
+        details = noted(
+          details,
+          `${label(index, version)}: not a base64 HMAC-SHA256 (${HMAC_BASE64_LENGTH} characters)`,
+        );
         continue;
       }
-      expected ??= hmacKeys.map((key) => hmacSignature(key, prefix, body));
+      expected ??= hmacSignatures(hmacKeys, prefix, body);
       for (const candidate of expected)
         if (constantTimeEqual(candidate, header, versionEnd + 1, length)) return "v1";
-      details.push(`${label(index, version)}: does not match any of the ${hmacKeys.length} secret(s)`);
+      details = noted(
+        details,
+        `${label(index, version)}: does not match any of the ${hmacKeys.length} secret(s)`,
+      );
     } else if (version === "v1a" && edKeys.length > 0) {
       supported++;
       const given = versionEnd < end ? decodeBase64Strict(header.slice(versionEnd + 1, end)) : undefined;
       if (!given || given.length !== ED25519_BYTES) {
-        details.push(`${label(index, version)}: not a base64 Ed25519 signature of ${ED25519_BYTES} bytes`);
+        details = noted(
+          details,
+          `${label(index, version)}: not a base64 Ed25519 signature of ${ED25519_BYTES} bytes`,
+        );
         continue;
       }
       edContent ??= Buffer.concat([Buffer.from(prefix, "utf8"), body]);
       for (const key of edKeys) if (ed25519Verify(null, edContent, key, given)) return "v1a";
-      details.push(
+      details = noted(
+        details,
         `${label(index, version)}: does not verify under any of the ${edKeys.length} public key(s)`,
       );
     } else {
-      details.push(`${label(index, version)}: ignored (not a version this verifier has keys for)`);
+      const other = version ?? header.slice(tokenStart, versionEnd);
+      details = noted(details, `${label(index, other)}: ignored (not a version this verifier has keys for)`);
     }
   }
   if (supported === 0) {
     throw new WebhookError(
       "ERR_WEBHOOK_NO_SUPPORTED_SIGNATURE",
       `the webhook-signature header has no ${acceptedVersions(hmacKeys, edKeys)} signature`,
-      details,
+      details ?? [],
     );
   }
   throw new WebhookError(
     "ERR_WEBHOOK_SIGNATURE_MISMATCH",
     "no signature matched: check the secret belongs to this endpoint and the body is byte-for-byte what was sent",
-    details,
+    details ?? [],
   );
+}
+
+const CHAR_V = 0x76;
+const CHAR_1 = 0x31;
+const CHAR_A = 0x61;
+
+/** The token's version when it is one this verifier knows, read by its characters (no slice). */
+function versionOf(header: string, start: number, end: number): "v1" | "v1a" | undefined {
+  if (end - start < 2 || end - start > 3) return undefined;
+  if (header.charCodeAt(start) !== CHAR_V || header.charCodeAt(start + 1) !== CHAR_1) return undefined;
+  if (end - start === 2) return "v1";
+  return header.charCodeAt(start + 2) === CHAR_A ? "v1a" : undefined;
+}
+
+/** The expected v1 signature under each secret. */
+function hmacSignatures(hmacKeys: readonly KeyObject[], prefix: string, body: Uint8Array): string[] {
+  const signatures: string[] = [];
+  for (const key of hmacKeys) signatures.push(hmacSignature(key, prefix, body));
+  return signatures;
+}
+
+function noted(details: string[] | undefined, line: string): string[] {
+  if (details === undefined) return [line];
+  details.push(line);
+  return details;
 }
 
 function label(index: number, version: string): string {
