@@ -1,7 +1,6 @@
 import { AgreementError } from "../errors.js";
 import type { JsonValue } from "./json-value.js";
-
-const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+import { utf8Text } from "./utf8.js";
 
 /** Index of the closing quote of the string literal that opens at `start` (the text is valid JSON). */
 const endOfString = (text: string, start: number): number => {
@@ -82,17 +81,6 @@ const provablyNoDuplicate = (text: string, value: JsonValue): boolean => {
   const tally = { members: 0, colons: 0 };
   countMembers(value, tally);
   return occurrences(text, ":") === tally.members + tally.colons;
-};
-
-/** The text of UTF-8 bytes, or undefined when they are not valid UTF-8. */
-export const utf8Text = (bytes: Uint8Array): string | undefined => {
-  // The strict decoder is as fast as Buffer#toString on ASCII and faster when a text has any
-  // other character (Node 20 decodes those slowly); it throws only for bytes that are not UTF-8.
-  try {
-    return decoder.decode(bytes);
-  } catch {
-    return undefined;
-  }
 };
 
 /**

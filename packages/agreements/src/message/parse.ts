@@ -1,7 +1,8 @@
 import { canonicalJson } from "../canonical/canonicalize.js";
 import { sha256Hex } from "../canonical/hash.js";
 import type { JsonValue } from "../canonical/json-value.js";
-import { parseJson, utf8Text } from "../canonical/parse-json.js";
+import { parseJson } from "../canonical/parse-json.js";
+import { utf8Text } from "../canonical/utf8.js";
 import { MAX_MESSAGE_BYTES, MESSAGE_PROFILE } from "../constants.js";
 import { AgreementError } from "../errors.js";
 import { describeErrors, validatorFor } from "../schemas.js";
