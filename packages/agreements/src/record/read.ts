@@ -10,6 +10,7 @@ import { type ParsedMessage, parseMessage } from "../message/parse.js";
 import type { Accept, Offer } from "../message/types.js";
 import { describeErrors, recordValidatorWithoutJwsForm, validatorFor } from "../schemas.js";
 import type { AgreementRecord, RecordedMessage, UnsealedRecord } from "./types.js";
+import { unsealedCanonical } from "./unsealed-canonical.js";
 
 /** A message taken out of a record, its form and hash checked, its signature not yet. */
 export interface RecordMessage<M> {
@@ -222,7 +223,7 @@ const readValidRecord = (record: AgreementRecord): ReadRecord => {
   const closing = acceptance ? acceptance.parsed.hash : (record.reply?.hash as string);
   checkChain(record, offer.message as Offer, offer.parsed.hash, closing);
 
-  const sealParts = readSeal(record);
+  const sealParts = readSeal(record, { offer: offer.jws, acceptance: acceptance?.jws });
   return {
     record,
     offer: offer as RecordMessage<Offer>,
@@ -244,7 +245,10 @@ const sealFailure = (error: unknown): never => {
  * (equal only when that part is their canonical base64url), so kilobytes are not decoded; when
  * they differ, the seal is read in full to say why, as it always was.
  */
-const readSeal = (record: AgreementRecord): CompactParts => {
+const readSeal = (
+  record: AgreementRecord,
+  checkedJws: { readonly offer?: string; readonly acceptance?: string },
+): CompactParts => {
   const readInFull = (): CompactParts => {
     try {
       return readCompactJws(record.seal, SEAL_JWS_TYPE, MAX_RECORD_BYTES);
@@ -260,7 +264,7 @@ const readSeal = (record: AgreementRecord): CompactParts => {
   }
   let expected: Buffer;
   try {
-    expected = Buffer.from(canonicalJson(unsealed(record)), "utf8");
+    expected = Buffer.from(unsealedCanonical(record, checkedJws), "utf8");
   } catch (error) {
     readInFull(); // a payload that is not base64url is named first, as it always was
     throw error;
