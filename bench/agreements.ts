@@ -17,7 +17,6 @@ import {
   staticKeyPages,
   verifyMessage,
 } from "@doorbell/agreements";
-import { type Measurement, printComparison } from "./harness.js";
 
 // Messages signed and verified per second, and records checked per second, beside raw
 // node:crypto Ed25519 over the same bytes (the limit) and raw WebCrypto Ed25519 (what jose uses).
@@ -74,29 +73,55 @@ async function warmUp(fn: () => unknown): Promise<number> {
 }
 
 // Figures are operations per second of CPU time, not of wall time: on a shared machine the wall
-// clock mostly measures the other processes, and the ratio between candidates is what counts.
+// clock mostly measures the other processes, and the ratio between candidates is what counts. The
+// candidates run in rounds, forwards in one and backwards in the next, and each ratio is the median
+// of the ratios within a round: ours and the baseline then ran moments apart under the same load,
+// and a round disturbed by a burst elsewhere does not move the median.
 async function compareAsync(
+  title: string,
   candidates: readonly Candidate[],
   rounds = 9,
   roundMs = 200,
-): Promise<Measurement[]> {
+): Promise<void> {
   const cold: number[] = [];
   for (const [, fn] of candidates) cold.push(await warmUp(fn));
   const batches: number[] = [];
   for (const [, fn] of candidates) batches.push(await calibrate(fn));
   const rates: number[][] = candidates.map(() => []);
   for (let round = 0; round < rounds; round++) {
-    for (const [index, [, fn]] of candidates.entries()) {
+    const order = candidates.map((_, index) => index);
+    if (round % 2 === 1) order.reverse();
+    for (const index of order) {
+      const [, fn] = candidates[index] as Candidate;
       rates[index]?.push(await cpuRate(fn, batches[index] as number, roundMs));
     }
   }
-  return candidates.map(([name], index) => {
-    const sorted = [...(rates[index] as number[])].sort((a, b) => a - b);
-    return {
-      name,
-      opsPerSecond: sorted[Math.floor(sorted.length / 2)] as number,
-      note: `first ${COLD_CALLS.toLocaleString("en-US")} calls: ${Math.round(cold[index] as number).toLocaleString("en-US")} ops/s`,
-    };
+  printPaired(title, candidates, rates, cold);
+}
+
+const median = (values: readonly number[]): number =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+
+/** Ours (the first) beside each baseline: median rates, and the median and range of the per-round ratios. */
+function printPaired(
+  title: string,
+  candidates: readonly Candidate[],
+  rates: readonly number[][],
+  cold: readonly number[],
+): void {
+  console.log(`\n${title}`);
+  const width = Math.max(...candidates.map(([name]) => name.length));
+  const ours = rates[0] as number[];
+  const whole = (value: number) => Math.round(value).toLocaleString("en-US");
+  candidates.forEach(([name], index) => {
+    const own = rates[index] as number[];
+    const note = `   (first ${COLD_CALLS.toLocaleString("en-US")} calls: ${whole(cold[index] as number)} ops/s)`;
+    const ratios = own.map((value, round) => (ours[round] as number) / value);
+    const ratio =
+      index === 0
+        ? ""
+        : `   ours/this = ${median(ratios).toFixed(2)}× (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
+    console.log(`  ${name.padEnd(width)}  ${whole(median(own)).padStart(12)} ops/s${ratio}${note}`);
   });
 }
 
@@ -132,27 +157,21 @@ export async function benchAgreements(): Promise<void> {
     throw new Error("raw Ed25519 does not verify");
 
   console.log(
-    `Node ${process.version}; a ${parsed.bytes.byteLength} B quote (JWS ${jws.length} chars); each figure is operations per CPU second (this process, all threads), the median of 9 interleaved rounds of 200 ms CPU after each candidate's warm-up; one operation at a time.`,
+    `Node ${process.version}; a ${parsed.bytes.byteLength} B quote (JWS ${jws.length} chars); each figure is operations per CPU second (this process, all threads), the median of 9 rounds of 200 ms CPU after each candidate's warm-up (candidates in alternating order); each ratio is the median of the per-round ratios, with their range; one operation at a time.`,
   );
-  printComparison(
-    "sign a message (validate, RFC 8785, JWS EdDSA)",
-    await compareAsync([
-      ["doorbell signMessage", () => signMessage(quote, key, { jku })],
-      ["raw WebCrypto Ed25519 sign", () => webcrypto.subtle.sign("Ed25519", webPrivate, signingInput)],
-      ["raw node:crypto Ed25519 sign", () => edSign(null, signingInput, keyObject)],
-    ]),
-  );
-  printComparison(
-    "verify a message (header, schema, canonical form, trust rule, signature)",
-    await compareAsync([
-      ["doorbell verifyMessage", () => verifyMessage(jws, resolveKey)],
-      [
-        "raw WebCrypto Ed25519 verify",
-        () => webcrypto.subtle.verify("Ed25519", webPublic, rawSignature, signingInput),
-      ],
-      ["raw node:crypto Ed25519 verify", () => edVerify(null, signingInput, publicObject, rawSignature)],
-    ]),
-  );
+  await compareAsync("sign a message (validate, RFC 8785, JWS EdDSA)", [
+    ["doorbell signMessage", () => signMessage(quote, key, { jku })],
+    ["raw WebCrypto Ed25519 sign", () => webcrypto.subtle.sign("Ed25519", webPrivate, signingInput)],
+    ["raw node:crypto Ed25519 sign", () => edSign(null, signingInput, keyObject)],
+  ]);
+  await compareAsync("verify a message (header, schema, canonical form, trust rule, signature)", [
+    ["doorbell verifyMessage", () => verifyMessage(jws, resolveKey)],
+    [
+      "raw WebCrypto Ed25519 verify",
+      () => webcrypto.subtle.verify("Ed25519", webPublic, rawSignature, signingInput),
+    ],
+    ["raw node:crypto Ed25519 verify", () => edVerify(null, signingInput, publicObject, rawSignature)],
+  ]);
 
   // A two-signature record: three signatures (offer, acceptance, seal) and six workflow steps.
   const recordBytes = readFileSync(new URL("records/two-signatures-quote.json", vectors));
@@ -180,14 +199,11 @@ export async function benchAgreements(): Promise<void> {
   const checked = await checkRecord(recordBytes, { source: pages, txt: async () => [] });
   if (checked.result !== "two_signatures")
     throw new Error(`the bench record does not check out: ${checked.summary}`);
-  printComparison(
-    "check a two-signature record (six steps, three signatures)",
-    await compareAsync([
-      ["doorbell checkRecord", () => checkRecord(recordBytes, { resolveKey })],
-      [
-        "raw node:crypto 3 × Ed25519 verify",
-        () => parts.every((x) => edVerify(null, x.input, x.publicKey, x.signature)),
-      ],
-    ]),
-  );
+  await compareAsync("check a two-signature record (six steps, three signatures)", [
+    ["doorbell checkRecord", () => checkRecord(recordBytes, { resolveKey })],
+    [
+      "raw node:crypto 3 × Ed25519 verify",
+      () => parts.every((x) => edVerify(null, x.input, x.publicKey, x.signature)),
+    ],
+  ]);
 }
