@@ -5,9 +5,15 @@
  * per-subscription order breaks (data.s, data.k) and the latency from data.t (sender's clock,
  * `clockMs()`) to receipt.
  */
-import { createServer } from "node:http";
+import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parentPort } from "node:worker_threads";
+
+/**
+ * Loopback addresses the receiver answers on (127.0.0.1 …): 64 subscriptions over 8 hosts keep
+ * each host within the worker's default per-host cap, as many agents' endpoints would be.
+ */
+export const RECEIVER_HOSTS = 8;
 
 /** Milliseconds on the process-wide monotonic clock: the same in every thread of the process. */
 export function clockMs(): number {
@@ -96,7 +102,7 @@ function record(data: EventData, at: number): void {
 
 if (parentPort) {
   const port = parentPort;
-  const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
+  const handle: RequestListener = (req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
@@ -117,9 +123,22 @@ if (parentPort) {
       res.writeHead(200, { "content-length": "0" }).end();
       record(data, at);
     });
-  });
+  };
+  const server = createServer({ keepAliveTimeout: 60_000 }, handle);
+  // The same server on RECEIVER_HOSTS loopback addresses and one port: the subscriptions are
+  // spread over as many hosts, as agents on a marketplace are.
   server.listen(0, "127.0.0.1", () => {
-    port.postMessage({ kind: "listening", port: (server.address() as AddressInfo).port });
+    const { port: listening } = server.address() as AddressInfo;
+    const others = Array.from({ length: RECEIVER_HOSTS - 1 }, (_, i) => `127.0.0.${i + 2}`);
+    let pending = others.length;
+    if (pending === 0) port.postMessage({ kind: "listening", port: listening });
+    for (const host of others) {
+      const more = createServer({ keepAliveTimeout: 60_000 }, handle);
+      more.listen(listening, host, () => {
+        pending -= 1;
+        if (pending === 0) port.postMessage({ kind: "listening", port: listening });
+      });
+    }
   });
   port.on("message", (message: ExpectMessage | { kind: "status" } | { kind: "close" }) => {
     if (message.kind === "status") {
