@@ -115,7 +115,14 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
       await startHolderBackground(options, { opened, settings, services, push, oauth, delivery }, parts);
     }
 
-    const servers = holderNodeServers(app.fetch, oauth, options.accessLog === false ? undefined : accessLog);
+    const servers = holderNodeServers(app.fetch, {
+      oauth,
+      accessLog: options.accessLog === false ? undefined : accessLog,
+      mcp,
+      hosts,
+      limits,
+      metrics,
+    });
     const guard = {
       localMailbox: mail.mailbox !== undefined,
       metrics: options.metrics,
