@@ -14,7 +14,7 @@ import { type Db, type EngineContext, secretAd } from "./context.js";
 import { DeliveryError } from "./errors.js";
 import { randomId } from "./ids.js";
 import type { Channel, SubscriptionRow } from "./schema.js";
-import { notifyWorkers } from "./subscriptions.js";
+import { FRESH_DELIVERY_STATE, notifyWorkers } from "./subscriptions.js";
 
 /** The operator webhook's subscription: one per database, whichever process configured it last. */
 export const OPERATOR_SUBSCRIPTION_ID = "sub_operator_webhook";
@@ -223,27 +223,7 @@ export async function configureOperatorWebhook(
         verify_due_at: null,
         expires_at: NEVER,
         refresh_before: NEVER,
-        last_delivery_at: null,
-        last_error: null,
-        failed_since: null,
-        consecutive_failures: 0,
-        health_window_start: null,
-        health_successes: 0,
-        health_failures: 0,
-        health_prev_successes: 0,
-        health_prev_failures: 0,
-        last_failure_at: null,
-        disabled_at: null,
-        disabled_reason: null,
-        next_seq: 1,
-        agg_new_matches: 0,
-        agg_latest_delivered_at: null,
-        agg_first_at: null,
-        matches_last_sent_at: null,
-        matches_day_start: null,
-        matches_day_count: 0,
-        lease_owner: null,
-        lease_until: null,
+        ...FRESH_DELIVERY_STATE,
         created_at: now,
       })
       // Another process configuring it at the same moment inserted it first: theirs stands.

@@ -9,6 +9,31 @@ import type { Channel, SubscriptionRow, SubscriptionStatus } from "./schema.js";
 
 export const MAX_LEASE_MS = 30 * 24 * 60 * 60 * 1000;
 
+/** What a new subscription row starts with: nothing delivered, failed, counted, queued or held. */
+export const FRESH_DELIVERY_STATE = {
+  last_delivery_at: null,
+  last_error: null,
+  failed_since: null,
+  consecutive_failures: 0,
+  health_window_start: null,
+  health_successes: 0,
+  health_failures: 0,
+  health_prev_successes: 0,
+  health_prev_failures: 0,
+  last_failure_at: null,
+  disabled_at: null,
+  disabled_reason: null,
+  next_seq: 1,
+  agg_new_matches: 0,
+  agg_latest_delivered_at: null,
+  agg_first_at: null,
+  matches_last_sent_at: null,
+  matches_day_start: null,
+  matches_day_count: 0,
+  lease_owner: null,
+  lease_until: null,
+} as const;
+
 export interface SubscribeInput {
   channel: Channel;
   url: string;
@@ -137,28 +162,8 @@ export async function subscribe(
     expires_at: input.expiresAt,
     refresh_before: input.refreshBefore,
     delivery_active: 1,
-    last_delivery_at: null,
-    last_error: null,
-    failed_since: null,
-    consecutive_failures: 0,
-    health_window_start: null,
-    health_successes: 0,
-    health_failures: 0,
-    health_prev_successes: 0,
-    health_prev_failures: 0,
-    last_failure_at: null,
-    disabled_at: null,
-    disabled_reason: null,
-    next_seq: 1,
-    agg_new_matches: 0,
-    agg_latest_delivered_at: null,
-    agg_first_at: null,
-    matches_last_sent_at: null,
-    matches_day_start: null,
-    matches_day_count: 0,
+    ...FRESH_DELIVERY_STATE,
     wake_at: now,
-    lease_owner: null,
-    lease_until: null,
     created_at: now,
     updated_at: now,
     purge_at: null,
