@@ -85,10 +85,7 @@ export async function deliveriesCommand(args: readonly string[], io: Io): Promis
   if (status !== undefined && !STATUSES.includes(status as SubscriptionStatus)) {
     throw new UsageError(`--status is one of ${STATUSES.join(", ")}, not ${JSON.stringify(status)}`);
   }
-  const limit = values.limit === undefined ? 50 : Number(values.limit);
-  if (!(Number.isInteger(limit) && limit >= 1 && limit <= 10_000)) {
-    throw new UsageError(`--limit is a whole number from 1 to 10000, not ${JSON.stringify(values.limit)}`);
-  }
+  const limit = listLimit(values.limit);
 
   const store = await openLog(values, io);
   try {
@@ -179,6 +176,15 @@ function pruneText(result: PruneResult): string {
 }
 
 /** The holder's database with the delivery tables, for the commands that read them beside a running holder. */
+/** `--limit N` of a list: 1 to 10,000 rows, 50 when not given. */
+export function listLimit(value: string | undefined): number {
+  const limit = value === undefined ? 50 : Number(value);
+  if (!(Number.isInteger(limit) && limit >= 1 && limit <= 10_000)) {
+    throw new UsageError(`--limit is a whole number from 1 to 10000, not ${JSON.stringify(value)}`);
+  }
+  return limit;
+}
+
 export async function openLog(
   values: { "data-dir"?: string | undefined; database?: string | undefined },
   io: Io,

@@ -17,7 +17,7 @@ import {
   showDelivery,
 } from "@doorbell/delivery";
 import { type Io, UsageError } from "../io.js";
-import { openLog } from "./deliveries.js";
+import { listLimit, openLog } from "./deliveries.js";
 import { ENV } from "./holder-config.js";
 import { parseSubcommand } from "./lifecycle.js";
 
@@ -66,10 +66,7 @@ export async function endpointsCommand(args: readonly string[], io: Io): Promise
   if (channel !== undefined && !CHANNELS.includes(channel as Channel)) {
     throw new UsageError(`--channel is one of ${CHANNELS.join(", ")}, not ${JSON.stringify(channel)}`);
   }
-  const limit = values.limit === undefined ? 50 : Number(values.limit);
-  if (!(Number.isInteger(limit) && limit >= 1 && limit <= 10_000)) {
-    throw new UsageError(`--limit is a whole number from 1 to 10000, not ${JSON.stringify(values.limit)}`);
-  }
+  const limit = listLimit(values.limit);
 
   const store = await openLog(values, io);
   try {
