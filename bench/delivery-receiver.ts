@@ -125,6 +125,7 @@ if (parentPort) {
     });
   };
   const server = createServer({ keepAliveTimeout: 60_000 }, handle);
+  const servers = [server];
   // The same server on RECEIVER_HOSTS loopback addresses and one port: the subscriptions are
   // spread over as many hosts, as agents on a marketplace are.
   server.listen(0, "127.0.0.1", () => {
@@ -134,6 +135,7 @@ if (parentPort) {
     if (pending === 0) port.postMessage({ kind: "listening", port: listening });
     for (const host of others) {
       const more = createServer({ keepAliveTimeout: 60_000 }, handle);
+      servers.push(more);
       more.listen(listening, host, () => {
         pending -= 1;
         if (pending === 0) port.postMessage({ kind: "listening", port: listening });
@@ -158,8 +160,14 @@ if (parentPort) {
         lastAt: 0,
       };
     } else {
-      server.closeAllConnections();
-      server.close(() => port.close());
+      let open = servers.length;
+      for (const each of servers) {
+        each.closeAllConnections();
+        each.close(() => {
+          open -= 1;
+          if (open === 0) port.close();
+        });
+      }
     }
   });
 }
