@@ -115,13 +115,13 @@ export async function serveQuick(
       isError: true,
     };
   }
-  const text = JSON.stringify({
-    result: encodeResult(result, context.serverInfo),
-    jsonrpc: "2.0",
-    id: call.id,
-  });
-  // A JSON answer is complete once made (answered.ts): the place goes back before it is written.
-  release();
+  let text: string;
+  try {
+    text = JSON.stringify({ result: encodeResult(result, context.serverInfo), jsonrpc: "2.0", id: call.id });
+  } finally {
+    // A JSON answer is complete once made (answered.ts): the place goes back before it is written.
+    release();
+  }
   answer(res, 200, text);
   if (span !== undefined) endQuickCallSpan(span, 200);
   return { answered: true };
