@@ -48,6 +48,7 @@ const QUICK_TOOL_NAMES: ReadonlySet<string> = new Set(["intent_list_matches"]);
  */
 export function holderQuickTools(context: Omit<ToolContext, "limit" | "observe" | "only">): QuickTools {
   const tools = new Map<string, QuickTool>();
+  const processGuard = toolGuard(context);
   registerEach(context, (name, config, run) => {
     if (!QUICK_TOOL_NAMES.has(name)) return;
     const output = config.outputSchema;
@@ -55,11 +56,12 @@ export function holderQuickTools(context: Omit<ToolContext, "limit" | "observe" 
       const parsed = config.inputSchema.safeParse(args);
       if (!parsed.success) return undefined;
       return async (scope, header) => {
-        const guard = toolGuard({
-          ...context,
+        // Only the request's limit and observer differ from the process's guard.
+        const guard: ToolGuard = {
+          ...processGuard,
           ...(scope.limit === undefined ? {} : { limit: scope.limit }),
           ...(scope.observe === undefined ? {} : { observe: scope.observe }),
-        });
+        };
         const call = guardedCall(guard, name, (valid: typeof parsed.data, extra) =>
           run(valid, extra.authInfo, extra),
         );
