@@ -224,6 +224,8 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
       let total = 0;
       for (let processed = await shared.tick(); processed > 0; processed = await shared.tick())
         total += processed;
+      // Its figures reach the table now, not from a timer that may outlive the database.
+      await ctx.stats.flush();
       return total;
     },
     flushStats: () => ctx.stats.flush(),

@@ -41,11 +41,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
     await send(second, secondStore, b.id, 1);
     await second.runDue();
 
-    // Nothing is written until a flush: the attempts cost no statement of their own.
-    const before = await first.db.selectFrom("delivery_stats").selectAll().execute();
-    expect(before).toEqual([]);
-    await first.engine.flushStats();
-    await second.flushStats();
+    // Each runDue leaves its figures in the table (a worker adds its own every few seconds).
 
     const rows = await first.db.selectFrom("delivery_stats").selectAll().execute();
     expect(rows).toHaveLength(1);
