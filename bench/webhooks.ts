@@ -1,9 +1,12 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { createHmac, hash, randomBytes } from "node:crypto";
 import { createStandardSigner, createStandardVerifier, generateSecret } from "@doorbell/webhooks";
 import { Webhook } from "standardwebhooks";
 
 // Sign and verify throughput: ours beside the standardwebhooks package and the raw node:crypto
-// HMAC-SHA256 over the same bytes, measured in this run.
+// HMAC-SHA256 over the same bytes, measured in this run. The goal is stated against createHmac (the
+// raw form anyone writes); the last line of each table is the bare form of what ours computes
+// (RFC 2104 over key blocks padded once, two one-shot crypto.hash calls, no copy at all), so the
+// cost of our own checks and copies stays visible.
 //
 // Each figure is operations per CPU second of this process, not of wall time: on a shared machine
 // the wall clock mostly measures the other processes. The candidates run in rounds (forwards in
@@ -107,6 +110,13 @@ export function benchWebhooks(): void {
   const signer = createStandardSigner({ secrets: [secret] });
   const verifier = createStandardVerifier({ secrets: [secret] });
   const reference = new Webhook(secret);
+  const innerBlock = Buffer.alloc(64, 0x36);
+  const outerBlock = Buffer.alloc(96);
+  outerBlock.fill(0x5c, 0, 64);
+  for (const [i, byte] of key.entries()) {
+    innerBlock[i] = (innerBlock[i] as number) ^ byte;
+    outerBlock[i] = (outerBlock[i] as number) ^ byte;
+  }
 
   console.log(
     `Node ${process.version}; each figure is operations per CPU second, the median of ${ROUNDS} rounds of ${ROUND_MS} ms CPU (candidates in alternating order); each ratio is the median of the ${ROUNDS} per-round ratios, with their range.`,
@@ -116,6 +126,12 @@ export function benchWebhooks(): void {
     const prefix = `${id}.${timestamp}.`;
     // The fastest raw form: a base64 string digest (cheaper in Node than a Buffer digest).
     const rawHmac = () => createHmac("sha256", key).update(prefix).update(body).digest("base64");
+    const content = Buffer.concat([innerBlock, Buffer.from(prefix), body]);
+    const paddedHmac = () => {
+      outerBlock.write(hash("sha256", content, "binary"), 64, "latin1");
+      return hash("sha256", outerBlock, "base64");
+    };
+    if (paddedHmac() !== rawHmac()) throw new Error("the padded-key HMAC is not the HMAC");
     const headers = signer.headers({ id, timestamp, body });
     const expected = headers["webhook-signature"].slice(3);
     if (reference.sign(id, new Date(timestamp * 1000), text) !== headers["webhook-signature"]) {
@@ -126,11 +142,13 @@ export function benchWebhooks(): void {
       ["doorbell sign", () => signer.sign({ id, timestamp, body })],
       ["standardwebhooks sign", () => reference.sign(id, new Date(timestamp * 1000), text)],
       ["raw node:crypto HMAC", rawHmac],
+      ["bare crypto.hash HMAC, pads cached", paddedHmac],
     ]);
     comparePaired(`verify, ${label}`, [
       ["doorbell verify", () => verifier.verify(headers, body)],
       ["standardwebhooks verify", () => reference.verify(text, headers)],
       ["raw node:crypto HMAC + ===", () => rawHmac() === expected],
+      ["bare crypto.hash HMAC, pads cached + ===", () => paddedHmac() === expected],
     ]);
   }
 }

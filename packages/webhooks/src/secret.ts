@@ -1,7 +1,6 @@
 import {
   createPrivateKey,
   createPublicKey,
-  createSecretKey,
   generateKeyPairSync,
   type KeyObject,
   randomBytes,
@@ -35,11 +34,6 @@ export function decodeSecret(secret: string): Buffer {
     );
   }
   return bytes;
-}
-
-/** The HMAC key of a `whsec_…` secret, loaded once so each signature does not copy the key again. */
-export function secretKeyObject(secret: string): KeyObject {
-  return createSecretKey(decodeSecret(secret));
 }
 
 /** A fresh `whsec_` secret of 32 random bytes. */

@@ -1,8 +1,9 @@
-import { createHmac, sign as ed25519Sign, type KeyObject } from "node:crypto";
+import { sign as ed25519Sign } from "node:crypto";
 import { type BodyInput, toBytes } from "../bytes.js";
 import { WebhookError } from "../errors.js";
-import { secretKeyObject, signingKeyObject } from "../secret.js";
+import { decodeSecret, signingKeyObject } from "../secret.js";
 import { type StandardHeaders, WEBHOOK_ID_PATTERN } from "./headers.js";
+import { hmacKey, hmacSha256Base64 } from "./hmac.js";
 
 export interface StandardMessage {
   /** The webhook-id: unique per message, reused by every retry of it. */
@@ -29,7 +30,7 @@ export interface StandardSigner {
 
 /** Builds a signer with its keys loaded once; signs `id.timestamp.body` over the exact body bytes. */
 export function createStandardSigner(options: StandardSignerOptions): StandardSigner {
-  const hmacKeys = (options.secrets ?? []).map(secretKeyObject);
+  const hmacKeys = (options.secrets ?? []).map((secret) => hmacKey(decodeSecret(secret)));
   const edKeys = (options.signingKeys ?? []).map(signingKeyObject);
   if (hmacKeys.length + edKeys.length === 0) {
     throw new WebhookError(
@@ -40,7 +41,7 @@ export function createStandardSigner(options: StandardSignerOptions): StandardSi
   const sign = (message: StandardMessage): string => {
     const prefix = signedPrefix(message.id, message.timestamp);
     const body = toBytes(message.body);
-    const parts = hmacKeys.map((key) => `v1,${hmacSignature(key, prefix, body)}`);
+    const parts = hmacKeys.map((key) => `v1,${hmacSha256Base64(key, prefix, body)}`);
     if (edKeys.length > 0) {
       const content = Buffer.concat([Buffer.from(prefix, "utf8"), body]);
       for (const key of edKeys) parts.push(`v1a,${ed25519Sign(null, content, key).toString("base64")}`);
@@ -73,9 +74,4 @@ export function signedPrefix(id: string, timestamp: number): string {
     );
   }
   return `${id}.${timestamp}.`;
-}
-
-/** Base64 HMAC-SHA256 of `prefix‖body`; a string digest is cheaper in Node than a Buffer one. */
-export function hmacSignature(key: KeyObject, prefix: string, body: Uint8Array): string {
-  return createHmac("sha256", key).update(prefix, "utf8").update(body).digest("base64");
 }

@@ -3,7 +3,7 @@ import { type BodyInput, decodeBase64Strict, toBytes } from "../bytes.js";
 import { constantTimeEqual } from "../constant-time.js";
 import { WebhookError } from "../errors.js";
 import { type HeadersLike, readSingleHeader } from "../headers.js";
-import { publicKeyObject, secretKeyObject } from "../secret.js";
+import { decodeSecret, publicKeyObject } from "../secret.js";
 import {
   type Clock,
   checkTolerance,
@@ -12,7 +12,7 @@ import {
   systemClock,
 } from "../timestamp.js";
 import { WEBHOOK_ID, WEBHOOK_ID_PATTERN, WEBHOOK_SIGNATURE, WEBHOOK_TIMESTAMP } from "./headers.js";
-import { hmacSignature } from "./sign.js";
+import { type HmacKey, hmacKey, hmacSha256Base64 } from "./hmac.js";
 
 export interface StandardVerifierOptions {
   /** `whsec_` secrets to accept (current and, during a rotation, previous). */
@@ -41,7 +41,7 @@ const HMAC_BASE64_LENGTH = 44;
 const ED25519_BYTES = 64;
 
 export function createStandardVerifier(options: StandardVerifierOptions): StandardVerifier {
-  const hmacKeys = (options.secrets ?? []).map(secretKeyObject);
+  const hmacKeys = (options.secrets ?? []).map((secret) => hmacKey(decodeSecret(secret)));
   const edKeys = (options.publicKeys ?? []).map(publicKeyObject);
   if (hmacKeys.length + edKeys.length === 0) {
     throw new WebhookError(
@@ -80,7 +80,7 @@ function matchSignature(
   header: string,
   prefix: string,
   body: Uint8Array,
-  hmacKeys: readonly KeyObject[],
+  hmacKeys: readonly HmacKey[],
   edKeys: readonly KeyObject[],
 ): "v1" | "v1a" {
   // The reasons are kept only for a refusal: a header whose first signature matches makes no list.
@@ -165,9 +165,9 @@ function versionOf(header: string, start: number, end: number): "v1" | "v1a" | u
 }
 
 /** The expected v1 signature under each secret. */
-function hmacSignatures(hmacKeys: readonly KeyObject[], prefix: string, body: Uint8Array): string[] {
+function hmacSignatures(hmacKeys: readonly HmacKey[], prefix: string, body: Uint8Array): string[] {
   const signatures: string[] = [];
-  for (const key of hmacKeys) signatures.push(hmacSignature(key, prefix, body));
+  for (const key of hmacKeys) signatures.push(hmacSha256Base64(key, prefix, body));
   return signatures;
 }
 
@@ -181,7 +181,7 @@ function label(index: number, version: string): string {
   return `signature ${index + 1} (${version || "no version"})`;
 }
 
-function acceptedVersions(hmacKeys: readonly KeyObject[], edKeys: readonly KeyObject[]): string {
+function acceptedVersions(hmacKeys: readonly HmacKey[], edKeys: readonly KeyObject[]): string {
   const versions = [hmacKeys.length > 0 ? "v1" : "", edKeys.length > 0 ? "v1a" : ""].filter(Boolean);
   return versions.join(" or ");
 }
