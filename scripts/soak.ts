@@ -103,7 +103,9 @@ function rss(pid: number | undefined): number | undefined {
  * The JavaScript heap of the serve process on `port`, from its /metrics (loopback): in use now,
  * and kept after its last full collection (undefined before the first one).
  */
-async function heapOf(port: number): Promise<{ used: number; kept: number | undefined } | undefined> {
+async function heapOf(
+  port: number,
+): Promise<{ used: number; kept: number | undefined; bound: number; refused: number } | undefined> {
   try {
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     const read = (name: string) => {
@@ -111,7 +113,14 @@ async function heapOf(port: number): Promise<{ used: number; kept: number | unde
       return value === undefined ? undefined : Number(value);
     };
     const used = read("nodejs_heap_size_used_bytes");
-    return used === undefined ? undefined : { used, kept: read("doorbell_heap_used_after_major_gc_bytes") };
+    return used === undefined
+      ? undefined
+      : {
+          used,
+          kept: read("doorbell_heap_used_after_major_gc_bytes"),
+          bound: read("doorbell_mcp_heap_bound_bytes") ?? 0,
+          refused: read("doorbell_mcp_requests_refused_heap_total") ?? 0,
+        };
   } catch {
     return undefined;
   }
@@ -373,6 +382,7 @@ try {
   // allocator's and V8's reserves that RSS also counts.
   const heapSamples: number[][] = serves.map(() => []);
   const keptSamples: number[][] = serves.map(() => []);
+  const heapBounds: ({ bound: number; refused: number } | undefined)[] = serves.map(() => undefined);
   let lastSample = 0;
   let nextPerson = 0;
 
@@ -418,6 +428,7 @@ try {
         void heapOf(port).then((heap) => {
           if (heap !== undefined) heapSamples[i]?.push(heap.used);
           if (heap?.kept !== undefined) keptSamples[i]?.push(heap.kept);
+          if (heap !== undefined) heapBounds[i] = { bound: heap.bound, refused: heap.refused };
         });
       }
     }
@@ -577,6 +588,16 @@ try {
   for (const [i, p] of serves.entries()) say(heapLine(p.name, heapSamples[i] ?? []));
   say("JavaScript heap kept after the last full collection, the same way (the leak signal):");
   for (const [i, p] of serves.entries()) say(heapLine(p.name, keptSamples[i] ?? []));
+  say(
+    `heap bound each process chose from the machine (no new MCP request past it): ${serves
+      .map((p, i) => {
+        const seen = heapBounds[i];
+        return seen === undefined
+          ? `${p.name} unknown`
+          : `${p.name} ${mb(seen.bound)}, ${seen.refused} refused for it`;
+      })
+      .join("; ")}`,
+  );
   say(
     `doorbells: ${delivered} delivered of ${queued} queued (${drainedBy}); they counted ${matchesRung} matches, ` +
       `${waitingMatches} more wait in the 15-minute coalescing windows; ${smtp.counted.all} mails sent`,

@@ -7,7 +7,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Holder } from "@doorbell/holder";
+import { chooseHeapBound, type Holder } from "@doorbell/holder";
 import { describe, expect, it } from "vitest";
 import { serveCommand } from "../src/commands/serve.js";
 import { run } from "../src/main.js";
@@ -60,6 +60,11 @@ describe("doorbell serve: startup refusals", () => {
     [["--mcp-concurrency", "0"], /--mcp-concurrency takes a whole number from 1 to 100000/],
     [["--mcp-concurrency", "ten"], /--mcp-concurrency takes a whole number/],
     [["--mcp-queue=-1"], /--mcp-queue takes a whole number from 0 to 100000/],
+    [
+      ["--heap-bound", "1.5GB"],
+      /--heap-bound takes whole megabytes \(0 for none\) from 0 to 1048576 \(DOORBELL_HEAP_BOUND_MB\), not "1.5GB"/,
+    ],
+    [["--heap-bound=-1"], /--heap-bound takes whole megabytes/],
   ])("%j exits 2 with a plain reason", async (args, reason) => {
     const t = captureIo({ DOORBELL_DATA_DIR: mkdtempSync(join(tmpdir(), "doorbell-cli-")) });
     expect(await run(["serve", ...args], t.io)).toBe(2);
@@ -86,11 +91,17 @@ describe("doorbell serve: the summary and the limits", () => {
             },
           },
         ),
-      async () => expect(holder?.context.config.digestWindowMs).toBe(0),
+      async () => {
+        expect(holder?.context.config.digestWindowMs).toBe(0);
+        // No --heap-bound: the bound chosen from this machine.
+        expect(holder?.mcp.admission.limits.heapBound).toBe(chooseHeapBound());
+      },
     );
     if (failure !== undefined) throw failure;
     expect(code).toBe(0);
     expect(t.out()).toMatch(/Match digests +each import's matches mailed at once/);
+    const mb = Math.round(chooseHeapBound() / (1024 * 1024)).toLocaleString("en-US");
+    expect(t.out()).toContain(`no new request while the JavaScript heap is over ${mb} MB (--heap-bound)`);
   }, 120_000);
 
   it("says when the development egress policy is in use, and passes --trust-proxy and DOORBELL_LIMITS on", async () => {
@@ -100,6 +111,7 @@ describe("doorbell serve: the summary and the limits", () => {
       DOORBELL_LIMITS: "mail.recipient=1/600, oauth.register=2/60",
       DOORBELL_DIGEST_WINDOW_MINUTES: "5",
       DOORBELL_MCP_QUEUE: "0",
+      DOORBELL_HEAP_BOUND_MB: "768",
     });
     let holder: Holder | undefined;
     const { code, failure } = await runUntilChecked(
@@ -134,7 +146,11 @@ describe("doorbell serve: the summary and the limits", () => {
         expect(holder?.limits.clientKey("10.1.2.3", headers)).toBe("2001:db8:5:6::/64");
         expect(holder?.limits.clientKey("192.0.2.9", headers)).toBe("192.0.2.9");
         expect(holder?.context.config.digestWindowMs).toBe(5 * 60_000);
-        expect(holder?.mcp.admission.limits).toEqual({ concurrent: 4, waiting: 0 });
+        expect(holder?.mcp.admission.limits).toEqual({
+          concurrent: 4,
+          waiting: 0,
+          heapBound: 768 * 1024 * 1024,
+        });
       },
     );
     if (failure !== undefined) throw failure;
@@ -143,7 +159,9 @@ describe("doorbell serve: the summary and the limits", () => {
       /Egress +DEVELOPMENT policy: doorbells and client metadata fetches may go to http and loopback/,
     );
     expect(t.out()).toMatch(/Match digests +at most one per intent every 5 minutes/);
-    expect(t.out()).toMatch(/MCP admission +4 requests at once per process, 0 waiting; then 503/);
+    expect(t.out()).toMatch(
+      /MCP admission +4 requests at once per process, 0 waiting; then 503 .*; no new request while the JavaScript heap is over 768 MB \(--heap-bound\)/,
+    );
     expect(t.out()).toMatch(
       /Client address +from X-Forwarded-For when sent by 10\.0\.0\.0\/8, fd00::\/8; Forwarded is ignored/,
     );

@@ -82,6 +82,7 @@ export {
   buyerPrincipal,
   type CallExtra,
   type CallLimit,
+  chooseHeapBound,
   createMcpEndpoint,
   createMcpHandler,
   createOriginGuard,

@@ -9,7 +9,11 @@
  *
  * A place is one JSON-RPC request: a batch takes as many as it carries requests, all at once or
  * none, or it would do the work of many for the price of one.
+ *
+ * While the JavaScript heap is over its bound (heap-bound.ts) no new request is admitted either.
  */
+import { chooseHeapBound, type HeapGauge, heapGauge } from "./heap-bound.js";
+
 export interface Admission {
   /**
    * Takes `places` places at once (one per JSON-RPC request the POST carries; default 1), in
@@ -22,8 +26,10 @@ export interface Admission {
   readonly active: number;
   /** Places waited for: requests waiting for a turn. */
   readonly queued: number;
-  /** Requests refused since the start because the waiting room was full. */
+  /** Requests refused since the start because the waiting room was full or the heap over its bound. */
   readonly refused: number;
+  /** Of those, the ones refused because the heap was over its bound. */
+  readonly refusedForHeap: number;
   /** What it was made with. */
   readonly limits: Readonly<AdmissionLimits>;
 }
@@ -31,21 +37,34 @@ export interface Admission {
 export interface AdmissionLimits {
   concurrent: number;
   waiting: number;
+  /**
+   * The heap size in bytes past which no new request is admitted (heap-bound.ts); Infinity for
+   * none. Chosen from the machine when absent.
+   */
+  heapBound?: number;
 }
 
 /** A process's default: enough to keep two cores busy, and a queue that absorbs a burst. */
 export const DEFAULT_ADMISSION: Readonly<AdmissionLimits> = Object.freeze({ concurrent: 32, waiting: 1024 });
 
-export function createAdmission({ concurrent, waiting }: AdmissionLimits): Admission {
+/** `heap`: how the heap is looked at (the process's own, against the bound, unless given). */
+export function createAdmission(limits: AdmissionLimits, heap?: HeapGauge): Admission {
+  const { concurrent, waiting } = limits;
+  const heapBound = limits.heapBound ?? chooseHeapBound();
   if (!Number.isInteger(concurrent) || concurrent < 1) {
     throw new RangeError("concurrent requests must be a whole number of at least 1");
   }
   if (!Number.isInteger(waiting) || waiting < 0) {
     throw new RangeError("waiting requests must be a whole number of at least 0");
   }
+  if (typeof heapBound !== "number" || !(heapBound > 0)) {
+    throw new RangeError("the heap bound must be a number of bytes above 0 (Infinity for none)");
+  }
+  const gauge = heap ?? (Number.isFinite(heapBound) ? heapGauge(heapBound) : undefined);
   let active = 0;
   let queued = 0;
   let refused = 0;
+  let refusedForHeap = 0;
   const turns: { places: number; admit: () => void }[] = [];
 
   // Finished work hands its places straight to the oldest waiting request once enough are free,
@@ -73,6 +92,11 @@ export function createAdmission({ concurrent, waiting }: AdmissionLimits): Admis
       if (!Number.isInteger(places) || places < 1 || places > concurrent) {
         throw new RangeError(`a request takes from 1 to ${concurrent} places, not ${places}`);
       }
+      if (gauge?.over()) {
+        refused += places;
+        refusedForHeap += places;
+        return undefined;
+      }
       if (turns.length === 0 && active + places <= concurrent) {
         active += places;
         return releaser(places);
@@ -94,6 +118,9 @@ export function createAdmission({ concurrent, waiting }: AdmissionLimits): Admis
     get refused() {
       return refused;
     },
-    limits: Object.freeze({ concurrent, waiting }),
+    get refusedForHeap() {
+      return refusedForHeap;
+    },
+    limits: Object.freeze({ concurrent, waiting, heapBound }),
   };
 }

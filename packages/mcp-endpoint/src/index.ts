@@ -18,6 +18,15 @@ export {
   type SharedMcpLimit,
   type ToolObserver,
 } from "./endpoint.js";
+export {
+  chooseHeapBound,
+  HEAP_BOUND_OF_MEMORY,
+  HEAP_BOUND_OF_V8_LIMIT,
+  type HeapGauge,
+  heapGauge,
+  type MachineMemory,
+  machineMemory,
+} from "./heap-bound.js";
 export { invalidParams, jsonRpcError } from "./json-rpc.js";
 export { jsonSchemaOnce } from "./json-schema-once.js";
 export type { LegacySessionLimits } from "./legacy-sessions.js";

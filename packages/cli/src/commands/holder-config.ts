@@ -2,6 +2,7 @@ import path from "node:path";
 import {
   type AdmissionLimits,
   type ClientAddressHeader,
+  chooseHeapBound,
   chooseLogFormat,
   createHolderLogger,
   DEFAULT_ADMISSION,
@@ -48,6 +49,7 @@ export const ENV = {
   digestWindow: "DOORBELL_DIGEST_WINDOW_MINUTES",
   mcpConcurrency: "DOORBELL_MCP_CONCURRENCY",
   mcpQueue: "DOORBELL_MCP_QUEUE",
+  heapBound: "DOORBELL_HEAP_BOUND_MB",
   operatorPage: "DOORBELL_OPERATOR_PAGE",
   deliveryPerHost: "DOORBELL_DELIVERY_PER_HOST",
   retentionDays: "DOORBELL_RETENTION_DAYS",
@@ -267,14 +269,24 @@ function digestWindowSetting(value: string | undefined, io: Io): number | undefi
 /** The most MCP requests one process may serve at once, or let wait. */
 const MAX_ADMISSION = 100_000;
 
+/** The largest heap bound taken, in MB: far past any heap V8 allows. */
+const MAX_HEAP_BOUND_MB = 1_048_576;
+const MB = 1024 * 1024;
+
 /**
- * `--mcp-concurrency N` (MCP requests served at once per process) and `--mcp-queue N`
- * (requests that may wait for a turn before the rest get 503), else their variables.
+ * `--mcp-concurrency N` (MCP requests served at once per process), `--mcp-queue N` (requests
+ * that may wait for a turn before the rest get 503) and `--heap-bound MB` (the heap size past
+ * which no new request is admitted; 0 for none; else chosen from the machine), else their
+ * variables.
  */
 export function admissionSettings(
-  values: { "mcp-concurrency"?: string | undefined; "mcp-queue"?: string | undefined },
+  values: {
+    "mcp-concurrency"?: string | undefined;
+    "mcp-queue"?: string | undefined;
+    "heap-bound"?: string | undefined;
+  },
   io: Io,
-): AdmissionLimits {
+): Required<AdmissionLimits> {
   const concurrent = wholeNumberSetting(
     "--mcp-concurrency",
     ENV.mcpConcurrency,
@@ -291,9 +303,16 @@ export function admissionSettings(
     max: MAX_ADMISSION,
     unit: "a whole number",
   });
+  const heapMb = wholeNumberSetting("--heap-bound", ENV.heapBound, values["heap-bound"], io, {
+    min: 0,
+    max: MAX_HEAP_BOUND_MB,
+    unit: "whole megabytes (0 for none)",
+  });
   return {
     concurrent: concurrent ?? DEFAULT_ADMISSION.concurrent,
     waiting: waiting ?? DEFAULT_ADMISSION.waiting,
+    heapBound:
+      heapMb === undefined ? chooseHeapBound() : heapMb === 0 ? Number.POSITIVE_INFINITY : heapMb * MB,
   };
 }
 

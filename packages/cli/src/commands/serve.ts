@@ -65,6 +65,9 @@ ${LIMIT_USAGE}
   --mcp-concurrency N   MCP requests one process serves at once (default 32; ${ENV.mcpConcurrency})
   --mcp-queue N         MCP requests that may wait for a turn; past them a request gets 503 with
                         Retry-After: 1 (default 1024; ${ENV.mcpQueue})
+  --heap-bound MB       past this JavaScript heap size a process admits no new MCP request (503,
+                        Retry-After: 1) until it is back under 90 % of it; 0 for none. Default: 85 %
+                        of V8's heap limit, at most half the process's memory (${ENV.heapBound})
   --delivery-per-host N doorbell subscriptions of one destination host one process delivers to at
                         once, of its 16: a host that hangs holds no more (default ${DEFAULT_DELIVERY_PER_HOST}; ${ENV.deliveryPerHost})
   --retention-days N    days the delivery log keeps failed attempts and replayed dead letters
@@ -106,6 +109,7 @@ const options = {
   limit: { type: "string", multiple: true },
   "mcp-concurrency": { type: "string" },
   "mcp-queue": { type: "string" },
+  "heap-bound": { type: "string" },
   "delivery-per-host": { type: "string" },
   "retention-days": { type: "string" },
   "dead-letter-days": { type: "string" },
@@ -237,7 +241,7 @@ export async function serveCommand(
     ],
     [
       "MCP admission",
-      `${admission.concurrent.toLocaleString("en-US")} requests at once per process, ${admission.waiting.toLocaleString("en-US")} waiting; then 503 (--mcp-concurrency, --mcp-queue)`,
+      `${admission.concurrent.toLocaleString("en-US")} requests at once per process, ${admission.waiting.toLocaleString("en-US")} waiting; then 503 (--mcp-concurrency, --mcp-queue); ${heapBoundText(admission.heapBound)}`,
     ],
     [
       "Delivery",
@@ -294,6 +298,13 @@ export async function serveCommand(
 }
 
 /** The operator webhook's summary line: its origin and where its secret came from, never the secret. */
+/** The summary's words for the heap bound. */
+function heapBoundText(bound: number): string {
+  if (!Number.isFinite(bound)) return "no heap bound (--heap-bound 0)";
+  const mb = Math.round(bound / (1024 * 1024)).toLocaleString("en-US");
+  return `no new request while the JavaScript heap is over ${mb} MB (--heap-bound)`;
+}
+
 function operatorWebhookLine(webhook: Holder["summary"]["operatorWebhook"]): string {
   if (webhook === undefined)
     return "off (--operator-webhook URL sends endpoint.disabled, endpoint.recovered, delivery.exhausted)";

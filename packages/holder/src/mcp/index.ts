@@ -34,6 +34,7 @@ export {
   type Admission,
   type AdmissionLimits,
   type CallLimit,
+  chooseHeapBound,
   createMcpEndpoint,
   createOriginGuard,
   createRateLimiter,

@@ -114,12 +114,32 @@ export function watchedMetrics(registers: Registry[]): {
   let refusedSeen = 0;
   new Counter({
     name: "doorbell_mcp_requests_refused_total",
-    help: "MCP requests answered 503 because this process's queue was full.",
+    help: "MCP requests answered 503 because this process's queue was full or its heap over its bound.",
     registers,
     collect() {
       const refused = admission?.refused ?? 0;
       this.inc(refused - refusedSeen);
       refusedSeen = refused;
+    },
+  });
+  let heapRefusedSeen = 0;
+  new Counter({
+    name: "doorbell_mcp_requests_refused_heap_total",
+    help: "Of the MCP requests answered 503, those refused because this process's JavaScript heap was over its bound.",
+    registers,
+    collect() {
+      const refused = admission?.refusedForHeap ?? 0;
+      this.inc(refused - heapRefusedSeen);
+      heapRefusedSeen = refused;
+    },
+  });
+  new Gauge({
+    name: "doorbell_mcp_heap_bound_bytes",
+    help: "The JavaScript heap size past which this process admits no new MCP request (0: no bound).",
+    registers,
+    collect() {
+      const bound = admission?.limits.heapBound ?? 0;
+      this.set(Number.isFinite(bound) ? bound : 0);
     },
   });
   return {
