@@ -22,6 +22,8 @@ export interface Admission {
    * room for them: the caller refuses. More places than `concurrent` can never be had (RangeError).
    */
   enter(places?: number): Promise<(() => void) | undefined>;
+  /** Whether `enter(places)` would refuse now (counting nothing): for a caller that hands the request on. */
+  wouldRefuse(places?: number): boolean;
   /** Places taken now: requests being served. */
   readonly active: number;
   /** Places waited for: requests waiting for a turn. */
@@ -108,6 +110,10 @@ export function createAdmission(limits: AdmissionLimits, heap?: HeapGauge): Admi
       queued += places;
       await new Promise<void>((admit) => turns.push({ places, admit }));
       return releaser(places);
+    },
+    wouldRefuse(places = 1) {
+      if (gauge?.over()) return true;
+      return !(turns.length === 0 && active + places <= concurrent) && queued + places > waiting;
     },
     get active() {
       return active;

@@ -94,8 +94,9 @@ export async function serveQuick(
   if (call === undefined || run === undefined || context.gated(call.message) || context.closed()) {
     return { answered: false, body };
   }
+  // A full house is the usual path's to refuse (503 and Retry-After), counted once, there.
+  if (context.admission.wouldRefuse(1)) return { answered: false, body };
   const release = await context.admission.enter(1);
-  // A full house is the usual path's to refuse (503 and Retry-After, or a turn after all).
   if (release === undefined) return { answered: false, body };
   onAnswer();
   // The same span as the SDK path's when an OpenTelemetry SDK is registered (request-span.ts).

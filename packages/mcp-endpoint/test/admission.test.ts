@@ -14,6 +14,7 @@ describe("admission", () => {
     const admission = createAdmission({ concurrent: 2, waiting: 2 });
     const first = await admission.enter();
     const second = await admission.enter();
+    expect(admission.wouldRefuse()).toBe(false); // it would wait its turn
     const order: string[] = [];
     const inTurn = (name: string) =>
       admission.enter().then((release) => {
@@ -22,6 +23,8 @@ describe("admission", () => {
       });
     const third = inTurn("third");
     const fourth = inTurn("fourth");
+    expect(admission.wouldRefuse()).toBe(true);
+    expect(admission.refused).toBe(0);
     expect(await admission.enter()).toBeUndefined(); // the room is full
     expect([admission.active, admission.queued]).toEqual([2, 2]);
 

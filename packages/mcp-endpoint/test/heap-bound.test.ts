@@ -30,6 +30,9 @@ describe("the heap bound", () => {
     const inHand = await admission.enter();
     expect(inHand).toBeTypeOf("function");
     now += 100;
+    // Asking whether it would refuse counts nothing (the quick call asks before handing a pull on).
+    expect(admission.wouldRefuse()).toBe(true);
+    expect([admission.refused, admission.refusedForHeap]).toEqual([0, 0]);
     expect(await admission.enter()).toBeUndefined();
     expect(await admission.enter(2)).toBeUndefined();
     expect([admission.refused, admission.refusedForHeap]).toEqual([3, 3]);
@@ -42,6 +45,7 @@ describe("the heap bound", () => {
     expect(await admission.enter()).toBeUndefined();
     used = 899 * MB;
     now += 100;
+    expect(admission.wouldRefuse()).toBe(false);
     const again = await admission.enter();
     expect(again).toBeTypeOf("function");
     again?.();
