@@ -55,7 +55,8 @@ import {
 // would (publish, giveConsent, confirmEmail from the local mailbox, subscribe, the challenge,
 // approveByToken from the mailed link) and is not measured.
 
-const INTENTS = 1_000;
+/** Active intents, each with one subscription: 1,000 unless BENCH_PUSH_INTENTS says (e.g. 10000). */
+const INTENTS = intentsToRun(process.env.BENCH_PUSH_INTENTS);
 const OFFERS = 1_000;
 const RATE = 20;
 const WARMUP_OFFERS = 40;
@@ -543,4 +544,13 @@ async function inParallel<T>(count: number, fn: (i: number) => Promise<T>): Prom
   };
   await Promise.all(Array.from({ length: SETUP_CONCURRENCY }, lane));
   return out;
+}
+
+function intentsToRun(given: string | undefined): number {
+  if (given === undefined || given === "") return 1_000;
+  const n = Number(given);
+  if (!Number.isSafeInteger(n) || n < 10 || n > 1_000_000) {
+    throw new Error(`BENCH_PUSH_INTENTS is a whole number from 10 to 1000000, not ${JSON.stringify(given)}`);
+  }
+  return n;
 }
