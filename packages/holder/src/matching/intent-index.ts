@@ -21,7 +21,6 @@ import type { IntentFilter, OfferFacts } from "./rule.js";
  */
 
 const ANY = "";
-const SEP = "\u0000";
 /** The code of "not given" on an intent: any value fits. */
 const ANY_CODE = 0;
 /** The code of an offer value no intent names (or no value): fits only "any". */
@@ -43,6 +42,8 @@ export interface Tally {
 
 class Shelf {
   size = 0;
+  /** Appended to during the current bulk load (listed for its sort). */
+  appended = false;
   ids: (string | undefined)[] = [];
   floats: Float64Array[];
   codes: Uint32Array[];
@@ -105,19 +106,19 @@ class Shelf {
     } else {
       this.ids[at] = id;
     }
-    const [b, yearMin, mileageMax, roomsMin, areaMin, validUntil] = this.floats as Float64Array[];
-    (b as Float64Array)[at] = budget;
-    (yearMin as Float64Array)[at] = intent.yearMin;
-    (mileageMax as Float64Array)[at] = intent.mileageMaxKm;
-    (roomsMin as Float64Array)[at] = intent.roomsMin;
-    (areaMin as Float64Array)[at] = intent.areaMinM2;
-    (validUntil as Float64Array)[at] = intent.validUntil;
-    const [make, model, fuel, kind] = this.codes as Uint32Array[];
-    (make as Uint32Array)[at] = codes.make;
-    (model as Uint32Array)[at] = codes.model;
-    (fuel as Uint32Array)[at] = codes.fuel;
-    (kind as Uint32Array)[at] = codes.kind;
-    (this.codes[ROUND] as Uint32Array)[at] = 0;
+    const floats = this.floats;
+    (floats[0] as Float64Array)[at] = budget;
+    (floats[1] as Float64Array)[at] = intent.yearMin;
+    (floats[2] as Float64Array)[at] = intent.mileageMaxKm;
+    (floats[3] as Float64Array)[at] = intent.roomsMin;
+    (floats[4] as Float64Array)[at] = intent.areaMinM2;
+    (floats[5] as Float64Array)[at] = intent.validUntil;
+    const columns = this.codes;
+    (columns[0] as Uint32Array)[at] = codes.make;
+    (columns[1] as Uint32Array)[at] = codes.model;
+    (columns[2] as Uint32Array)[at] = codes.fuel;
+    (columns[3] as Uint32Array)[at] = codes.kind;
+    (columns[ROUND] as Uint32Array)[at] = 0;
     this.size++;
   }
 
@@ -140,24 +141,32 @@ class Shelf {
     return true;
   }
 
-  /** Sorts by budget after a bulk append. */
+  /**
+   * After a bulk append: sorts by budget (stable, so equal budgets keep their order) and cuts the
+   * columns to size, since doubling left up to half of them empty.
+   */
   sort(): void {
     const n = this.size;
-    if (!this.sorted || n < 2) return;
     const budget = this.floats[0] as Float64Array;
     let ordered = true;
-    for (let i = 1; i < n && ordered; i++) ordered = (budget[i - 1] as number) <= (budget[i] as number);
-    if (ordered) return;
-    const order: number[] = new Array(n);
-    for (let i = 0; i < n; i++) order[i] = i;
-    order.sort((a, b) => (budget[a] as number) - (budget[b] as number));
+    if (this.sorted) {
+      for (let i = 1; i < n && ordered; i++) ordered = (budget[i - 1] as number) <= (budget[i] as number);
+    }
+    if (ordered) {
+      if (budget.length > n + (n >> 3) + 4) {
+        this.floats = this.floats.map((column) => column.slice(0, n));
+        this.codes = this.codes.map((column) => column.slice(0, n));
+      }
+      return;
+    }
+    const order = stableOrder(budget, n);
     this.floats = this.floats.map((column) => {
-      const next = new Float64Array(column.length);
+      const next = new Float64Array(n);
       for (let to = 0; to < n; to++) next[to] = column[order[to] as number] as number;
       return next;
     });
     this.codes = this.codes.map((column) => {
-      const next = new Uint32Array(column.length);
+      const next = new Uint32Array(n);
       for (let to = 0; to < n; to++) next[to] = column[order[to] as number] as number;
       return next;
     });
@@ -168,17 +177,18 @@ class Shelf {
   }
 
   /**
-   * Pushes the ids of the intents from `start` on that fit: `fits` without what the shelf already
-   * guarantees (category, country, region, currency and budget ≥ price).
+   * Writes the ids of the intents from `start` on that fit to `found`, from `at` on, and returns
+   * where it stopped: `fits` without what the shelf already guarantees (category, country, region,
+   * currency and budget ≥ price).
    */
   scan(
     start: number,
     offer: OfferFacts,
     codes: OfferCodes,
     now: number,
-    out: string[],
+    at: number,
     tally: Tally | undefined,
-  ): void {
+  ): number {
     const [, yearMin, mileageMax, roomsMin, areaMin, validUntil] = this.floats as [
       Float64Array,
       Float64Array,
@@ -196,7 +206,9 @@ class Shelf {
     ];
     const { year, mileageKm, rooms, areaM2 } = offer;
     const ids = this.ids;
-    for (let k = start, n = this.size; k < n; k++) {
+    let out = found;
+    let n = at;
+    for (let k = start, end = this.size; k < end; k++) {
       if (
         year < (yearMin[k] as number) ||
         mileageKm > (mileageMax[k] as number) ||
@@ -216,14 +228,54 @@ class Shelf {
         (fu === ANY_CODE || fu === codes.fuel) &&
         (kd === ANY_CODE || kd === codes.kind)
       ) {
-        out.push(ids[k] as string);
+        if (n === out.length) out = grown(n);
+        out[n++] = ids[k] as string;
         if (tally !== undefined && rounds[k] !== tally.round) {
           rounds[k] = tally.round;
           tally.first.push(ids[k] as string);
         }
       }
     }
+    return n;
   }
+}
+
+/**
+ * The positions of `budget[0..n)` in ascending, stable order (equal budgets keep theirs). The
+ * typed array's own sort needs no comparator calls; each position then finds its place by binary
+ * search, after the equal budgets placed before it. A comparator sort was most of the sort time
+ * of a million-intent load.
+ */
+function stableOrder(budget: Float64Array, n: number): Uint32Array {
+  const sorted = budget.slice(0, n).sort();
+  const placed = new Uint32Array(n);
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    const value = budget[i] as number;
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((sorted[mid] as number) < value) lo = mid + 1;
+      else hi = mid;
+    }
+    order[lo + (placed[lo] as number)++] = i;
+  }
+  return order;
+}
+
+/**
+ * Where `match` gathers ids before copying out exactly as many: arrays grown by push, a few
+ * thousand ids per offer at a million intents, were an import's main garbage. Shared by every
+ * index of the process; `match` fills it without yielding.
+ */
+let found: string[] = new Array<string>(4096).fill("");
+
+function grown(size: number): string[] {
+  const next = new Array<string>(size * 2).fill("");
+  for (let i = 0; i < size; i++) next[i] = found[i] as string;
+  found = next;
+  return next;
 }
 
 interface OfferCodes {
@@ -238,32 +290,47 @@ interface Leaf {
   readonly open: Shelf;
 }
 
-type Shelves = Map<string, Map<string, Leaf>>;
+/**
+ * Category → country → region → make or kind → model (ANY for property) → leaf. Nested maps
+ * rather than joined keys: loading a million intents built two joined strings for each.
+ */
+type Level<T> = Map<string, T>;
+type Leaves = Level<Level<Level<Leaf>>>;
 
-/** Vehicles: make and model (each or "any"); property: kind (or "any"). */
-function subKeyOf(intent: IntentFilter): string {
-  if (intent.category === "vehicles") return `${intent.make ?? ANY}${SEP}${intent.model ?? ANY}`;
-  return intent.kind ?? ANY;
-}
-
-/** The sub-keys an offer must visit: its own values and "any", in every combination. */
-function offerSubKeys(offer: OfferFacts): string[] {
-  if (offer.category === "vehicles") {
-    const makes = offer.make === null ? [ANY] : [offer.make, ANY];
-    const models = offer.model === null ? [ANY] : [offer.model, ANY];
-    const keys: string[] = [];
-    for (const make of makes) for (const model of models) keys.push(`${make}${SEP}${model}`);
-    return keys;
+function child<T>(map: Level<T>, key: string, create: () => T): T {
+  let found = map.get(key);
+  if (found === undefined) {
+    found = create();
+    map.set(key, found);
   }
-  return offer.kind === null ? [ANY] : [offer.kind, ANY];
+  return found;
 }
+
+function newLevel<T>(): Level<T> {
+  return new Map();
+}
+const newLeaf = (): Leaf => ({ byCurrency: new Map(), open: new Shelf(false) });
+
+/** Vehicles: make (or "any"); property: kind (or "any"). */
+function firstKeyOf(intent: IntentFilter): string {
+  return (intent.category === "vehicles" ? intent.make : intent.kind) ?? ANY;
+}
+
+/** Vehicles: model (or "any"); property: always "any". */
+function secondKeyOf(intent: IntentFilter): string {
+  return (intent.category === "vehicles" ? intent.model : null) ?? ANY;
+}
+
+const ONLY_ANY: readonly string[] = [ANY];
+/** Its own value and "any", or "any" only. */
+const valueAndAny = (value: string | null): readonly string[] => (value === null ? ONLY_ANY : [value, ANY]);
 
 export class IntentIndex {
-  readonly #buckets = new Map<string, Shelves>();
+  readonly #buckets: Level<Level<Leaves>> = new Map();
   readonly #shelfOf = new Map<string, Shelf>();
   readonly #codes = new Map<string, number>();
-  /** While bulk loading, sorted shelves are appended to and sorted once at the end. */
-  #bulk: Set<Shelf> | undefined;
+  /** While bulk loading, the shelves appended to, each sorted once at the end. */
+  #bulk: Shelf[] | undefined;
 
   get size(): number {
     return this.#shelfOf.size;
@@ -295,7 +362,7 @@ export class IntentIndex {
   /** Adds or replaces an intent. */
   add(intent: IntentFilter): void {
     if (this.#shelfOf.has(intent.id)) this.remove(intent.id);
-    const leaf = this.#leaf(intent, true) as Leaf;
+    const leaf = this.#leaf(intent);
     let shelf = leaf.open;
     if (intent.currency !== null) {
       const found = leaf.byCurrency.get(intent.currency);
@@ -314,7 +381,10 @@ export class IntentIndex {
     };
     const bulk = this.#bulk;
     shelf.insert(intent.id, intent, codes, bulk !== undefined);
-    if (bulk !== undefined && shelf.sorted) bulk.add(shelf);
+    if (bulk !== undefined && !shelf.appended) {
+      shelf.appended = true;
+      bulk.push(shelf);
+    }
     this.#shelfOf.set(intent.id, shelf);
   }
 
@@ -333,12 +403,15 @@ export class IntentIndex {
    * that is not in use yet (the start-up load, page by page).
    */
   beginBulk(): void {
-    this.#bulk ??= new Set();
+    this.#bulk ??= [];
   }
 
   /** Sorts every shelf touched since `beginBulk`, once. */
   endBulk(): void {
-    for (const shelf of this.#bulk ?? []) shelf.sort();
+    for (const shelf of this.#bulk ?? []) {
+      shelf.appended = false;
+      shelf.sort();
+    }
     this.#bulk = undefined;
   }
 
@@ -362,52 +435,40 @@ export class IntentIndex {
    * also those fitting for the first time in its round.
    */
   match(offer: OfferFacts, now: number, tally?: Tally): string[] {
-    const out: string[] = [];
-    const shelves = this.#buckets.get(`${offer.category}${SEP}${offer.country}`);
-    if (shelves === undefined) return out;
+    const shelves = this.#buckets.get(offer.category)?.get(offer.country);
+    if (shelves === undefined) return [];
     const codes: OfferCodes = {
       make: this.#offerCode(offer.make),
       model: this.#offerCode(offer.model),
       fuel: this.#offerCode(offer.fuel),
       kind: this.#offerCode(offer.kind),
     };
-    const subKeys = offerSubKeys(offer);
-    for (const region of offer.region === null ? [ANY] : [offer.region, ANY]) {
-      const byKey = shelves.get(region);
-      if (byKey === undefined) continue;
-      for (const key of subKeys) {
-        const leaf = byKey.get(key);
-        if (leaf === undefined) continue;
-        const sorted = leaf.byCurrency.get(offer.currency);
-        if (sorted !== undefined) sorted.scan(sorted.lowerBound(offer.price), offer, codes, now, out, tally);
-        leaf.open.scan(0, offer, codes, now, out, tally);
+    const firsts = valueAndAny(offer.category === "vehicles" ? offer.make : offer.kind);
+    const seconds = offer.category === "vehicles" ? valueAndAny(offer.model) : ONLY_ANY;
+    let n = 0;
+    for (const region of valueAndAny(offer.region)) {
+      const byFirst = shelves.get(region);
+      if (byFirst === undefined) continue;
+      for (const first of firsts) {
+        const bySecond = byFirst.get(first);
+        if (bySecond === undefined) continue;
+        for (const second of seconds) {
+          const leaf = bySecond.get(second);
+          if (leaf === undefined) continue;
+          const sorted = leaf.byCurrency.get(offer.currency);
+          if (sorted !== undefined)
+            n = sorted.scan(sorted.lowerBound(offer.price), offer, codes, now, n, tally);
+          n = leaf.open.scan(0, offer, codes, now, n, tally);
+        }
       }
     }
-    return out;
+    return found.slice(0, n);
   }
 
-  #leaf(intent: IntentFilter, create: boolean): Leaf | undefined {
-    const bucketKey = `${intent.category}${SEP}${intent.country}`;
-    let shelves = this.#buckets.get(bucketKey);
-    if (shelves === undefined) {
-      if (!create) return undefined;
-      shelves = new Map();
-      this.#buckets.set(bucketKey, shelves);
-    }
-    const region = intent.region ?? ANY;
-    let byKey = shelves.get(region);
-    if (byKey === undefined) {
-      if (!create) return undefined;
-      byKey = new Map();
-      shelves.set(region, byKey);
-    }
-    const key = subKeyOf(intent);
-    let leaf = byKey.get(key);
-    if (leaf === undefined) {
-      if (!create) return undefined;
-      leaf = { byCurrency: new Map(), open: new Shelf(false) };
-      byKey.set(key, leaf);
-    }
-    return leaf;
+  #leaf(intent: IntentFilter): Leaf {
+    const byCountry = child(this.#buckets, intent.category, newLevel<Leaves>);
+    const byRegion = child(byCountry, intent.country, newLevel<Level<Level<Leaf>>>);
+    const byFirst = child(byRegion, intent.region ?? ANY, newLevel<Level<Leaf>>);
+    return child(child(byFirst, firstKeyOf(intent), newLevel<Leaf>), secondKeyOf(intent), newLeaf);
   }
 }
