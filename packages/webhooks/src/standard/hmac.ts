@@ -2,8 +2,8 @@ import { createHmac, createSecretKey, hash, type KeyObject } from "node:crypto";
 
 // HMAC-SHA256 as RFC 2104 defines it, H((K ⊕ opad) ‖ H((K ⊕ ipad) ‖ message)), with both padded
 // key blocks made once per secret. createHmac builds an Hmac object (a JS stream and an OpenSSL
-// context) on every call, about twice the cost of hashing a small webhook; two one-shot
-// crypto.hash calls over the ready blocks give the same bytes without either.
+// context) on every call, which for a small webhook costs more than the hashing; two one-shot
+// crypto.hash calls over the ready blocks give the same bytes without it.
 
 const BLOCK = 64; // SHA-256 block size
 const DIGEST = 32;
