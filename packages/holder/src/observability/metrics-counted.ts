@@ -111,28 +111,18 @@ export function watchedMetrics(registers: Registry[]): {
       this.set(admission?.queued ?? 0);
     },
   });
-  let refusedSeen = 0;
-  new Counter({
-    name: "doorbell_mcp_requests_refused_total",
-    help: "MCP requests answered 503 because this process's queue was full or its heap over its bound.",
+  followingCounter(
     registers,
-    collect() {
-      const refused = admission?.refused ?? 0;
-      this.inc(refused - refusedSeen);
-      refusedSeen = refused;
-    },
-  });
-  let heapRefusedSeen = 0;
-  new Counter({
-    name: "doorbell_mcp_requests_refused_heap_total",
-    help: "Of the MCP requests answered 503, those refused because this process's JavaScript heap was over its bound.",
+    "doorbell_mcp_requests_refused_total",
+    "MCP requests answered 503 because this process's queue was full or its heap over its bound.",
+    () => admission?.refused ?? 0,
+  );
+  followingCounter(
     registers,
-    collect() {
-      const refused = admission?.refusedForHeap ?? 0;
-      this.inc(refused - heapRefusedSeen);
-      heapRefusedSeen = refused;
-    },
-  });
+    "doorbell_mcp_requests_refused_heap_total",
+    "Of the MCP requests answered 503, those refused because this process's JavaScript heap was over its bound.",
+    () => admission?.refusedForHeap ?? 0,
+  );
   new Gauge({
     name: "doorbell_mcp_heap_bound_bytes",
     help: "The JavaScript heap size past which this process admits no new MCP request (0: no bound).",
@@ -150,4 +140,19 @@ export function watchedMetrics(registers: Registry[]): {
       admission = watched;
     },
   };
+}
+
+/** A counter that follows a running total kept elsewhere, read at each scrape. */
+function followingCounter(registers: Registry[], name: string, help: string, total: () => number): void {
+  let seen = 0;
+  new Counter({
+    name,
+    help,
+    registers,
+    collect() {
+      const now = total();
+      this.inc(now - seen);
+      seen = now;
+    },
+  });
 }
