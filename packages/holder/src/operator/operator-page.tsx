@@ -174,8 +174,51 @@ const ChartSection: FC<SectionProps> = ({ lang, words, view }) => {
   );
 };
 
+/** What a failed attempt and a dead letter both show first: when, where, what, how often, why. */
+interface Failure {
+  at: number;
+  channel: string;
+  subscriberId: string;
+  type: string;
+  count: number;
+  category: string;
+}
+
+const FailureHeadings: FC<{ words: OperatorWords; count: string }> = ({ words, count }) => (
+  <>
+    <th scope="col">{words.recent.at}</th>
+    <th scope="col">{words.endpoints.channel}</th>
+    <th scope="col">{words.endpoints.subscriber}</th>
+    <th scope="col">{words.recent.type}</th>
+    <th scope="col">{count}</th>
+    <th scope="col">{words.recent.category}</th>
+  </>
+);
+
+const FailureCells: FC<{ failure: Failure; lang: Lang; words: OperatorWords }> = ({
+  failure,
+  lang,
+  words,
+}) => (
+  <>
+    <td>
+      <When value={failure.at} lang={lang} />
+    </td>
+    <td>{channelName(failure.channel, words)}</td>
+    <td class="id">
+      <code>{failure.subscriberId}</code>
+    </td>
+    <td>
+      <code>{failure.type}</code>
+    </td>
+    <td>{formatNumber(failure.count, lang)}</td>
+    <td>
+      <code class="failing">{failure.category}</code>
+    </td>
+  </>
+);
+
 const RecentSection: FC<SectionProps> = ({ lang, words, view }) => {
-  const n = (value: number) => formatNumber(value, lang);
   return (
     <>
       <h2 id="recent">{words.recent.heading}</h2>
@@ -185,32 +228,14 @@ const RecentSection: FC<SectionProps> = ({ lang, words, view }) => {
         <Table label={words.recent.heading} caption={words.recent.caption}>
           <thead>
             <tr>
-              <th scope="col">{words.recent.at}</th>
-              <th scope="col">{words.endpoints.channel}</th>
-              <th scope="col">{words.endpoints.subscriber}</th>
-              <th scope="col">{words.recent.type}</th>
-              <th scope="col">{words.recent.attempt}</th>
-              <th scope="col">{words.recent.category}</th>
+              <FailureHeadings words={words} count={words.recent.attempt} />
               <th scope="col">{words.recent.httpStatus}</th>
             </tr>
           </thead>
           <tbody>
             {view.attempts.map((attempt) => (
               <tr>
-                <td>
-                  <When value={attempt.at} lang={lang} />
-                </td>
-                <td>{channelName(attempt.channel, words)}</td>
-                <td class="id">
-                  <code>{attempt.subscriberId}</code>
-                </td>
-                <td>
-                  <code>{attempt.type}</code>
-                </td>
-                <td>{n(attempt.attempt)}</td>
-                <td>
-                  <code class="failing">{attempt.category}</code>
-                </td>
+                <FailureCells failure={{ ...attempt, count: attempt.attempt }} lang={lang} words={words} />
                 <td>
                   {attempt.httpStatus === null ? <span class="muted">{words.none}</span> : attempt.httpStatus}
                 </td>
@@ -224,7 +249,6 @@ const RecentSection: FC<SectionProps> = ({ lang, words, view }) => {
 };
 
 const DeadLettersSection: FC<SectionProps & { csrf: string }> = ({ lang, words, view, csrf }) => {
-  const n = (value: number) => formatNumber(value, lang);
   return (
     <>
       <h2 id="dead-letters">{words.dead.heading}</h2>
@@ -234,12 +258,7 @@ const DeadLettersSection: FC<SectionProps & { csrf: string }> = ({ lang, words, 
         <Table label={words.dead.heading} caption={words.dead.caption}>
           <thead>
             <tr>
-              <th scope="col">{words.recent.at}</th>
-              <th scope="col">{words.endpoints.channel}</th>
-              <th scope="col">{words.endpoints.subscriber}</th>
-              <th scope="col">{words.recent.type}</th>
-              <th scope="col">{words.dead.attempts}</th>
-              <th scope="col">{words.recent.category}</th>
+              <FailureHeadings words={words} count={words.dead.attempts} />
               <th scope="col">{words.dead.reason}</th>
               <th scope="col">{words.dead.action}</th>
             </tr>
@@ -247,20 +266,11 @@ const DeadLettersSection: FC<SectionProps & { csrf: string }> = ({ lang, words, 
           <tbody>
             {view.deadLetters.map((dead) => (
               <tr>
-                <td>
-                  <When value={dead.lastAttemptAt} lang={lang} />
-                </td>
-                <td>{channelName(dead.channel, words)}</td>
-                <td class="id">
-                  <code>{dead.subscriberId}</code>
-                </td>
-                <td>
-                  <code>{dead.type}</code>
-                </td>
-                <td>{n(dead.attempts)}</td>
-                <td>
-                  <code class="failing">{dead.category}</code>
-                </td>
+                <FailureCells
+                  failure={{ ...dead, at: dead.lastAttemptAt, count: dead.attempts }}
+                  lang={lang}
+                  words={words}
+                />
                 <td>{words.dead.reasons[dead.reason] ?? dead.reason}</td>
                 <td>
                   {dead.subscriptionEnded ? (
