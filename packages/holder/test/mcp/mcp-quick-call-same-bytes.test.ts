@@ -9,7 +9,7 @@
 
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { forEachEngine, type TestDatabase } from "@doorbell/store/testing";
@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHolder, type Holder } from "../../src/app/holder.js";
 import { isLocalMailbox } from "../../src/mail/local-mailbox.js";
 import { basicIntent, tokenOf } from "../support/intents-harness.js";
+import { freePort } from "../support/loopback.js";
 import { carOffer } from "../support/offer-helpers.js";
 
 const TOKEN = "metrics-token-quick-call-test";
@@ -39,14 +40,6 @@ interface Raw {
   /** Every header but Date, in the order sent, names lower-cased. */
   headers: string[];
   body: string;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 function post(url: string, body: string, headers: Record<string, string> = PLAIN_HEADERS): Promise<Raw> {

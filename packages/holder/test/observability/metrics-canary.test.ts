@@ -6,7 +6,6 @@
  * calls, mails, imports and requests, and hold none of the canaries; neither may any log line.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setFlagsFromString } from "node:v8";
@@ -17,6 +16,7 @@ import { createHolder, type Holder } from "../../src/app/holder.js";
 import { isLocalMailbox } from "../../src/mail/local-mailbox.js";
 import { createHolderLogger } from "../../src/observability/log-format.js";
 import { basicIntent, tokenOf } from "../support/intents-harness.js";
+import { freePort, until } from "../support/loopback.js";
 import { carOffer } from "../support/offer-helpers.js";
 import { type AgentEndpoint, startAgentEndpoint } from "../support/push-endpoint.js";
 
@@ -26,23 +26,6 @@ const LIMIT = 61_493;
 const LIMIT_SHAPES = ["61493", "61,493", "61 493", "61.493"];
 const PATH_CANARY = "doorbell-CANARYPATH9q2";
 const TOKEN = "metrics-token-for-the-test-5f1e";
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** The value of one sample line `name{labels} value`, labels in any order. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {

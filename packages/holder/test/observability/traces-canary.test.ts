@@ -10,7 +10,6 @@
 
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { forEachEngine } from "@doorbell/store/testing";
@@ -26,6 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHolder } from "../../src/app/holder.js";
 import { isLocalMailbox } from "../../src/mail/local-mailbox.js";
 import { basicIntent, tokenOf } from "../support/intents-harness.js";
+import { freePort } from "../support/loopback.js";
 import {
   activeIntent,
   basicPublish,
@@ -92,14 +92,6 @@ const messageIds = (span: ReadableSpan): string[] =>
   span.events
     .filter((event) => event.name === "doorbell.queued")
     .map((event) => String(event.attributes?.["messaging.message.id"]));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** A pull in the plain shape an SDK client sends, which the holder answers beside the SDK (quick-call.ts). */
 function plainPull(url: string, intentCode: string): Promise<number> {

@@ -7,7 +7,6 @@
  * canary test's).
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { forEachEngine, type TestDatabase } from "@doorbell/store/testing";
@@ -16,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHolder, type Holder } from "../../src/app/holder.js";
 import { isLocalMailbox } from "../../src/mail/local-mailbox.js";
 import { basicIntent, tokenOf } from "../support/intents-harness.js";
+import { freePort, until } from "../support/loopback.js";
 import { carOffer } from "../support/offer-helpers.js";
 import { type AgentEndpoint, startAgentEndpoint } from "../support/push-endpoint.js";
 
@@ -24,23 +24,6 @@ const CONTACT_SHAPES = ["canary.operator.4417", "Canary.Operator.4417", "4417@",
 const LIMIT = 58_261;
 const LIMIT_SHAPES = ["58261", "58,261", "58 261", "58.261"];
 const PATH_CANARY = "doorbell-CANARYOPERATOR3x8";
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
   let database: TestDatabase;

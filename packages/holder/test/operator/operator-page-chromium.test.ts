@@ -22,6 +22,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHolder, type Holder } from "../../src/app/holder.js";
 import { chromiumSuite, launchChromium, navigates } from "../support/chromium.js";
+import { freePort } from "../support/loopback.js";
 
 const TOKEN = "operator-chromium-token-9d31";
 const DAY = 86_400_000;
@@ -59,15 +60,6 @@ async function receiver() {
         server.close(() => resolve());
       }),
   };
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  probe.listen(0, "127.0.0.1");
-  await once(probe, "listening");
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 /** Pixels of a PNG near each colour, counted by Chromium itself in a blank page's canvas. */

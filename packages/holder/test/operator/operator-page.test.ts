@@ -23,6 +23,7 @@ import { generateSecret } from "@doorbell/webhooks";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHolder, type Holder } from "../../src/app/holder.js";
+import { freePort } from "../support/loopback.js";
 import { textNodes, untranslated } from "../support/untranslated.js";
 
 const TOKEN = "operator-token-for-the-test-41c9";
@@ -61,15 +62,6 @@ async function receiver() {
         server.close(() => resolve());
       }),
   };
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  probe.listen(0, "127.0.0.1");
-  await once(probe, "listening");
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 /** The value of the hidden `csrf` field and the form cookie a GET of the page gave. */

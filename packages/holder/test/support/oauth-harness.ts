@@ -8,7 +8,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
-import net from "node:net";
+import type net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { scopedSignalFetch } from "@doorbell/mcp-endpoint";
@@ -26,17 +26,12 @@ import { expect } from "vitest";
 import { createHolder, type Holder } from "../../src/app/holder.js";
 import { isLocalMailbox } from "../../src/mail/local-mailbox.js";
 import type { HolderOAuthOptions } from "../../src/oauth/index.js";
+import { freePort } from "./loopback.js";
+
+export { freePort };
 
 export const EMAIL = "jana.novakova@example.sk";
 export const SCOPE = "intents:read intents:manage";
-
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 export interface HolderOnLoopback {
   holder: Holder;
