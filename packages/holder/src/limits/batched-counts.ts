@@ -70,6 +70,10 @@ export function createBatchedCounts(options: {
 
   /** One transaction for every key with calls pending; each window then holds the shared total. */
   async function writePending(): Promise<void> {
+    const at = now();
+    // Calls of a window that has ended count for nothing now: written, they would count against
+    // the key's next window.
+    for (const window of windows.values()) if (window.expire <= at) window.pending = 0;
     const moved = [...windows].filter(([, window]) => window.pending > 0);
     if (moved.length === 0) return;
     const taken = moved.map(([, window]) => window.pending);
@@ -98,8 +102,7 @@ export function createBatchedCounts(options: {
       flushing = undefined;
       // Ended windows are forgotten: the next call counts exactly and learns the new one.
       const at = now();
-      for (const [rlKey, window] of windows)
-        if (window.expire <= at && window.pending === 0) windows.delete(rlKey);
+      for (const [rlKey, window] of windows) if (window.expire <= at) windows.delete(rlKey);
     });
     return flushing;
   }
@@ -129,10 +132,12 @@ export function createBatchedCounts(options: {
       if (stored.expire === null) return;
       const known = windows.get(rlKey);
       if (known === undefined && windows.size >= MAX_KEYS) return;
+      const expire = Number(stored.expire);
       windows.set(rlKey, {
         shared: Number(stored.points),
-        pending: known?.pending ?? 0,
-        expire: Number(stored.expire),
+        // Calls pending for this same window stay; those of a window that ended are not its.
+        pending: known !== undefined && known.expire === expire ? known.pending : 0,
+        expire,
         msDuration,
       });
     },
@@ -140,6 +145,8 @@ export function createBatchedCounts(options: {
     async close() {
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
+      // A flush in flight took what was pending when it began: what came since needs one more.
+      await flushing;
       await flush();
     },
   };

@@ -6,7 +6,7 @@ import { createHmac } from "node:crypto";
 import { migrate } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BATCHED_FROM_POINTS } from "../../src/limits/batched-counts.js";
+import { BATCHED_FROM_POINTS, createBatchedCounts } from "../../src/limits/batched-counts.js";
 import { createSharedLimiter, limitsMigrations } from "../../src/limits/index.js";
 
 const hmac = (key: string) => createHmac("sha256", "test-limits-key").update(key).digest("base64url");
@@ -86,5 +86,61 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     } finally {
       await limiter.close();
     }
+  });
+  it("counts a window's calls in that window only: those held when it ends are not added to the next", async () => {
+    await migrate(engine.db, [limitsMigrations]);
+    let now = 2_000_000_000_000;
+    const limiter = createSharedLimiter({
+      store: engine.db,
+      rules,
+      clock: () => now,
+      hashKey: hmac,
+      purgeEveryMs: 0,
+      flushEveryMs: 3_600_000,
+    });
+    try {
+      const before = await storedPoints();
+      // One call written, nine held in memory; then the window ends before any flush.
+      for (let i = 0; i < 10; i++) expect((await limiter.consume("mcp.tool", "203.0.113.7")).ok).toBe(true);
+      now += 61_000;
+      expect(await limiter.consume("mcp.tool", "203.0.113.7")).toEqual({ ok: true, remaining: 199 });
+      await limiter.close();
+      // The new window holds its one call, not the ended window's nine.
+      expect((await storedPoints()) - before).toBe(1);
+    } finally {
+      await limiter.close();
+    }
+  });
+
+  it("close writes the calls counted while a flush was in flight, not only those that flush took", async () => {
+    await migrate(engine.db, [limitsMigrations]);
+    const written: number[] = [];
+    let openDoor: () => void = () => {};
+    const door = new Promise<void>((resolve) => {
+      openDoor = resolve;
+    });
+    let gated = true;
+    const counts = createBatchedCounts({
+      store: engine.db,
+      now: () => 2_100_000_000_000,
+      flushEveryMs: 3_600_000,
+      // The real transaction; the points are noted once it may go on (the first write waits at the door).
+      addPoints: async (_db, _key, points) => {
+        if (gated) {
+          gated = false;
+          await door;
+        }
+        written.push(points);
+        return { points: written.reduce((sum, n) => sum + n, 1), expire: 2_100_000_060_000 };
+      },
+    });
+    counts.learn("mcp.tool:k", { points: 1, expire: 2_100_000_060_000 }, 60_000);
+    for (let i = 0; i < 5; i++) expect(counts.consume("mcp.tool:k", 200, 1)?.ok).toBe(true);
+    const inFlight = counts.flush();
+    for (let i = 0; i < 3; i++) expect(counts.consume("mcp.tool:k", 200, 1)?.ok).toBe(true);
+    const closed = counts.close();
+    openDoor();
+    await Promise.all([inFlight, closed]);
+    expect(written).toEqual([5, 3]);
   });
 });
