@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import { Session } from "node:inspector/promises";
 import os from "node:os";
 import path from "node:path";
 import { type Database, type Kysely, openDatabase, sql } from "@doorbell/store";
@@ -61,6 +62,8 @@ const SIZES = (process.env.DOORBELL_BENCH_HOLDER_SIZES ?? "100000,1000000")
   .map((n) => Number(n.trim()))
   .filter((n) => Number.isSafeInteger(n) && n > 0);
 const INSERT_CHUNK = 10_000;
+/** A directory: the load and the import are CPU-profiled there, and their top functions printed. */
+const PROFILE_DIR = process.env.DOORBELL_BENCH_HOLDER_PROFILE;
 const MB = 1024 * 1024;
 
 const rssMb = () => Math.round(process.memoryUsage().rss / MB);
@@ -76,6 +79,57 @@ const MIXES = (process.env.DOORBELL_BENCH_HOLDER_MIXES ?? "broad,specific")
   .split(",")
   .map((m) => m.trim())
   .filter((m): m is Mix => m === "broad" || m === "specific");
+
+/** Runs `fn`, CPU-profiled when DOORBELL_BENCH_HOLDER_PROFILE names a directory. */
+async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  if (PROFILE_DIR === undefined) return fn();
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post("Profiler.stop");
+    session.disconnect();
+    fs.mkdirSync(PROFILE_DIR, { recursive: true });
+    fs.writeFileSync(path.join(PROFILE_DIR, `${name}.cpuprofile`), JSON.stringify(profile));
+    printTopFunctions(name, profile);
+  }
+}
+
+/** The functions with the most self time in a CPU profile (samples × their intervals). */
+function printTopFunctions(
+  name: string,
+  profile: { nodes: ProfileNode[]; samples?: number[]; timeDeltas?: number[] },
+): void {
+  const frames = new Map<number, string>();
+  for (const node of profile.nodes) {
+    const { functionName, url } = node.callFrame;
+    frames.set(node.id, `${functionName || "(anonymous)"} ${url.split("/").slice(-2).join("/")}`);
+  }
+  const self = new Map<string, number>();
+  let total = 0;
+  const samples = profile.samples ?? [];
+  const deltas = profile.timeDeltas ?? [];
+  for (let i = 0; i < samples.length; i++) {
+    const frame = frames.get(samples[i] as number) ?? "?";
+    const us = deltas[i] ?? 0;
+    self.set(frame, (self.get(frame) ?? 0) + us);
+    total += us;
+  }
+  console.log(`  profile ${name}: ${(total / 1e6).toFixed(2)} s sampled; self time:`);
+  for (const [frame, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 12)) {
+    console.log(
+      `    ${((100 * us) / total).toFixed(1).padStart(5)} % ${(us / 1000).toFixed(0).padStart(6)} ms  ${frame}`,
+    );
+  }
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string };
+}
 
 /** One intent row (the columns matching reads, plus the required ones) shaped after a market offer. */
 function intentLike(
@@ -277,7 +331,7 @@ async function benchSize(size: number, mix: Mix): Promise<void> {
     const rssBefore = rssMb();
     const matching = createMatchingService(ctx);
     t = performance.now();
-    const { activeIntents } = await matching.start();
+    const { activeIntents } = await profiled(`load-${mix}-${size}`, () => matching.start());
     const loadS = (performance.now() - t) / 1000;
     const rssAfter = rssMb();
     console.log(
@@ -288,7 +342,7 @@ async function benchSize(size: number, mix: Mix): Promise<void> {
     const offers = createOfferService(ctx, matching);
     const fresh = newOffers(12, 20_000);
     t = performance.now();
-    const result = await offers.importCatalogue(fresh);
+    const result = await profiled(`import-${mix}-${size}`, () => offers.importCatalogue(fresh));
     const oursS = (performance.now() - t) / 1000;
     const oursRate = fresh.length / oursS;
 
