@@ -44,6 +44,8 @@ interface Window {
   msDuration: number;
 }
 
+const byKey = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
+
 export type BatchedVerdict = { ok: true; remaining: number } | { ok: false; retryAfterSeconds: number };
 
 export interface BatchedCounts {
@@ -74,7 +76,10 @@ export function createBatchedCounts(options: {
     // Calls of a window that has ended count for nothing now: written, they would count against
     // the key's next window.
     for (const window of windows.values()) if (window.expire <= at) window.pending = 0;
-    const moved = [...windows].filter(([, window]) => window.pending > 0);
+    // In key order: every process then locks the shared rows in the same order, so two flushes of
+    // the same keys wait for each other instead of deadlocking (PostgreSQL would end one after its
+    // deadlock timeout, a second in which those rows stay locked).
+    const moved = [...windows].filter(([, window]) => window.pending > 0).sort(byKey);
     if (moved.length === 0) return;
     const taken = moved.map(([, window]) => window.pending);
     for (const [, window] of moved) window.pending = 0;

@@ -113,6 +113,56 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     }
   });
 
+  // Several processes share one PostgreSQL database; SQLite serves one process, so it has no such test.
+  if (engine.dialect === "postgres")
+    it("two processes flush the same keys, learned in opposite orders, without a deadlock", async () => {
+      await migrate(engine.db, [limitsMigrations]);
+      const other = await engine.connect();
+      const errors: Error[] = [];
+      const now = 2_000_000_000_000;
+      const options = {
+        rules,
+        clock: () => now,
+        hashKey: hmac,
+        purgeEveryMs: 0,
+        flushEveryMs: 3_600_000,
+        onError: (error: Error) => errors.push(error),
+      };
+      const a = createSharedLimiter({ store: engine.db, ...options });
+      const b = createSharedLimiter({ store: other, ...options });
+      const clients = Array.from({ length: 40 }, (_, i) => `198.51.100.${i + 1}`);
+      const pointsOfClients = async () => {
+        const rows = await engine.db.db
+          .withTables<{ holder_rate_limits: { key: string; points: number } }>()
+          .selectFrom("holder_rate_limits")
+          .select("points")
+          .where(
+            "key",
+            "in",
+            clients.map((client) => `mcp.tool:${hmac(client)}`),
+          )
+          .execute();
+        return rows.reduce((sum, row) => sum + Number(row.points), 0);
+      };
+      try {
+        // Each process's first call per key is counted at once and orders its keys; then 3 more each.
+        for (const client of clients) await a.consume("mcp.tool", client);
+        for (const client of [...clients].reverse()) await b.consume("mcp.tool", client);
+        for (let round = 0; round < 3; round++) {
+          for (const client of clients) {
+            await a.consume("mcp.tool", client);
+            await b.consume("mcp.tool", client);
+          }
+        }
+        // Both flush at once, each a transaction over all 40 rows.
+        await Promise.all([a.close(), b.close()]);
+        expect(errors.map((error) => error.message)).toEqual([]);
+        expect(await pointsOfClients()).toBe(clients.length * 8);
+      } finally {
+        await other.close();
+      }
+    });
+
   it("close writes the calls counted while a flush was in flight, not only those that flush took", async () => {
     await migrate(engine.db, [limitsMigrations]);
     const written: number[] = [];
