@@ -150,14 +150,20 @@ async function enqueueAll(
   });
 
   // Matches reports only add to the waiting aggregate (push profile §6 rule 6): one update each.
+  // Only a subscription that had none waiting wakes its worker, which then sleeps until the window
+  // opens; one that already had some keeps that wake (the window's opening does not depend on the
+  // count), so a busy intent's matches cost one write each, not a claim and a release as well.
+  let woken = false;
   for (const [id, merged] of matches) {
+    const wakes = merged.before === 0;
+    woken ||= wakes;
     await db
       .updateTable("delivery_subscriptions")
       .set((eb) => ({
         agg_new_matches: merged.count,
         agg_latest_delivered_at: merged.latest,
         agg_first_at: eb.fn.coalesce("agg_first_at", eb.val(now)),
-        wake_at: now,
+        ...(wakes ? { wake_at: now } : {}),
         updated_at: now,
       }))
       .where("id", "=", id)
@@ -169,7 +175,7 @@ async function enqueueAll(
   }
   if (span !== undefined) recordEnqueued(span, rows, matches.keys(), results);
 
-  if (rows.length > 0 || matches.size > 0) await notifyWorkers(ctx, db);
+  if (rows.length > 0 || woken) await notifyWorkers(ctx, db);
   // One increment per kind of result rather than per event: labelling costs more than counting.
   const counted = new Map<string, { channel: Channel; result: EnqueueResult; n: number }>();
   items.forEach(({ subscriptionId }, item) => {

@@ -57,6 +57,33 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
     ]);
   });
 
+  it("a match added to those already waiting leaves the worker asleep until the window opens", async () => {
+    const { clock, engine, db, sub, matches } = await setup();
+    const wakeAt = async () =>
+      (
+        await db
+          .selectFrom("delivery_subscriptions")
+          .select("wake_at")
+          .where("id", "=", sub.id)
+          .executeTakeFirstOrThrow()
+      ).wake_at;
+    await matches(1, "2026-11-30T11:59:00Z");
+    await engine.runDue();
+    clock.advance(MINUTE);
+    // The first to wait wakes the worker, which puts the subscription to sleep until the window.
+    expect(await matches(1, "2026-11-30T12:00:00Z")).toBe("queued");
+    expect(await wakeAt()).toBe(clock.now());
+    await engine.runDue();
+    expect(await wakeAt()).toBe(T0 + 15 * MINUTE);
+    // The next ones only add to the count: no wake, nothing for a worker to claim.
+    clock.advance(MINUTE);
+    expect(await matches(4, "2026-11-30T12:01:00Z")).toBe("coalesced");
+    expect(await wakeAt()).toBe(T0 + 15 * MINUTE);
+    expect(await engine.runDue()).toBe(0);
+    expect(await runAtNextWake(engine, db, clock, sub.id)).toBe(T0 + 15 * MINUTE);
+    expect(doorbells().map((e) => e.json.data.newMatches)).toEqual([1, 5]);
+  });
+
   it("status events are never held back by the matches window", async () => {
     const { clock, engine, matches, status } = await setup();
     await matches(1, "2026-11-30T11:59:00Z");
