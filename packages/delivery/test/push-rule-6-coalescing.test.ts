@@ -81,7 +81,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
     expect(await wakeAt()).toBe(T0 + 15 * MINUTE);
     expect(await engine.runDue()).toBe(0);
     expect(await runAtNextWake(engine, db, clock, sub.id)).toBe(T0 + 15 * MINUTE);
-    expect(doorbells().map((e) => e.json.data.newMatches)).toEqual([1, 5]);
+    expect(doorbells().map((e) => e.json.data?.newMatches)).toEqual([1, 5]);
   });
 
   it("status events are never held back by the matches window", async () => {
