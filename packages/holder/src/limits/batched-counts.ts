@@ -5,7 +5,7 @@
  * database (a write transaction and its commit) cost more than the empty pull it guards. So once a
  * key's window is known here — its first call in the window is counted in the database at once,
  * which also reads what other processes counted — its further calls are counted in memory and
- * added to the shared row every `flushEveryMs` (one transaction for every key that moved). Each
+ * added to the shared row every `flushEveryMs` (one statement for every key that moved). Each
  * flush reads the shared total back, so what the other processes counted is seen within one flush.
  *
  * What that costs: between two flushes a process does not see the other processes' new calls, so
@@ -26,13 +26,18 @@ export interface StoredWindow {
   expire: number | null;
 }
 
-/** Adds `points` to a key's window in the database and answers its total and end. */
-export type AddPoints = (
+/** Calls of one key counted here, to be added to its window in the database. */
+export interface PendingPoints {
+  rlKey: string;
+  points: number;
+  msDuration: number;
+}
+
+/** Adds every key's points to its window in the database, in key order; answers each key's window. */
+export type AddAllPoints = (
   db: Kysely<LimitsTables>,
-  rlKey: string,
-  points: number,
-  msDuration: number,
-) => Promise<StoredWindow>;
+  pending: readonly PendingPoints[],
+) => Promise<Map<string, StoredWindow>>;
 
 interface Window {
   /** The shared total as last read from the database, this process's flushed calls included. */
@@ -43,8 +48,6 @@ interface Window {
   expire: number;
   msDuration: number;
 }
-
-const byKey = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
 
 export type BatchedVerdict = { ok: true; remaining: number } | { ok: false; retryAfterSeconds: number };
 
@@ -60,38 +63,41 @@ export interface BatchedCounts {
 
 export function createBatchedCounts(options: {
   store: Database<LimitsTables>;
-  addPoints: AddPoints;
+  addAllPoints: AddAllPoints;
   now: () => number;
   flushEveryMs?: number;
   onError?: (error: Error) => void;
 }): BatchedCounts {
-  const { store, addPoints, now } = options;
+  const { store, addAllPoints, now } = options;
   const windows = new Map<string, Window>();
   let flushing: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
 
-  /** One transaction for every key with calls pending; each window then holds the shared total. */
+  /**
+   * One statement for every key with calls pending; each window then holds the shared total. Its
+   * rows are locked in key order, the same in every process, so two processes flushing the same
+   * keys wait for each other instead of deadlocking (PostgreSQL would end one after its deadlock
+   * timeout, a second in which those rows stay locked), and only for one statement.
+   */
   async function writePending(): Promise<void> {
     const at = now();
     // Calls of a window that has ended count for nothing now: written, they would count against
     // the key's next window.
     for (const window of windows.values()) if (window.expire <= at) window.pending = 0;
-    // In key order: every process then locks the shared rows in the same order, so two flushes of
-    // the same keys wait for each other instead of deadlocking (PostgreSQL would end one after its
-    // deadlock timeout, a second in which those rows stay locked).
-    const moved = [...windows].filter(([, window]) => window.pending > 0).sort(byKey);
+    const moved = [...windows].filter(([, window]) => window.pending > 0);
     if (moved.length === 0) return;
     const taken = moved.map(([, window]) => window.pending);
     for (const [, window] of moved) window.pending = 0;
     try {
-      const totals = await store.transaction(async (trx) => {
-        const out: StoredWindow[] = [];
-        for (const [index, [rlKey, window]] of moved.entries())
-          out.push(await addPoints(trx, rlKey, taken[index] as number, window.msDuration));
-        return out;
-      });
-      for (const [index, [, window]] of moved.entries()) {
-        const total = totals[index] as StoredWindow;
+      const pending = moved.map(([rlKey, window], index) => ({
+        rlKey,
+        points: taken[index] as number,
+        msDuration: window.msDuration,
+      }));
+      const totals = await store.transaction((trx) => addAllPoints(trx, pending));
+      for (const [rlKey, window] of moved) {
+        const total = totals.get(rlKey);
+        if (total === undefined) continue;
         window.shared = Number(total.points);
         if (total.expire !== null) window.expire = Number(total.expire);
       }

@@ -9,7 +9,8 @@
  * (`RateLimiterStoreAbstract`: `_upsert`, `_get`, `_delete`) over Kysely, one statement per
  * consume: an atomic `insert … on conflict do update … returning` on both engines. A busy limit
  * (100 calls a window or more, such as MCP tool calls) is counted in memory between writes once a
- * key's window is known (batched-counts.ts), so a call costs no write of its own.
+ * key's window is known (batched-counts.ts), so a call costs no write of its own; those counts are
+ * written for all keys in one statement.
  *
  * Keys are hashed before they are stored (`hashKey`, a keyed hash in the holder), so the table
  * holds no address or e-mail in clear.
@@ -19,7 +20,12 @@ import type { Database, Kysely } from "@doorbell/store";
 import { sql } from "@doorbell/store";
 import type { RateLimiterRes as RateLimiterResType, RateLimiterStoreAbstract } from "rate-limiter-flexible";
 import { RateLimiterRes } from "rate-limiter-flexible";
-import { BATCHED_FROM_POINTS, createBatchedCounts, type StoredWindow } from "./batched-counts.js";
+import {
+  BATCHED_FROM_POINTS,
+  createBatchedCounts,
+  type PendingPoints,
+  type StoredWindow,
+} from "./batched-counts.js";
 import type { LimitsTables } from "./schema.js";
 
 // The abstract store limiter is typed by the package but not exported from its index.
@@ -128,12 +134,7 @@ async function addPoints(
   forceExpire = false,
 ): Promise<StoredWindow> {
   const expire = msDuration > 0 ? now + msDuration : null;
-  const update = forceExpire
-    ? sql`points = excluded.points, expire = excluded.expire`
-    : sql`points = case when holder_rate_limits.expire is not null and holder_rate_limits.expire <= ${now}
-                        then excluded.points else holder_rate_limits.points + excluded.points end,
-          expire = case when holder_rate_limits.expire is not null and holder_rate_limits.expire <= ${now}
-                        then excluded.expire else holder_rate_limits.expire end`;
+  const update = forceExpire ? sql`points = excluded.points, expire = excluded.expire` : addedUp(now);
   // PostgreSQL: the count commits without waiting for the WAL flush (synchronous_commit off for
   // this transaction). A database crash can only forget a few counted calls, while one flush per
   // MCP call was what the database waited on most in the soak.
@@ -150,6 +151,57 @@ async function addPoints(
   const row = (await query.execute(db)).rows[0];
   if (row === undefined) throw new Error("the rate-limit upsert returned no row");
   return row;
+}
+
+/** The upsert's update: the points added to a window still running, or a new window in its place. */
+const addedUp = (now: number) =>
+  sql`points = case when holder_rate_limits.expire is not null and holder_rate_limits.expire <= ${now}
+                    then excluded.points else holder_rate_limits.points + excluded.points end,
+      expire = case when holder_rate_limits.expire is not null and holder_rate_limits.expire <= ${now}
+                    then excluded.expire else holder_rate_limits.expire end`;
+
+/** Keys per SQLite statement: three variables a key stays far below its variable limit. */
+const KEYS_PER_SQLITE_STATEMENT = 500;
+
+/**
+ * Adds each key's points to its window (as `addPoints` does for one), all in one statement on
+ * PostgreSQL with its rows locked in key order, and answers each key's window.
+ */
+async function addAllPoints(
+  db: Kysely<LimitsTables>,
+  dialect: Database["dialect"],
+  pending: readonly PendingPoints[],
+  now: number,
+): Promise<Map<string, StoredWindow>> {
+  const expireOf = (entry: PendingPoints) => (entry.msDuration > 0 ? now + entry.msDuration : null);
+  type Row = StoredWindow & { key: string };
+  const rows: Row[] = [];
+  if (dialect === "postgres") {
+    // Asynchronous commit, as in addPoints. The rows come from arrays, ordered by key, so every
+    // process locks the same keys in the same order.
+    const query = sql<Row>`with async as (select set_config('synchronous_commit', 'off', true) as setting)
+        insert into holder_rate_limits (key, points, expire)
+        select key, points, expire
+          from unnest(${pending.map((entry) => entry.rlKey)}::text[],
+                      ${pending.map((entry) => entry.points)}::bigint[],
+                      ${pending.map(expireOf)}::bigint[]) as pending(key, points, expire)
+          where (select setting from async) = 'off'
+          order by key
+        on conflict (key) do update set ${addedUp(now)}
+        returning key, points, expire`;
+    rows.push(...(await query.execute(db)).rows);
+  } else {
+    for (let i = 0; i < pending.length; i += KEYS_PER_SQLITE_STATEMENT) {
+      const values = pending
+        .slice(i, i + KEYS_PER_SQLITE_STATEMENT)
+        .map((entry) => sql`(${entry.rlKey}, ${entry.points}, ${expireOf(entry)})`);
+      const query = sql<Row>`insert into holder_rate_limits (key, points, expire) values ${sql.join(values)}
+          on conflict (key) do update set ${addedUp(now)}
+          returning key, points, expire`;
+      rows.push(...(await query.execute(db)).rows);
+    }
+  }
+  return new Map(rows.map(({ key, points, expire }) => [key, { points, expire }]));
 }
 
 function checkRule(bucket: string, rule: LimitRule): void {
@@ -203,8 +255,7 @@ export function createSharedLimiter(options: SharedLimiterOptions): SharedLimite
   const busyKeys = rememberedHashes(hashKey);
   const batched = createBatchedCounts({
     store,
-    addPoints: (db, rlKey, points, msDuration) =>
-      addPoints(db, store.dialect, rlKey, points, msDuration, now()),
+    addAllPoints: (db, pending) => addAllPoints(db, store.dialect, pending, now()),
     now,
     ...(options.flushEveryMs === undefined ? {} : { flushEveryMs: options.flushEveryMs }),
     ...(options.onError === undefined ? {} : { onError: options.onError }),

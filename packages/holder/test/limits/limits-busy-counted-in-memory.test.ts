@@ -6,7 +6,11 @@ import { createHmac } from "node:crypto";
 import { type Database, migrate } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BATCHED_FROM_POINTS, createBatchedCounts } from "../../src/limits/batched-counts.js";
+import {
+  BATCHED_FROM_POINTS,
+  createBatchedCounts,
+  type StoredWindow,
+} from "../../src/limits/batched-counts.js";
 import { createSharedLimiter, limitsMigrations } from "../../src/limits/index.js";
 import type { LimitsTables } from "../../src/limits/schema.js";
 
@@ -176,13 +180,17 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       now: () => 2_100_000_000_000,
       flushEveryMs: 3_600_000,
       // The real transaction; the points are noted once it may go on (the first write waits at the door).
-      addPoints: async (_db, _key, points) => {
+      addAllPoints: async (_db, pending) => {
         if (gated) {
           gated = false;
           await door;
         }
-        written.push(points);
-        return { points: written.reduce((sum, n) => sum + n, 1), expire: 2_100_000_060_000 };
+        const totals = new Map<string, StoredWindow>();
+        for (const { rlKey, points } of pending) {
+          written.push(points);
+          totals.set(rlKey, { points: written.reduce((sum, n) => sum + n, 1), expire: 2_100_000_060_000 });
+        }
+        return totals;
       },
     });
     counts.learn("mcp.tool:k", { points: 1, expire: 2_100_000_060_000 }, 60_000);
