@@ -23,6 +23,7 @@ import { Client as McpClient, StreamableHTTPClientTransport } from "@modelcontex
 import { Client as HttpClient } from "undici";
 import { freePort } from "../packages/cli/test/free-port.js";
 import { newPostgresDatabase } from "./harness.js";
+import { processCpuSeconds } from "./process-cpu.js";
 
 const ROUNDS = 5;
 const ROUND_MS = 2_000;
@@ -297,12 +298,7 @@ async function send(client: HttpClient, request: Omit<Recorded, "answer">): Prom
 // ---- measuring ---------------------------------------------------------------------------------
 
 /** User + system CPU of process `pid` in microseconds (Linux /proc). */
-function cpuMicros(pid: number | undefined): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks / 100) * 1e6;
-}
+const cpuMicros = (pid: number | undefined): number => processCpuSeconds(pid) * 1e6;
 
 /** Waits until process `pid` uses under 5 % of a core for half a second (at most a minute). */
 async function settled(pid: number | undefined): Promise<void> {

@@ -33,6 +33,7 @@ import { testEngines } from "@doorbell/store/testing";
 import { generateSecret } from "@doorbell/webhooks";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Agent, fetch as undiciFetch } from "undici";
+import { processCpuSeconds } from "../bench/process-cpu.js";
 import {
   Browser,
   doorbell,
@@ -128,18 +129,16 @@ async function heapOf(
     return undefined;
   }
 }
-/** CPU seconds process `pid` has used (user + system, Linux /proc), or undefined once it is gone. */
+/** CPU seconds process `pid` has used (user + system), or undefined once it is gone. */
 function cpuSeconds(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
-    // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    return processCpuSeconds(pid);
   } catch {
     return undefined;
   }
 }
-/** The kernel's clock ticks per second, which /proc/PID/stat counts in (USER_HZ: 100 on Linux). */
+/** /proc/stat counts in USER_HZ ticks, 100 a second on Linux. */
 const CLOCK_TICKS = 100;
 /** The whole machine's CPU seconds, busy and idle, from /proc/stat. */
 function machineCpu(): { busy: number; idle: number } {

@@ -13,8 +13,6 @@
  * interval. That is why only limits of at least BATCHED_FROM_POINTS calls per window are counted
  * this way; the mail and registration limits (a few per hour) are written on every call.
  */
-import type { Database, Kysely } from "@doorbell/store";
-import type { LimitsTables } from "./schema.js";
 
 /** The smallest limit, in calls per window, that is counted in memory between writes. */
 export const BATCHED_FROM_POINTS = 100;
@@ -33,11 +31,11 @@ export interface PendingPoints {
   msDuration: number;
 }
 
-/** Adds every key's points to its window in the database, in key order; answers each key's window. */
-export type AddAllPoints = (
-  db: Kysely<LimitsTables>,
-  pending: readonly PendingPoints[],
-) => Promise<Map<string, StoredWindow>>;
+/**
+ * Adds every key's points to its window in the database, in key order, all or none; answers each
+ * key's window.
+ */
+export type AddAllPoints = (pending: readonly PendingPoints[]) => Promise<Map<string, StoredWindow>>;
 
 interface Window {
   /** The shared total as last read from the database, this process's flushed calls included. */
@@ -62,13 +60,12 @@ export interface BatchedCounts {
 }
 
 export function createBatchedCounts(options: {
-  store: Database<LimitsTables>;
   addAllPoints: AddAllPoints;
   now: () => number;
   flushEveryMs?: number;
   onError?: (error: Error) => void;
 }): BatchedCounts {
-  const { store, addAllPoints, now } = options;
+  const { addAllPoints, now } = options;
   const windows = new Map<string, Window>();
   let flushing: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -94,7 +91,7 @@ export function createBatchedCounts(options: {
         points: taken[index] as number,
         msDuration: window.msDuration,
       }));
-      const totals = await store.transaction((trx) => addAllPoints(trx, pending));
+      const totals = await addAllPoints(pending);
       for (const [rlKey, window] of moved) {
         const total = totals.get(rlKey);
         if (total === undefined) continue;

@@ -164,10 +164,23 @@ const addedUp = (now: number) =>
 const KEYS_PER_SQLITE_STATEMENT = 500;
 
 /**
- * Adds each key's points to its window (as `addPoints` does for one), all in one statement on
- * PostgreSQL with its rows locked in key order, and answers each key's window.
+ * Adds each key's points to its window (as `addPoints` does for one), all or none, and answers
+ * each key's window. On PostgreSQL it is one statement with its rows locked in key order, so it
+ * needs no transaction of its own (which would hold the locks a round trip longer); on SQLite a
+ * transaction only when the keys need more than one statement.
  */
-async function addAllPoints(
+function addAllPoints(
+  store: Database<LimitsTables>,
+  pending: readonly PendingPoints[],
+  now: number,
+): Promise<Map<string, StoredWindow>> {
+  const oneStatement = store.dialect === "postgres" || pending.length <= KEYS_PER_SQLITE_STATEMENT;
+  return oneStatement
+    ? upsertAll(store.db, store.dialect, pending, now)
+    : store.transaction((trx) => upsertAll(trx, store.dialect, pending, now));
+}
+
+async function upsertAll(
   db: Kysely<LimitsTables>,
   dialect: Database["dialect"],
   pending: readonly PendingPoints[],
@@ -254,8 +267,7 @@ export function createSharedLimiter(options: SharedLimiterOptions): SharedLimite
   });
   const busyKeys = rememberedHashes(hashKey);
   const batched = createBatchedCounts({
-    store,
-    addAllPoints: (db, pending) => addAllPoints(db, store.dialect, pending, now()),
+    addAllPoints: (pending) => addAllPoints(store, pending, now()),
     now,
     ...(options.flushEveryMs === undefined ? {} : { flushEveryMs: options.flushEveryMs }),
     ...(options.onError === undefined ? {} : { onError: options.onError }),

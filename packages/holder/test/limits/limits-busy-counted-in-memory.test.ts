@@ -3,7 +3,7 @@
 // together every flush. Two processes on one database still share one count: each flush reads
 // the other's calls back, and nothing counted is lost (close writes what is pending).
 import { createHmac } from "node:crypto";
-import { type Database, migrate } from "@doorbell/store";
+import { migrate } from "@doorbell/store";
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -12,7 +12,6 @@ import {
   type StoredWindow,
 } from "../../src/limits/batched-counts.js";
 import { createSharedLimiter, limitsMigrations } from "../../src/limits/index.js";
-import type { LimitsTables } from "../../src/limits/schema.js";
 
 const hmac = (key: string) => createHmac("sha256", "test-limits-key").update(key).digest("base64url");
 const rules = {
@@ -176,11 +175,10 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     });
     let gated = true;
     const counts = createBatchedCounts({
-      store: withLimits(engine.db),
       now: () => 2_100_000_000_000,
       flushEveryMs: 3_600_000,
-      // The real transaction; the points are noted once it may go on (the first write waits at the door).
-      addAllPoints: async (_db, pending) => {
+      // The points are noted once the write may go on (the first write waits at the door).
+      addAllPoints: async (pending) => {
         if (gated) {
           gated = false;
           await door;
@@ -203,8 +201,3 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     expect(written).toEqual([5, 3]);
   });
 });
-
-/** The engine's handle as the limits see it: their tables are there once migrated. */
-function withLimits(db: Database<LimitsTables> | Database): Database<LimitsTables> {
-  return db as Database<LimitsTables>;
-}
