@@ -4,7 +4,7 @@ import { coalescedCarriers, countMatchesDoorbell, matchesOpenAt } from "./coales
 import type { EngineContext } from "./context.js";
 import { recordRecovery } from "./endpoint-state.js";
 import { DeliveryError } from "./errors.js";
-import { createHostGate, destinationHost } from "./host-gate.js";
+import { createHostGate, destinationHost, type HostGate } from "./host-gate.js";
 import { randomId } from "./ids.js";
 import type { HeadRow } from "./outbox/backend.js";
 import { hasQueuedMatches, insertRow } from "./outbox/rows.js";
@@ -99,7 +99,8 @@ export function createWorker(
   const claim = (limit: number) => ctx.outbox.claimDue(ctx, workerId, limit, leaseMs);
 
   const process = (sub: SubscriptionRow, host: string | undefined) => {
-    const done = processSubscription(ctx, sub, workerId, leaseMs, maxPerClaim, commitClock)
+    const slot = heldSlot(hosts, host);
+    const done = processSubscription(ctx, sub, workerId, leaseMs, maxPerClaim, commitClock, slot)
       .catch((error: unknown) => {
         // The lease expires and another pass retries; nothing is lost. Never log secrets or URLs.
         ctx.log.error(
@@ -108,7 +109,7 @@ export function createWorker(
         );
       })
       .finally(() => {
-        hosts.leave(host);
+        slot.free();
         inFlight.delete(done);
         nudge();
       });
@@ -170,10 +171,11 @@ export function createWorker(
         claimed.map(async (sub) => {
           const host = hostOf(sub);
           await hosts.enter(host);
+          const slot = heldSlot(hosts, host);
           try {
-            await processSubscription(ctx, sub, workerId, leaseMs, maxPerClaim, commitClock);
+            await processSubscription(ctx, sub, workerId, leaseMs, maxPerClaim, commitClock, slot);
           } finally {
-            hosts.leave(host);
+            slot.free();
           }
         }),
       );
@@ -201,6 +203,28 @@ export function createWorker(
   };
 }
 
+/** One subscription's slot of its host: freed at most once per taking, taken back to send again. */
+interface HeldSlot {
+  free(): void;
+  take(): Promise<void>;
+}
+
+function heldSlot(hosts: HostGate, host: string | undefined): HeldSlot {
+  let held = true;
+  return {
+    free() {
+      if (!held) return;
+      held = false;
+      hosts.leave(host);
+    },
+    async take() {
+      if (held) return;
+      await hosts.enter(host);
+      held = true;
+    },
+  };
+}
+
 async function reload(ctx: EngineContext, id: string): Promise<SubscriptionRow | undefined> {
   return ctx.store.db
     .selectFrom("delivery_subscriptions")
@@ -223,6 +247,8 @@ async function processSubscription(
   maxPerClaim: number,
   /** Resolves at the next commit notification (or after `timeoutMs`), at once if one came `since`. */
   committed: { next(timeoutMs: number, since: number): Promise<void>; count(): number },
+  /** Its host's slot, held on entry. */
+  slot: HeldSlot,
 ): Promise<void> {
   // The lease the database holds, not one counted from now: claiming may have waited for a lock.
   const leaseEnds = claimed.lease_until ?? ctx.clock() + leaseMs;
@@ -234,6 +260,8 @@ async function processSubscription(
   // The endpoint and secrets, opened once per claim (a challenge under the lease reopens them).
   let keys: OpenedKeys | undefined;
   for (;;) {
+    // Given back before each release: taken again when the release finds more to do.
+    await slot.take();
     // Commits notified after this may have added rows this pass's head read does not see.
     const passStarted = committed.count();
     if (sub && sub.status !== "ended" && ctx.clock() >= sub.expires_at) {
@@ -270,6 +298,10 @@ async function processSubscription(
     const wait =
       now - started >= MAX_BUSY_HOLD_MS || now + ctx.policy.timeoutMs + LEASE_MARGIN_MS >= leaseEnds;
     if (!busy || sent === 0 || wait) {
+      // No attempt is made from here to the release: the slot is free before the release is
+      // written, as the next claim (in the same commit on SQLite) may find another subscription
+      // of this host due, and a slot still counted then would put that one back for a second.
+      slot.free();
       if ((await ctx.outbox.release(ctx, { id: claimed.id, workerId, delivered, wait })) !== "busy") return;
       busy = true;
     }

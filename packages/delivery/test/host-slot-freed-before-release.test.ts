@@ -1,0 +1,48 @@
+import { forEachEngine } from "@doorbell/store/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { activeSubscription, engineOn, startEndpoint } from "./harness.js";
+
+// A subscription gives its host slot back once its attempts are done, before its release is
+// written: the release and the next claim share a commit (SQLite) or follow at once, and a slot
+// still counted then made a subscription claimed with it look over its host's cap, put back for
+// a second or two with its doorbells due and its host idle.
+
+const SUBSCRIPTIONS = 4;
+const EVENTS_EACH = 12;
+
+forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
+  it("as many subscriptions of one host as its cap are never put back for want of a slot", async () => {
+    const endpoint = await startEndpoint();
+    const { engine, db, store } = await engineOn(fixture.db, Date.now);
+    const subs: Array<{ id: string }> = [];
+    for (let i = 0; i < SUBSCRIPTIONS; i++)
+      subs.push(await activeSubscription(engine, db, { now: Date.now }, endpoint.url));
+    await store.transaction(async (trx) => {
+      for (let n = 1; n <= EVENTS_EACH; n++)
+        for (const sub of subs) await engine.enqueue(trx, sub.id, { type: "tick", data: { sub: sub.id, n } });
+    });
+
+    // Each claim sends two doorbells and releases with more due, so every subscription is released
+    // and claimed again five times while the others of its host are in hand.
+    const worker = engine.worker({
+      concurrency: 8,
+      perHostConcurrency: SUBSCRIPTIONS,
+      maxPerClaim: 2,
+      pollMs: 20,
+    });
+    worker.start();
+    try {
+      const deadline = Date.now() + 20_000;
+      while (endpoint.events().length < SUBSCRIPTIONS * EVENTS_EACH && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(endpoint.events()).toHaveLength(SUBSCRIPTIONS * EVENTS_EACH);
+      const deferrals = await engine.metrics.registry
+        .getSingleMetric("doorbell_delivery_host_busy_deferrals_total")
+        ?.get();
+      expect(deferrals?.values[0]?.value ?? 0).toBe(0);
+    } finally {
+      await worker.stop();
+      await endpoint.close();
+    }
+  });
+});
