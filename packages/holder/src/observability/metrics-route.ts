@@ -6,7 +6,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Hono } from "hono";
-import { type HolderMetrics, watchHeapAfterGc } from "./metrics.js";
+import { type HolderMetrics, watchRuntime } from "./metrics.js";
 
 export const METRICS_PATH = "/metrics";
 
@@ -20,7 +20,7 @@ const digest = (value: string) => createHash("sha256").update(value, "utf8").dig
 // biome-ignore lint/suspicious/noExplicitAny: any Hono app (the holder's has node bindings)
 export function mountMetrics(app: Hono<any>, metrics: HolderMetrics, options: MetricsOptions): void {
   const expected = options.token === undefined ? undefined : digest(options.token);
-  watchHeapAfterGc();
+  watchRuntime();
   app.get(METRICS_PATH, async (c) => {
     c.header("cache-control", "no-store");
     c.header("x-content-type-options", "nosniff");

@@ -17,7 +17,7 @@ import { callMetrics } from "./metrics-calls.js";
 import { importMetrics, mailMetrics, watchedMetrics } from "./metrics-counted.js";
 import { processMemoryGauges } from "./metrics-process.js";
 
-export { watchHeapAfterGc } from "./metrics-process.js";
+export { watchRuntime } from "./metrics-process.js";
 
 export interface HolderMetrics {
   readonly registry: Registry;

@@ -187,6 +187,14 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
       sample(text, "nodejs_heap_size_used_bytes") as number,
     );
     expect(sample(text, "doorbell_heap_used_after_major_gc_bytes")).toBeGreaterThan(0);
+    // The full collection above paused the process, and the loop's delay since watching began.
+    expect(sample(text, "nodejs_gc_pause_seconds_total", { kind: "major" })).toBeGreaterThan(0);
+    expect(sample(text, "nodejs_gc_pause_total", { kind: "major" })).toBeGreaterThanOrEqual(1);
+    const loopMax = sample(text, "nodejs_eventloop_lag_seconds", { quantile: "1" }) as number;
+    expect(loopMax).toBeGreaterThan(0);
+    expect(loopMax).toBeGreaterThanOrEqual(
+      sample(text, "nodejs_eventloop_lag_seconds", { quantile: "0.99" }) as number,
+    );
 
     const endpointPort = new URL(endpoint.url).port;
     const canaries = [
