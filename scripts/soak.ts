@@ -27,6 +27,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { sql } from "@doorbell/store";
 import { testEngines } from "@doorbell/store/testing";
@@ -107,15 +108,29 @@ function rss(pid: number | undefined): number | undefined {
  * The JavaScript heap of the serve process on `port`, from its /metrics (loopback): in use now,
  * and kept after its last full collection (undefined before the first one).
  */
-async function heapOf(
-  port: number,
-): Promise<{ used: number; kept: number | undefined; bound: number; refused: number } | undefined> {
+async function heapOf(port: number): Promise<
+  | {
+      used: number;
+      kept: number | undefined;
+      bound: number;
+      refused: number;
+      /** The event loop's longest delay since the last scrape, in seconds. */
+      loopMax: number;
+      /** Seconds garbage collection has paused the process so far. */
+      gcSeconds: number;
+    }
+  | undefined
+> {
   try {
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     const read = (name: string) => {
       const value = new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1];
       return value === undefined ? undefined : Number(value);
     };
+    const gcSeconds = [...text.matchAll(/^nodejs_gc_pause_seconds_total\{[^}]*\} (\S+)$/gm)].reduce(
+      (sum, match) => sum + Number(match[1]),
+      0,
+    );
     const used = read("nodejs_heap_size_used_bytes");
     return used === undefined
       ? undefined
@@ -124,6 +139,8 @@ async function heapOf(
           kept: read("doorbell_heap_used_after_major_gc_bytes"),
           bound: read("doorbell_mcp_heap_bound_bytes") ?? 0,
           refused: read("doorbell_mcp_requests_refused_heap_total") ?? 0,
+          loopMax: read('nodejs_eventloop_lag_seconds\\{quantile="1"\\}') ?? 0,
+          gcSeconds,
         };
   } catch {
     return undefined;
@@ -444,23 +461,37 @@ try {
   const pending = new Set<Promise<void>>();
   let sent = 0;
   let lastReport = loadStarted;
+  // Per 30 s window, what could hold a pull up besides the database: each serve process's
+  // longest event loop delay and its garbage collection pauses, and this process's own delay.
+  const stalls = ports.map(() => ({ loopMax: 0, gcSeconds: 0 }));
+  // Each process's GC total at the window's start: its first reading, then each window's end.
+  let windowGc: Array<number | undefined> = ports.map(() => undefined);
+  const ownLoop = monitorEventLoopDelay({ resolution: 10 });
+  ownLoop.enable();
+  const ms = (seconds: number) => `${Math.round(seconds * 1000)} ms`;
   while (Date.now() < loadEnds) {
     const now = Date.now();
     if (warmRss === undefined && now - loadStarted >= WARM_UP_MS) {
       warmRss = measured.map((p) => rss(p.child.pid));
       say(`soak: warm-up over; RSS ${measured.map((p, i) => `${p.name} ${mb(warmRss?.[i])}`).join(", ")}`);
     }
-    if (warmRss !== undefined && now - lastSample >= 5_000) {
+    if (now - lastSample >= 5_000) {
       lastSample = now;
+      const warm = warmRss !== undefined;
       for (const [i, p] of measured.entries()) {
         const bytes = rss(p.child.pid);
-        if (bytes !== undefined) rssSamples[i]?.push(bytes);
+        if (warm && bytes !== undefined) rssSamples[i]?.push(bytes);
       }
       for (const [i, port] of ports.entries()) {
         void heapOf(port).then((heap) => {
-          if (heap !== undefined) heapSamples[i]?.push(heap.used);
-          if (heap?.kept !== undefined) keptSamples[i]?.push(heap.kept);
-          if (heap !== undefined) heapBounds[i] = { bound: heap.bound, refused: heap.refused };
+          if (heap === undefined) return;
+          windowGc[i] ??= heap.gcSeconds;
+          // Read from the start: where a window's latency went, if not to the database.
+          stalls[i] = { loopMax: Math.max(stalls[i]?.loopMax ?? 0, heap.loopMax), gcSeconds: heap.gcSeconds };
+          if (!warm) return;
+          heapSamples[i]?.push(heap.used);
+          if (heap.kept !== undefined) keptSamples[i]?.push(heap.kept);
+          heapBounds[i] = { bound: heap.bound, refused: heap.refused };
         });
       }
     }
@@ -481,8 +512,14 @@ try {
       say(
         `soak: ${elapsed(loadStarted)}: ${pulled} pulls (${(pulled / ((now - loadStarted) / 1000)).toFixed(1)}/s), ` +
           `recent p50 ${percentile(sorted, 50).toFixed(1)} ms p99 ${percentile(sorted, 99).toFixed(1)} ms, ` +
-          `errors ${pullErrors.length}, late ${late}; RSS ${measured.map((p) => mb(rss(p.child.pid))).join(" / ")}`,
+          `errors ${pullErrors.length}, late ${late}; RSS ${measured.map((p) => mb(rss(p.child.pid))).join(" / ")}; ` +
+          `serve event loop at most ${stalls.map((stall) => ms(stall.loopMax)).join(" / ")} late, ` +
+          `GC paused ${stalls.map((stall, i) => ms(stall.gcSeconds - (windowGc[i] ?? 0))).join(" / ")}; ` +
+          `this process's event loop at most ${ms(ownLoop.max / 1e9)} late`,
       );
+      windowGc = stalls.map((stall) => stall.gcSeconds);
+      for (const stall of stalls) stall.loopMax = 0;
+      ownLoop.reset();
     }
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
