@@ -118,6 +118,9 @@ async function heapOf(port: number): Promise<
       loopMax: number;
       /** Seconds garbage collection has paused the process so far. */
       gcSeconds: number;
+      /** /mcp requests answered so far, and how many of them within 100 ms, as the process timed them. */
+      answered: number;
+      within100ms: number;
     }
   | undefined
 > {
@@ -131,6 +134,8 @@ async function heapOf(port: number): Promise<
       (sum, match) => sum + Number(match[1]),
       0,
     );
+    const mcpSeconds = (series: string) =>
+      Number(new RegExp(`^doorbell_http_request_seconds_${series} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
     const used = read("nodejs_heap_size_used_bytes");
     return used === undefined
       ? undefined
@@ -141,6 +146,8 @@ async function heapOf(port: number): Promise<
           refused: read("doorbell_mcp_requests_refused_heap_total") ?? 0,
           loopMax: read('nodejs_eventloop_lag_seconds\\{quantile="1"\\}') ?? 0,
           gcSeconds,
+          answered: mcpSeconds('count\\{route="/mcp"\\}'),
+          within100ms: mcpSeconds('bucket\\{le="0.1",route="/mcp"\\}'),
         };
   } catch {
     return undefined;
@@ -462,10 +469,13 @@ try {
   let sent = 0;
   let lastReport = loadStarted;
   // Per 30 s window, what could hold a pull up besides the database: each serve process's
-  // longest event loop delay and its garbage collection pauses, and this process's own delay.
-  const stalls = ports.map(() => ({ loopMax: 0, gcSeconds: 0 }));
-  // Each process's GC total at the window's start: its first reading, then each window's end.
-  let windowGc: Array<number | undefined> = ports.map(() => undefined);
+  // longest event loop delay, its garbage collection pauses, and how many /mcp answers it timed
+  // over 100 ms itself (the rest of a slow pull's time was outside its handler); and this
+  // process's own delay. `latest` is each process's last reading, `atStart` its totals when the
+  // window began (its first reading, then each window's end).
+  type Totals = { gcSeconds: number; answered: number; within100ms: number };
+  const latest = ports.map(() => ({ loopMax: 0, gcSeconds: 0, answered: 0, within100ms: 0 }));
+  let atStart: Array<Totals | undefined> = ports.map(() => undefined);
   const ownLoop = monitorEventLoopDelay({ resolution: 10 });
   ownLoop.enable();
   const ms = (seconds: number) => `${Math.round(seconds * 1000)} ms`;
@@ -485,9 +495,8 @@ try {
       for (const [i, port] of ports.entries()) {
         void heapOf(port).then((heap) => {
           if (heap === undefined) return;
-          windowGc[i] ??= heap.gcSeconds;
-          // Read from the start: where a window's latency went, if not to the database.
-          stalls[i] = { loopMax: Math.max(stalls[i]?.loopMax ?? 0, heap.loopMax), gcSeconds: heap.gcSeconds };
+          atStart[i] ??= heap;
+          latest[i] = { ...heap, loopMax: Math.max(latest[i]?.loopMax ?? 0, heap.loopMax) };
           if (!warm) return;
           heapSamples[i]?.push(heap.used);
           if (heap.kept !== undefined) keptSamples[i]?.push(heap.kept);
@@ -513,12 +522,17 @@ try {
         `soak: ${elapsed(loadStarted)}: ${pulled} pulls (${(pulled / ((now - loadStarted) / 1000)).toFixed(1)}/s), ` +
           `recent p50 ${percentile(sorted, 50).toFixed(1)} ms p99 ${percentile(sorted, 99).toFixed(1)} ms, ` +
           `errors ${pullErrors.length}, late ${late}; RSS ${measured.map((p) => mb(rss(p.child.pid))).join(" / ")}; ` +
-          `serve event loop at most ${stalls.map((stall) => ms(stall.loopMax)).join(" / ")} late, ` +
-          `GC paused ${stalls.map((stall, i) => ms(stall.gcSeconds - (windowGc[i] ?? 0))).join(" / ")}; ` +
-          `this process's event loop at most ${ms(ownLoop.max / 1e9)} late`,
+          `serve event loop at most ${latest.map((last) => ms(last.loopMax)).join(" / ")} late, ` +
+          `GC paused ${latest.map((last, i) => ms(last.gcSeconds - (atStart[i]?.gcSeconds ?? 0))).join(" / ")}, ` +
+          `/mcp answers over 100 ms as the serve processes timed them ${latest
+            .map((last, i) => {
+              const answered = last.answered - (atStart[i]?.answered ?? 0);
+              return `${answered - (last.within100ms - (atStart[i]?.within100ms ?? 0))} of ${answered}`;
+            })
+            .join(" / ")}; this process's event loop at most ${ms(ownLoop.max / 1e9)} late`,
       );
-      windowGc = stalls.map((stall) => stall.gcSeconds);
-      for (const stall of stalls) stall.loopMax = 0;
+      atStart = latest.map((last) => ({ ...last }));
+      for (const last of latest) last.loopMax = 0;
       ownLoop.reset();
     }
     await new Promise((resolve) => setTimeout(resolve, 10));
