@@ -413,6 +413,7 @@ async function openPostgres<DB>(target: ParsedTarget, options: DatabaseConfig): 
   return {
     ...handle,
     notify: (channel, payload, on) => notifyPostgres(on ?? (db as Kysely<unknown>), channel, payload),
+    connections: () => ({ open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
 }
 

@@ -84,5 +84,16 @@ export interface Database<DB = NoTables> {
    * listeners read within tens of milliseconds. `payload` is at most 7999 bytes.
    */
   notify(channel: string, payload: string, db?: Kysely<unknown>): Promise<void>;
+  /**
+   * PostgreSQL only: the pool's connections now, open, idle, and queries waiting for one. A request
+   * slow for no slow statement may be waiting here. SQLite has one connection and no pool.
+   */
+  connections?(): PoolConnections;
   close(): Promise<void>;
+}
+
+export interface PoolConnections {
+  open: number;
+  idle: number;
+  waiting: number;
 }

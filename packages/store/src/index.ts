@@ -15,7 +15,7 @@ export { type CodeHasher, constantTimeEqual, createCodeHasher } from "./code-has
 export { type ConstraintViolation, constraintViolation } from "./constraint.js";
 export { openDatabase } from "./database.js";
 export { isStoreError, StoreError, type StoreErrorCode } from "./errors.js";
-export type { Database, DatabaseConfig, DialectName, NoTables } from "./handle.js";
+export type { Database, DatabaseConfig, DialectName, NoTables, PoolConnections } from "./handle.js";
 export {
   formatKeyring,
   GENERATED_KEY_FILE,

@@ -10,6 +10,7 @@
  * Each group of metrics is made in its own module; the registry lists them in the order made.
  */
 import type { Admission } from "@doorbell/mcp-endpoint";
+import type { PoolConnections } from "@doorbell/store";
 import { Registry } from "prom-client";
 import type { Mailer } from "../mail/mailer.js";
 import type { OfferService } from "../model/services.js";
@@ -38,6 +39,8 @@ export interface HolderMetrics {
   watchPendingAge(sample: () => Promise<number>): void;
   /** Samples the MCP requests served, waiting and refused at each scrape (admission.ts). */
   watchAdmission(admission: Admission): void;
+  /** Follows the PostgreSQL pool's connections (SQLite has none). */
+  watchConnections(connections: () => PoolConnections): void;
   /** Adds another registry's metrics (the delivery engine's) to every scrape. */
   include(other: Registry): void;
   /** The text exposition of these metrics and of the included registries. */
@@ -63,6 +66,7 @@ export function createHolderMetrics(): HolderMetrics {
     countImports: imports.count,
     watchPendingAge: watched.watchPendingAge,
     watchAdmission: watched.watchAdmission,
+    watchConnections: watched.watchConnections,
     include(other) {
       others.push(other);
     },

@@ -190,6 +190,12 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     // The full collection above paused the process, and the loop's delay since watching began.
     expect(sample(text, "nodejs_gc_pause_seconds_total", { kind: "major" })).toBeGreaterThan(0);
     expect(sample(text, "nodejs_gc_pause_total", { kind: "major" })).toBeGreaterThanOrEqual(1);
+    // The pool's connections on PostgreSQL (the scrape's own query may be waiting for one to
+    // open); SQLite has no pool.
+    if (engine.dialect === "postgres") {
+      expect(sample(text, "doorbell_store_connections", { state: "open" })).toBeGreaterThanOrEqual(1);
+      expect(sample(text, "doorbell_store_connections", { state: "waiting" })).toBeLessThanOrEqual(1);
+    } else expect(sample(text, "doorbell_store_connections", { state: "open" })).toBeUndefined();
     const loopMax = sample(text, "nodejs_eventloop_lag_seconds", { quantile: "1" }) as number;
     expect(loopMax).toBeGreaterThan(0);
     expect(loopMax).toBeGreaterThanOrEqual(
