@@ -121,6 +121,9 @@ async function heapOf(port: number): Promise<
       /** /mcp requests answered so far, and how many of them within 100 ms, as the process timed them. */
       answered: number;
       within100ms: number;
+      /** Now: MCP requests waiting for admission, and queries waiting for a pool connection. */
+      admissionWaiting: number;
+      poolWaiting: number;
     }
   | undefined
 > {
@@ -148,6 +151,8 @@ async function heapOf(port: number): Promise<
           gcSeconds,
           answered: mcpSeconds('count\\{route="/mcp"\\}'),
           within100ms: mcpSeconds('bucket\\{le="0.1",route="/mcp"\\}'),
+          admissionWaiting: read("doorbell_mcp_requests_waiting") ?? 0,
+          poolWaiting: read('doorbell_store_connections\\{state="waiting"\\}') ?? 0,
         };
   } catch {
     return undefined;
@@ -474,7 +479,14 @@ try {
   // process's own delay. `latest` is each process's last reading, `atStart` its totals when the
   // window began (its first reading, then each window's end).
   type Totals = { gcSeconds: number; answered: number; within100ms: number };
-  const latest = ports.map(() => ({ loopMax: 0, gcSeconds: 0, answered: 0, within100ms: 0 }));
+  const latest = ports.map(() => ({
+    loopMax: 0,
+    gcSeconds: 0,
+    answered: 0,
+    within100ms: 0,
+    admissionWaiting: 0,
+    poolWaiting: 0,
+  }));
   let atStart: Array<Totals | undefined> = ports.map(() => undefined);
   const ownLoop = monitorEventLoopDelay({ resolution: 10 });
   ownLoop.enable();
@@ -496,7 +508,13 @@ try {
         void heapOf(port).then((heap) => {
           if (heap === undefined) return;
           atStart[i] ??= heap;
-          latest[i] = { ...heap, loopMax: Math.max(latest[i]?.loopMax ?? 0, heap.loopMax) };
+          const last = latest[i];
+          latest[i] = {
+            ...heap,
+            loopMax: Math.max(last?.loopMax ?? 0, heap.loopMax),
+            admissionWaiting: Math.max(last?.admissionWaiting ?? 0, heap.admissionWaiting),
+            poolWaiting: Math.max(last?.poolWaiting ?? 0, heap.poolWaiting),
+          };
           if (!warm) return;
           heapSamples[i]?.push(heap.used);
           if (heap.kept !== undefined) keptSamples[i]?.push(heap.kept);
@@ -529,10 +547,13 @@ try {
               const answered = last.answered - (atStart[i]?.answered ?? 0);
               return `${answered - (last.within100ms - (atStart[i]?.within100ms ?? 0))} of ${answered}`;
             })
-            .join(" / ")}; this process's event loop at most ${ms(ownLoop.max / 1e9)} late`,
+            .join(" / ")}, ` +
+          `most waiting for admission ${latest.map((last) => last.admissionWaiting).join(" / ")} ` +
+          `and for a pool connection ${latest.map((last) => last.poolWaiting).join(" / ")} (5 s samples); ` +
+          `this process's event loop at most ${ms(ownLoop.max / 1e9)} late`,
       );
       atStart = latest.map((last) => ({ ...last }));
-      for (const last of latest) last.loopMax = 0;
+      for (const last of latest) Object.assign(last, { loopMax: 0, admissionWaiting: 0, poolWaiting: 0 });
       ownLoop.reset();
     }
     await new Promise((resolve) => setTimeout(resolve, 10));
