@@ -24,8 +24,13 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-/** The files under `tmp` the process holds open (a deleted one keeps its old path). */
-function openFilesUnder(pid: number, tmp: string): string[] {
+/**
+ * The files under `tmp` the process holds open and no name points to any more: a deleted file
+ * keeps its old path with " (deleted)" after it. SQLite opens its temporary file by a name and
+ * unlinks it just after; waiting for the unlink keeps a signal out of the moment between the two,
+ * when the name still exists.
+ */
+function unlinkedFilesUnder(pid: number, tmp: string): string[] {
   const fdDir = `/proc/${pid}/fd`;
   const links: string[] = [];
   for (const fd of fs.readdirSync(fdDir)) {
@@ -35,7 +40,9 @@ function openFilesUnder(pid: number, tmp: string): string[] {
       // closed meanwhile
     }
   }
-  return links.filter((link) => link.startsWith(tmp) && !link.startsWith(path.join(tmp, "tsx")));
+  return links.filter(
+    (link) => link.startsWith(tmp) && !link.startsWith(path.join(tmp, "tsx")) && link.endsWith(" (deleted)"),
+  );
 }
 
 /** What the process left in `tmp`, besides tsx's own compile cache. */
@@ -87,7 +94,7 @@ describe.skipIf(process.platform !== "linux")("doorbell catalogue import killed 
         pipe.write(parts.join(""));
         // The check is reading, the pipe stays open: once its refs are on disk, it is mid-check.
         await waitUntil(
-          () => child.exitCode === null && openFilesUnder(child.pid as number, tmp).length > 0,
+          () => child.exitCode === null && unlinkedFilesUnder(child.pid as number, tmp).length > 0,
           `the refs on disk (stderr: ${stderr})`,
         );
         child.kill(signal);
