@@ -1,7 +1,7 @@
 import fs from "node:fs";
 
-/** The kernel's clock ticks per second, which /proc/PID/stat counts in (USER_HZ: 100 on Linux). */
-const CLOCK_TICKS = 100;
+/** The kernel's clock ticks per second, which /proc/PID/stat and /proc/stat count in (USER_HZ: 100 on Linux). */
+export const CLOCK_TICKS = 100;
 
 /** User + system CPU seconds process `pid` has used (Linux /proc); throws once it is gone. */
 export function processCpuSeconds(pid: number | undefined): number {

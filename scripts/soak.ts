@@ -34,7 +34,7 @@ import { testEngines } from "@doorbell/store/testing";
 import { generateSecret } from "@doorbell/webhooks";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Agent, fetch as undiciFetch } from "undici";
-import { processCpuSeconds } from "../bench/process-cpu.js";
+import { CLOCK_TICKS, processCpuSeconds } from "../bench/process-cpu.js";
 import {
   Browser,
   doorbell,
@@ -105,10 +105,11 @@ function rss(pid: number | undefined): number | undefined {
   }
 }
 /**
- * The JavaScript heap of the serve process on `port`, from its /metrics (loopback): in use now,
- * and kept after its last full collection (undefined before the first one).
+ * What the soak reads from the serve process on `port`'s /metrics (loopback): its JavaScript heap
+ * in use now and kept after its last full collection (undefined before the first one), its heap
+ * bound, and where a pull could wait (event loop, collections, its own timings, admission, pool).
  */
-async function heapOf(port: number): Promise<
+async function metricsOf(port: number): Promise<
   | {
       used: number;
       kept: number | undefined;
@@ -167,8 +168,6 @@ function cpuSeconds(pid: number | undefined): number | undefined {
     return undefined;
   }
 }
-/** /proc/stat counts in USER_HZ ticks, 100 a second on Linux. */
-const CLOCK_TICKS = 100;
 /** The whole machine's CPU seconds, busy and idle, from /proc/stat. */
 function machineCpu(): { busy: number; idle: number } {
   const ticks = (fs.readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "")
@@ -505,20 +504,20 @@ try {
         if (warm && bytes !== undefined) rssSamples[i]?.push(bytes);
       }
       for (const [i, port] of ports.entries()) {
-        void heapOf(port).then((heap) => {
-          if (heap === undefined) return;
-          atStart[i] ??= heap;
+        void metricsOf(port).then((read) => {
+          if (read === undefined) return;
+          atStart[i] ??= read;
           const last = latest[i];
           latest[i] = {
-            ...heap,
-            loopMax: Math.max(last?.loopMax ?? 0, heap.loopMax),
-            admissionWaiting: Math.max(last?.admissionWaiting ?? 0, heap.admissionWaiting),
-            poolWaiting: Math.max(last?.poolWaiting ?? 0, heap.poolWaiting),
+            ...read,
+            loopMax: Math.max(last?.loopMax ?? 0, read.loopMax),
+            admissionWaiting: Math.max(last?.admissionWaiting ?? 0, read.admissionWaiting),
+            poolWaiting: Math.max(last?.poolWaiting ?? 0, read.poolWaiting),
           };
           if (!warm) return;
-          heapSamples[i]?.push(heap.used);
-          if (heap.kept !== undefined) keptSamples[i]?.push(heap.kept);
-          heapBounds[i] = { bound: heap.bound, refused: heap.refused };
+          heapSamples[i]?.push(read.used);
+          if (read.kept !== undefined) keptSamples[i]?.push(read.kept);
+          heapBounds[i] = { bound: read.bound, refused: read.refused };
         });
       }
     }

@@ -89,8 +89,7 @@ export async function createHolder(options: CreateHolderOptions = {}): Promise<H
     });
     parts.mcp = mcp;
     metrics.watchAdmission(mcp.admission);
-    const connections = opened.handle.connections;
-    if (connections !== undefined) metrics.watchConnections(() => connections.call(opened.handle));
+    metrics.watchConnections(opened.handle);
     const accessLog = createAccessLogger(log, metrics);
     const app = holderHttp(options, {
       opened,

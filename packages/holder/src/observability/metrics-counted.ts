@@ -1,5 +1,5 @@
 import type { Admission } from "@doorbell/mcp-endpoint";
-import type { PoolConnections } from "@doorbell/store";
+import type { Database } from "@doorbell/store";
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { Mailer } from "../mail/mailer.js";
 import type { OfferService } from "../model/services.js";
@@ -85,7 +85,7 @@ export function importMetrics(registers: Registry[]): { count(offers: OfferServi
 export function watchedMetrics(registers: Registry[]): {
   watchPendingAge(sample: () => Promise<number>): void;
   watchAdmission(admission: Admission): void;
-  watchConnections(connections: () => PoolConnections): void;
+  watchConnections(store: Pick<Database, "connections">): void;
 } {
   let pendingAge: (() => Promise<number>) | undefined;
   new Gauge({
@@ -96,15 +96,15 @@ export function watchedMetrics(registers: Registry[]): {
       if (pendingAge !== undefined) this.set((await pendingAge()) / 1000);
     },
   });
-  let connections: (() => PoolConnections) | undefined;
+  let pooled: Pick<Database, "connections"> | undefined;
   new Gauge({
     name: "doorbell_store_connections",
     help: "PostgreSQL pool connections of this process now: open, idle, and queries waiting for one.",
     labelNames: ["state"],
     registers,
     collect() {
-      if (connections === undefined) return;
-      const now = connections();
+      const now = pooled?.connections?.();
+      if (now === undefined) return;
       this.set({ state: "open" }, now.open);
       this.set({ state: "idle" }, now.idle);
       this.set({ state: "waiting" }, now.waiting);
@@ -155,8 +155,8 @@ export function watchedMetrics(registers: Registry[]): {
     watchAdmission(watched) {
       admission = watched;
     },
-    watchConnections(read) {
-      connections = read;
+    watchConnections(store) {
+      pooled = store;
     },
   };
 }

@@ -53,10 +53,10 @@ export function watchRuntime(): void {
 
 /**
  * The process's memory at each scrape, under the names Prometheus' Node.js clients use, so the
- * usual dashboards read them; and the heap kept after the last full collection. Sampled only
- * when scraped: nothing else runs between scrapes.
+ * usual dashboards read them; the heap kept after the last full collection; and what
+ * `watchRuntime` noted of the event loop and the collections. Read only when scraped.
  */
-export function processMemoryGauges(registers: Registry[]): void {
+export function processRuntimeMetrics(registers: Registry[]): void {
   const memory: [name: string, help: string, read: (m: NodeJS.MemoryUsage) => number][] = [
     ["process_resident_memory_bytes", "Resident memory size in bytes.", (m) => m.rss],
     ["nodejs_heap_size_total_bytes", "Process heap size from Node.js in bytes.", (m) => m.heapTotal],

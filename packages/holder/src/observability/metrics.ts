@@ -10,13 +10,13 @@
  * Each group of metrics is made in its own module; the registry lists them in the order made.
  */
 import type { Admission } from "@doorbell/mcp-endpoint";
-import type { PoolConnections } from "@doorbell/store";
+import type { Database } from "@doorbell/store";
 import { Registry } from "prom-client";
 import type { Mailer } from "../mail/mailer.js";
 import type { OfferService } from "../model/services.js";
 import { callMetrics } from "./metrics-calls.js";
 import { importMetrics, mailMetrics, watchedMetrics } from "./metrics-counted.js";
-import { processMemoryGauges } from "./metrics-process.js";
+import { processRuntimeMetrics } from "./metrics-process.js";
 
 export { watchRuntime } from "./metrics-process.js";
 
@@ -39,8 +39,8 @@ export interface HolderMetrics {
   watchPendingAge(sample: () => Promise<number>): void;
   /** Samples the MCP requests served, waiting and refused at each scrape (admission.ts). */
   watchAdmission(admission: Admission): void;
-  /** Follows the PostgreSQL pool's connections (SQLite has none). */
-  watchConnections(connections: () => PoolConnections): void;
+  /** Follows the store's PostgreSQL pool at each scrape (a SQLite store has none). */
+  watchConnections(store: Pick<Database, "connections">): void;
   /** Adds another registry's metrics (the delivery engine's) to every scrape. */
   include(other: Registry): void;
   /** The text exposition of these metrics and of the included registries. */
@@ -54,7 +54,7 @@ export function createHolderMetrics(): HolderMetrics {
   const mails = mailMetrics(registers);
   const imports = importMetrics(registers);
   const watched = watchedMetrics(registers);
-  processMemoryGauges(registers);
+  processRuntimeMetrics(registers);
   const others: Registry[] = [];
 
   return {
