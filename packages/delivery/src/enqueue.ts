@@ -11,6 +11,7 @@ import type { Db, EngineContext } from "./context.js";
 import { DeliveryError } from "./errors.js";
 import type { DeliveryEvent, EnqueueItem, EnqueueResult } from "./events.js";
 import { randomId } from "./ids.js";
+import type { MatchesAdded } from "./matches-added.js";
 import type { AppendRow } from "./outbox/backend.js";
 import type { Channel } from "./schema.js";
 import { failSpan, inSpan, recordEnqueued, startEnqueueSpan } from "./spans.js";
@@ -71,7 +72,7 @@ async function enqueueAll(
   // Check and build everything first: nothing is written when one event is refused.
   const results: EnqueueResult[] = new Array(items.length);
   const rows: AppendRow[] = [];
-  const matches = new Map<string, { count: number; latest: string | null; before: number }>();
+  const matches = new Map<string, { count: number; latest: string; before: number }>();
   const defaultTimestamp = new Date(now).toISOString();
   const coalesced = ctx.coalesced;
   const isCoalesced = (sub: Target, event: DeliveryEvent) =>
@@ -102,7 +103,9 @@ async function enqueueAll(
         return;
       }
       const report = coalescedReport(coalesced, event.data);
-      const waiting = matches.get(subscriptionId) ?? {
+      const waiting: { count: number; latest: string | null; before: number } = matches.get(
+        subscriptionId,
+      ) ?? {
         count: sub.agg_new_matches,
         latest: sub.agg_latest_delivered_at,
         before: sub.agg_new_matches,
@@ -149,26 +152,16 @@ async function enqueueAll(
     rows.push({ item, subscriptionId, webhookId, type: event.type, body });
   });
 
-  // Matches reports only add to the waiting aggregate (push profile §6 rule 6): one update each.
-  // Only a subscription that had none waiting wakes its worker, which then sleeps until the window
-  // opens; one that already had some keeps that wake (the window's opening does not depend on the
-  // count), so a busy intent's matches cost one write each, not a claim and a release as well.
+  // Matches reports only add to the waiting aggregate (push profile §6 rule 6), one row update
+  // each: a subscription that had none waiting wakes its worker, which then sleeps until the
+  // window opens, so a busy intent's matches cost no claim and release (matches-added.ts).
   let woken = false;
+  const reports: MatchesAdded[] = [];
   for (const [id, merged] of matches) {
-    const wakes = merged.before === 0;
-    woken ||= wakes;
-    await db
-      .updateTable("delivery_subscriptions")
-      .set((eb) => ({
-        agg_new_matches: merged.count,
-        agg_latest_delivered_at: merged.latest,
-        agg_first_at: eb.fn.coalesce("agg_first_at", eb.val(now)),
-        ...(wakes ? { wake_at: now } : {}),
-        updated_at: now,
-      }))
-      .where("id", "=", id)
-      .execute();
+    woken ||= merged.before === 0;
+    reports.push({ id, added: merged.count - merged.before, latest: merged.latest });
   }
+  if (reports.length > 0) await ctx.outbox.addMatches(db, reports, now);
   if (rows.length > 0) {
     const ended = await ctx.outbox.append(ctx, db, rows, now);
     for (const row of rows) if (ended.has(row.subscriptionId)) results[row.item] = "dropped";

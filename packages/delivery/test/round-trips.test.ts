@@ -4,11 +4,12 @@
  * workers pay per delivery; the counts are observed on the real `pg` client. On both engines the
  * same run checks what the fewer statements must keep: every event once, in order per subscription.
  */
+import { sql } from "@doorbell/store";
 import { forEachEngine, pgStatementsDuring } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EnqueueItem } from "../src/index.js";
 import { DEFAULT_PER_HOST_CONCURRENCY } from "../src/worker.js";
-import { activeSubscription, endpointForSuite, engineOn, fakeClock } from "./harness.js";
+import { activeSubscription, endpointForSuite, engineOn, fakeClock, MATCHES_EVENT } from "./harness.js";
 
 /** As many as one destination host may have in hand at once (fair delivery): all claimed together. */
 const SUBSCRIPTIONS = DEFAULT_PER_HOST_CONCURRENCY;
@@ -85,4 +86,80 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
       expect(ns).toEqual(Array.from({ length: 2 * EVENTS_EACH }, (_, n) => n));
     }
   });
+
+  /** A matches report of `n` for each subscription in `ids`, as the holder enqueues one per intent. */
+  const reports = (ids: readonly string[], n: number): EnqueueItem[] =>
+    ids.map((subscriptionId) => ({
+      subscriptionId,
+      event: {
+        type: MATCHES_EVENT,
+        data: { subscriptionId, newMatches: n, latestDeliveredAt: "2026-11-30T12:00:00Z" },
+      },
+    }));
+  const waitingCounts = async (db: Awaited<ReturnType<typeof engineOn>>["db"], ids: readonly string[]) =>
+    (
+      await db
+        .selectFrom("delivery_subscriptions")
+        .select(["id", "agg_new_matches"])
+        .where("id", "in", ids)
+        .orderBy("id")
+        .execute()
+    ).map((row) => row.agg_new_matches);
+
+  it("matches reports for many subscriptions add to each one's waiting count; on PostgreSQL their statements do not grow with the subscriptions", async () => {
+    const clock = fakeClock();
+    const { engine, db, store } = await engineOn(fixture.db, clock.now);
+    const subs: string[] = [];
+    for (let s = 0; s < SUBSCRIPTIONS; s++) {
+      subs.push((await activeSubscription(engine, db, clock, endpoint.url)).id);
+    }
+    // The first report of each is queued as a doorbell; from then on they wait in the window.
+    await store.transaction((trx) => engine.enqueueMany(trx, reports(subs, 1)));
+    await engine.runDue();
+    const few = await statementsDuring(() =>
+      store.transaction((trx) => engine.enqueueMany(trx, reports(subs.slice(0, 2), 2))),
+    );
+    const many = await statementsDuring(() =>
+      store.transaction((trx) => engine.enqueueMany(trx, reports(subs, 3))),
+    );
+    expect(await waitingCounts(db, subs.slice(0, 2))).toEqual([5, 5]);
+    expect(await waitingCounts(db, subs.slice(2))).toEqual(subs.slice(2).map(() => 3));
+    if (fixture.dialect === "postgres") {
+      expect(many.length).toBe(few.length);
+      expect(many.filter((text) => /update delivery_subscriptions/i.test(text))).toHaveLength(1);
+    }
+  });
+
+  if (fixture.dialect === "postgres") {
+    it("two transactions adding matches to one subscription at once both count (PostgreSQL: the second waits for the first's row lock)", async () => {
+      const clock = fakeClock();
+      const { engine, db, store } = await engineOn(fixture.db, clock.now);
+      const sub = (await activeSubscription(engine, db, clock, endpoint.url)).id;
+      await store.transaction((trx) => engine.enqueueMany(trx, reports([sub], 1)));
+      await engine.runDue();
+      let releaseFirst = () => {};
+      const firstHolds = new Promise<void>((resolve) => {
+        releaseFirst = resolve;
+      });
+      let firstAdded = () => {};
+      const added = new Promise<void>((resolve) => {
+        firstAdded = resolve;
+      });
+      const first = store.transaction(async (trx) => {
+        await engine.enqueueMany(trx, reports([sub], 2));
+        firstAdded();
+        await firstHolds;
+      });
+      await added;
+      // The second reads the count before the first commits, then waits on the row's lock.
+      const second = store.transaction((trx) => engine.enqueueMany(trx, reports([sub], 4)));
+      const lockWaits = () =>
+        sql<{ n: string }>`select count(*) as n from pg_stat_activity
+          where wait_event_type = 'Lock' and datname = current_database()`.execute(db);
+      while (Number((await lockWaits()).rows[0]?.n) === 0) await new Promise((r) => setTimeout(r, 5));
+      releaseFirst();
+      await Promise.all([first, second]);
+      expect(await waitingCounts(db, [sub])).toEqual([6]);
+    });
+  }
 });

@@ -1,5 +1,6 @@
 import type { Kysely } from "@doorbell/store";
 import type { EnqueueItem } from "../events.js";
+import type { MatchesAdded } from "../matches-added.js";
 import type { DeliveryTables, OutboxRow, SubscriptionRow } from "../schema.js";
 import type { Target } from "../targets.js";
 
@@ -26,6 +27,8 @@ export interface OutboxBackend<Ctx> {
    * are not written: "dropped"); throws when one does not exist.
    */
   append(ctx: Ctx, db: Db, rows: readonly AppendRow[], now: number): Promise<Set<string>>;
+  /** Adds matches reports to their subscriptions' waiting aggregates, in the caller's transaction. */
+  addMatches(db: Db, reports: readonly MatchesAdded[], now: number): Promise<void>;
   /** Leases up to `limit` subscriptions that have something due. */
   claimDue(ctx: Ctx, workerId: string, limit: number, leaseMs: number): Promise<SubscriptionRow[]>;
   /** The next `limit` rows of a subscription's queue not yet delivered, in order. */

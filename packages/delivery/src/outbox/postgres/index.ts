@@ -4,6 +4,7 @@ import { appendRowsPostgres } from "./append.js";
 import { deleteSoon } from "./deletes.js";
 import { dueRowsPostgres, headRowsPostgres } from "./heads.js";
 import { claimDuePostgres } from "./leases.js";
+import { addMatchesPostgres } from "./matches.js";
 import { notify } from "./notify.js";
 import { releasePostgres } from "./releases.js";
 import { rememberedTargets } from "./targets.js";
@@ -16,6 +17,7 @@ import { rememberedTargets } from "./targets.js";
 export const postgresOutbox: OutboxBackend<EngineContext> = {
   targets: rememberedTargets,
   append: appendRowsPostgres,
+  addMatches: addMatchesPostgres,
   claimDue: claimDuePostgres,
   headRows: headRowsPostgres,
   dueRows: dueRowsPostgres,

@@ -1,4 +1,5 @@
 import type { EngineContext } from "../../context.js";
+import { addMatchesEach } from "../../matches-added.js";
 import { readTargets } from "../../targets.js";
 import type { OutboxBackend } from "../backend.js";
 import { insertRows } from "./append.js";
@@ -13,6 +14,7 @@ import { claimDue, release } from "./leases.js";
 export const sqliteOutbox: OutboxBackend<EngineContext> = {
   targets: (_ctx, db, ids) => readTargets(db, ids),
   append: insertRows,
+  addMatches: addMatchesEach,
   claimDue,
   headRows,
   dueRows,
