@@ -105,7 +105,7 @@ export async function createHolderEvents(options: HolderEventsOptions): Promise<
     attach: (mcp, attachOptions) => server.attach(mcp, attachOptions),
     listen: (handler) => withEventsListen(handler, server),
     matchesRecorded(intentIds) {
-      for (const intentId of intentIds) server.wake(MATCHES_DELIVERED, { topic: intentId });
+      if (intentIds.length > 0) server.wake(MATCHES_DELIVERED, { topic: intentIds });
     },
     statusChanged(intentId) {
       server.wake(STATUS_CHANGED, { topic: intentId });

@@ -70,8 +70,11 @@ export interface EmitOptions {
 }
 
 export interface WakeOptions extends EmitOptions {
-  /** Only the subscriptions whose `EventDefinition.topic` is this. */
-  topic?: string;
+  /**
+   * Only the subscriptions whose `EventDefinition.topic` is this, or one of these: a change that
+   * touches many topics is one wake (and one read of the stored webhook subscriptions), not one each.
+   */
+  topic?: string | readonly string[];
 }
 
 export interface EventsServer {
@@ -202,8 +205,9 @@ export async function createEventsServer(options: EventsServerOptions = {}): Pro
         if (sub?.def.name === name) sub.wake?.();
         return;
       }
+      const topics = topic === undefined ? undefined : new Set(typeof topic === "string" ? [topic] : topic);
       for (const sub of core.live.all())
-        if (sub.def.name === name && (topic === undefined || sub.topic === topic)) sub.wake?.();
+        if (sub.def.name === name && (topics === undefined || topics.has(sub.topic as string))) sub.wake?.();
     },
     attach: (target, attachOptions) => attacher.attach(target, attachOptions),
     onListChanged(listener) {

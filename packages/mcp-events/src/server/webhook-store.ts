@@ -102,6 +102,9 @@ export const eventsMigrations: PackageMigrations = {
   ],
 };
 
+/** Topics bound as variables in one statement. */
+const TOPICS_PER_STATEMENT = 500;
+
 /** The statements on the table; each takes the handle or a transaction. */
 export const webhookRows = {
   find: (db: Db, key: string) =>
@@ -150,15 +153,21 @@ export const webhookRows = {
     return Number(result.numDeletedRows) > 0;
   },
 
-  /** Live rows of one type, of one topic when given. */
-  live(db: Db, name: string, topic?: string) {
-    let query = db
+  /** Live rows of one type, of one topic (or of any of several) when given. */
+  async live(db: Db, name: string, topic?: string | readonly string[]) {
+    const query = db
       .selectFrom("events_webhook_subscriptions")
       .selectAll()
       .where("name", "=", name)
       .where("terminated", "=", 0);
-    if (topic !== undefined) query = query.where("topic", "=", topic);
-    return query.execute();
+    if (topic === undefined) return query.execute();
+    if (typeof topic === "string") return query.where("topic", "=", topic).execute();
+    const rows = [];
+    for (let first = 0; first < topic.length; first += TOPICS_PER_STATEMENT)
+      rows.push(
+        ...(await query.where("topic", "in", topic.slice(first, first + TOPICS_PER_STATEMENT)).execute()),
+      );
+    return rows;
   },
 
   byId: (db: Db, id: string) =>

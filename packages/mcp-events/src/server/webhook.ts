@@ -495,11 +495,14 @@ export class WebhookMode {
   }
 
   /**
-   * The upstream of `name` changed: the check of its subscriptions (of one `topic`, or one
+   * The upstream of `name` changed: the check of its subscriptions (of the `topic`s given, or one
    * subscription) runs now in this process. Every process that hears of a change runs it; the
    * cursor's compare-and-set lets only one of them queue what it finds.
    */
-  async wake(name: string, target: { subscriptionId?: string; topic?: string } = {}): Promise<void> {
+  async wake(
+    name: string,
+    target: { subscriptionId?: string; topic?: string | readonly string[] } = {},
+  ): Promise<void> {
     if (this.closed) return;
     try {
       const rows =
