@@ -2,16 +2,17 @@
  * The soak (issue 14): `npm run soak [-- --minutes 2]`. Not a test and not in CI: run by hand, it
  * prints figures for an operator to read.
  *
- * Three `doorbell serve` processes on one fresh PostgreSQL database, one set of seal keys, behind
- * a round-robin TCP balancer (packages/cli/test/tcp-round-robin.ts: per connection, as HAProxy's
- * `mode tcp` balances, and nearly free, since the driver shares the machine's cores with what it
- * measures); mail through a real SMTP server and doorbells to a real receiver, both on loopback.
- * Setup, through the balancer as people and agents would: modern (SDK v2) clients publish
- * intents, each person consents and confirms on the pages, agents subscribe push doorbells (three
- * per intent, 1,000 in all) and the people allow them from the mailed links. Then, for `--minutes`: a fourth process (scripts/soak-importer.ts)
- * imports offers at 20 a second, and the clients pull their matches (intent_list_matches with the
- * last `since`) at 200 a second in all, on the modern wire with plain undici requests from their
- * addresses.
+ * Three `doorbell serve` processes (the built CLI, as shipped: `npm run soak` builds first) on one
+ * fresh PostgreSQL database, one set of seal keys, behind a round-robin TCP balancer
+ * (packages/cli/test/tcp-round-robin.ts: per connection, as HAProxy's `mode tcp` balances, and
+ * nearly free, since the driver shares the machine's cores with what it measures); mail through a
+ * real SMTP server and doorbells to a real receiver, both on loopback. Setup, through the balancer
+ * as people and agents would: modern (SDK v2) clients publish intents, each person consents and
+ * confirms on the pages, agents subscribe push doorbells (three per intent, 1,000 in all) and the
+ * people allow them from the mailed links. Then, for `--minutes`: a fourth process
+ * (scripts/soak-importer.ts) imports offers at 20 a second, and the clients pull their matches
+ * (intent_list_matches with the last `since`) at 200 a second in all, on the modern wire with
+ * plain undici requests from their addresses.
  *
  * Printed: errors (goal 0), each process's RSS after the warm-up and at the end, and the median of
  * its 5 s samples in the first and last quarter after the warm-up, with the drifts (goal ≤ 10 % on
@@ -37,6 +38,7 @@ import { Agent, fetch as undiciFetch } from "undici";
 import { CLOCK_TICKS, processCpuSeconds } from "../bench/process-cpu.js";
 import {
   Browser,
+  BUILT_CLI,
   doorbell,
   freePort,
   type Mail,
@@ -337,6 +339,8 @@ try {
           "mail.recipient=1000/3600,mail.client=1000000/3600,mail.interaction=1000/3600",
         ],
         env,
+        BUILT_CLI,
+        "built",
       ),
     );
   }
@@ -416,6 +420,7 @@ try {
     ],
     env,
     path.join(import.meta.dirname, "soak-importer.ts"),
+    "built",
   );
   // The load starts once the importer has imported its first offers.
   await importer.waitFor('"imported"', 300_000);

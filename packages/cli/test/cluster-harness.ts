@@ -41,15 +41,30 @@ const profiling = (name: string): string[] => {
     : [];
 };
 
-/** One `doorbell …` process from the sources (or another script, `script`), its output collected. */
-export function doorbell(name: string, args: string[], env: Record<string, string>, script = ENTRY): Started {
-  const child = spawn(
-    process.execPath,
-    [...profiling(name), "--import", "tsx", "--conditions=@doorbell/source", script, ...args],
-    {
-      env: { ...process.env, DOORBELL_LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "warn", ...env },
-    },
-  );
+/** The CLI as built and shipped (`npm run build`), for runs that measure the product. */
+export const BUILT_CLI = path.join(import.meta.dirname, "..", "bin", "doorbell.js");
+
+/**
+ * One `doorbell …` process, its output collected: from the sources (or another script, `script`),
+ * or, `from: "built"`, running the built packages as users do (a TypeScript script then still goes
+ * through tsx, but imports the packages' built output).
+ */
+export function doorbell(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  script = ENTRY,
+  from: "sources" | "built" = "sources",
+): Started {
+  const loader =
+    from === "sources"
+      ? ["--import", "tsx", "--conditions=@doorbell/source"]
+      : script.endsWith(".ts")
+        ? ["--import", "tsx"]
+        : [];
+  const child = spawn(process.execPath, [...profiling(name), ...loader, script, ...args], {
+    env: { ...process.env, DOORBELL_LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "warn", ...env },
+  });
   const out = { text: "", errors: "" };
   child.stdout?.on("data", (chunk: Buffer) => {
     out.text += chunk.toString();
