@@ -103,9 +103,7 @@ async function enqueueAll(
         return;
       }
       const report = coalescedReport(coalesced, event.data);
-      const waiting: { count: number; latest: string | null; before: number } = matches.get(
-        subscriptionId,
-      ) ?? {
+      const waiting = matches.get(subscriptionId) ?? {
         count: sub.agg_new_matches,
         latest: sub.agg_latest_delivered_at,
         before: sub.agg_new_matches,

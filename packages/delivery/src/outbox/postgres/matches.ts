@@ -5,8 +5,7 @@ import type { MatchesAdded } from "../../matches-added.js";
 /**
  * PostgreSQL: every report of an enqueue in ONE statement, as `addMatchesEach` does row by row. An
  * offer that matched a thousand intents used to send a thousand updates through one pooled
- * connection while its transaction was open, and the serve processes' reads queued behind them.
- * Rows are locked in id order, as appends lock them, so two enqueues cannot deadlock on them.
+ * connection while its transaction was open. The reports go in id order, as appends send theirs.
  */
 export async function addMatchesPostgres(
   db: Db,
@@ -14,7 +13,7 @@ export async function addMatchesPostgres(
   now: number,
 ): Promise<void> {
   if (reports.length === 0) return;
-  const sorted = [...reports].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const sorted = [...reports].sort((a, b) => (a.id < b.id ? -1 : 1)); // ids are distinct
   await sql`update delivery_subscriptions s
     set agg_new_matches = s.agg_new_matches + u.added,
       agg_latest_delivered_at = u.latest,
