@@ -1,6 +1,6 @@
 /**
  * Fair delivery: at most `perHost` subscriptions of one destination host are processed at once by
- * one worker. A subscription has at most one attempt in flight, so this also bounds the attempts
+ * one worker, and at most `perHost` more wait for one of their slots. A subscription has at most one attempt in flight, so this also bounds the attempts
  * in flight to that host; one host that hangs holds no more than `perHost` of the worker's slots.
  */
 import type { EngineContext } from "./context.js";
@@ -22,6 +22,11 @@ export interface HostGate {
   tryEnter(host: string | undefined): boolean;
   /** Waits for a slot of `host` (for a one-shot pass that already holds the lease). */
   enter(host: string | undefined): Promise<void>;
+  /**
+   * Waits up to `ms` for a slot of `host`, behind at most `perHost` others: true once it holds one,
+   * false when that queue was full or the time ran out (it then holds nothing).
+   */
+  waitFor(host: string | undefined, ms: number): Promise<boolean>;
   leave(host: string | undefined): void;
   /** Subscriptions of `host` in hand now. */
   inFlight(host: string): number;
@@ -44,6 +49,28 @@ export function createHostGate(perHost: number): HostGate {
       return new Promise<void>((resolve) => {
         const queue = waiters.get(host) ?? [];
         queue.push(resolve);
+        waiters.set(host, queue);
+      });
+    },
+    waitFor(host, ms) {
+      if (host === undefined || tryEnter(host)) return Promise.resolve(true);
+      const queue = waiters.get(host) ?? [];
+      if (queue.length >= perHost) return Promise.resolve(false);
+      return new Promise<boolean>((resolve) => {
+        const handOver = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+        const timer = setTimeout(() => {
+          const current = waiters.get(host) ?? [];
+          const at = current.indexOf(handOver);
+          if (at < 0) return; // handed a slot just now
+          current.splice(at, 1);
+          if (current.length === 0) waiters.delete(host);
+          resolve(false);
+        }, ms);
+        timer.unref();
+        queue.push(handOver);
         waiters.set(host, queue);
       });
     },

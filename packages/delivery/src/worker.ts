@@ -18,7 +18,9 @@ import { needsChallenge, sendChallenge } from "./verification.js";
 const LEASE_MARGIN_MS = 5_000;
 /** Subscriptions of one destination host processed at once, by default (Outpost's figure). */
 export const DEFAULT_PER_HOST_CONCURRENCY = 8;
-/** A subscription whose host is at its cap is due again after 1 to 2 times this. */
+/** How long a subscription over its host's cap waits in the process for one of the host's slots. */
+const HOST_WAIT_MS = 1_000;
+/** One that waited in vain (or found the host's queue full) is due again after 1 to 2 times this. */
 const HOST_BUSY_DEFER_MS = 1_000;
 
 export interface WorkerOptions {
@@ -26,8 +28,9 @@ export interface WorkerOptions {
   concurrency?: number;
   /**
    * Subscriptions of one destination host handled at once (default 8): a host that hangs holds at
-   * most this many of `concurrency`'s slots. One over the cap is put back for a second or two
-   * without an attempt, and holds no slot while it waits.
+   * most this many of `concurrency`'s slots. As many more wait up to a second for the host's next
+   * free slot, holding no worker slot; beyond that, or after the second, a subscription is put back
+   * for a second or two without an attempt.
    */
   perHostConcurrency?: number;
   /** How long a claim holds a subscription; longer than the 10 s request timeout plus margin. */
@@ -70,6 +73,8 @@ export function createWorker(
   const maxPerClaim = options.maxPerClaim ?? 250;
   const workerId = options.workerId ?? randomId("wrk_", 12);
   const inFlight = new Set<Promise<void>>();
+  // Claimed subscriptions waiting for a slot of their host (dispatch).
+  const waiting = new Set<Promise<void>>();
   let running = false;
   let loop: Promise<void> | undefined;
   let wakeUp: (() => void) | undefined;
@@ -116,19 +121,39 @@ export function createWorker(
     inFlight.add(done);
   };
 
-  /** Starts the claimed subscriptions whose host has room; puts the others back for a moment. */
-  const dispatch = async (claimed: readonly SubscriptionRow[]) => {
-    const busy: SubscriptionRow[] = [];
+  /**
+   * Starts the claimed subscriptions whose host has room. One over its host's cap waits for the
+   * host's next free slot (usually a few milliseconds away); it holds its lease but no worker slot
+   * meanwhile, so a hanging host cannot take the worker's slots with its waiters. One that finds
+   * the host's queue full, or waits HOST_WAIT_MS in vain, is put back for a second or two.
+   */
+  const dispatch = (claimed: readonly SubscriptionRow[]) => {
     for (const sub of claimed) {
       const host = hostOf(sub);
       if (hosts.tryEnter(host)) process(sub, host);
-      else busy.push(sub);
+      else waitForSlot(sub, host as string);
     }
-    if (busy.length === 0) return;
-    ctx.metrics.hostDeferrals.inc(busy.length);
-    // Whole milliseconds: wake_at is a bigint on PostgreSQL, and the jitter is fractional.
-    const at = Math.round(ctx.clock() + HOST_BUSY_DEFER_MS * (1 + ctx.random()));
-    await Promise.all(busy.map((sub) => putBack(ctx, sub.id, workerId, at)));
+  };
+  const waitForSlot = (sub: SubscriptionRow, host: string) => {
+    const waited: Promise<void> = hosts
+      .waitFor(host, HOST_WAIT_MS)
+      .then(async (entered) => {
+        if (entered && running) return process(sub, host);
+        if (entered) hosts.leave(host);
+        ctx.metrics.hostDeferrals.inc();
+        // Whole milliseconds: wake_at is a bigint on PostgreSQL, and the jitter is fractional.
+        await putBack(
+          ctx,
+          sub.id,
+          workerId,
+          Math.round(ctx.clock() + HOST_BUSY_DEFER_MS * (1 + ctx.random())),
+        );
+      })
+      .catch((error: unknown) =>
+        ctx.log.error({ err: (error as Error).message }, "putting back a subscription failed"),
+      )
+      .finally(() => waiting.delete(waited));
+    waiting.add(waited);
   };
 
   const hostOf = (sub: SubscriptionRow): string | undefined => {
@@ -145,9 +170,7 @@ export function createWorker(
       woken = false;
       const free = concurrency - inFlight.size;
       const claimed = free > 0 ? await claim(free).catch(() => []) : [];
-      await dispatch(claimed).catch((error: unknown) =>
-        ctx.log.error({ err: (error as Error).message }, "putting back a subscription failed"),
-      );
+      dispatch(claimed);
       // SQLite answers synchronously: yield to the event loop so HTTP answers and timers run.
       await new Promise<void>((resolve) => setImmediate(resolve));
       if ((claimed.length === 0 || inFlight.size >= concurrency) && !woken) {
@@ -190,6 +213,7 @@ export function createWorker(
       running = false;
       wakeUp?.();
       await loop;
+      await Promise.all(waiting);
       await Promise.all(inFlight);
     },
     wake: nudge,

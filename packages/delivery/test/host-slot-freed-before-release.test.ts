@@ -45,4 +45,40 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
       await endpoint.close();
     }
   });
+
+  it("twice as many subscriptions of one host as its cap: those over it wait for the host's next free slot, none is put back", async () => {
+    const endpoint = await startEndpoint();
+    const { engine, db, store } = await engineOn(fixture.db, Date.now);
+    const cap = 3;
+    const subs: Array<{ id: string }> = [];
+    for (let i = 0; i < 2 * cap; i++)
+      subs.push(await activeSubscription(engine, db, { now: Date.now }, endpoint.url));
+    await store.transaction(async (trx) => {
+      for (let n = 1; n <= 4; n++)
+        for (const sub of subs) await engine.enqueue(trx, sub.id, { type: "tick", data: { sub: sub.id, n } });
+    });
+    // One claim takes all six; three start, three wait. Put back, they would wait 1–2 s each.
+    const worker = engine.worker({ concurrency: 8, perHostConcurrency: cap, pollMs: 20 });
+    worker.start();
+    try {
+      const deadline = Date.now() + 20_000;
+      while (endpoint.events().length < subs.length * 4 && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(endpoint.events()).toHaveLength(subs.length * 4);
+      for (const sub of subs) {
+        const ns = endpoint
+          .events()
+          .filter((e) => e.json.data?.sub === sub.id)
+          .map((e) => e.json.data?.n);
+        expect(ns).toEqual([1, 2, 3, 4]);
+      }
+      const deferrals = await engine.metrics.registry
+        .getSingleMetric("doorbell_delivery_host_busy_deferrals_total")
+        ?.get();
+      expect(deferrals?.values[0]?.value ?? 0).toBe(0);
+    } finally {
+      await worker.stop();
+      await endpoint.close();
+    }
+  });
 });
