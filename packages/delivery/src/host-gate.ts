@@ -1,7 +1,8 @@
 /**
  * Fair delivery: at most `perHost` subscriptions of one destination host are processed at once by
- * one worker, and at most `perHost` more wait for one of their slots. A subscription has at most one attempt in flight, so this also bounds the attempts
- * in flight to that host; one host that hangs holds no more than `perHost` of the worker's slots.
+ * one worker, and at most `perHost` more wait for one of their slots. A subscription has at most
+ * one attempt in flight, so this also bounds the attempts in flight to that host; one host that
+ * hangs holds no more than `perHost` of the worker's slots.
  */
 import type { EngineContext } from "./context.js";
 import { endpointOf } from "./context.js";
