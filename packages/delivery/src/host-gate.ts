@@ -43,36 +43,38 @@ export function createHostGate(perHost: number): HostGate {
     counts.set(host, count + 1);
     return true;
   };
+  /** The waiters of `host`, in order; `leave` drops the list once it is empty. */
+  const queueOf = (host: string): Array<() => void> => {
+    let queue = waiters.get(host);
+    if (queue === undefined) {
+      queue = [];
+      waiters.set(host, queue);
+    }
+    return queue;
+  };
   return {
     tryEnter,
     enter(host) {
       if (host === undefined || tryEnter(host)) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const queue = waiters.get(host) ?? [];
-        queue.push(resolve);
-        waiters.set(host, queue);
-      });
+      return new Promise<void>((resolve) => queueOf(host).push(resolve));
     },
     waitFor(host, ms) {
       if (host === undefined || tryEnter(host)) return Promise.resolve(true);
-      const queue = waiters.get(host) ?? [];
+      const queue = queueOf(host);
       if (queue.length >= perHost) return Promise.resolve(false);
       return new Promise<boolean>((resolve) => {
+        // Handed a slot, it stops the timer at once: the timer fires only while it still waits.
         const handOver = () => {
           clearTimeout(timer);
           resolve(true);
         };
         const timer = setTimeout(() => {
-          const current = waiters.get(host) ?? [];
-          const at = current.indexOf(handOver);
-          if (at < 0) return; // handed a slot just now
-          current.splice(at, 1);
-          if (current.length === 0) waiters.delete(host);
+          queue.splice(queue.indexOf(handOver), 1);
+          if (queue.length === 0) waiters.delete(host);
           resolve(false);
         }, ms);
         timer.unref();
         queue.push(handOver);
-        waiters.set(host, queue);
       });
     },
     leave(host) {

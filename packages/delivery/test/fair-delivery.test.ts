@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { forEachEngine } from "@doorbell/store/testing";
 import { developmentPolicy } from "@doorbell/webhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { activeSubscription, engineOn, startEndpoint } from "./harness.js";
+import { activeSubscription, engineOn, hostDeferrals, startEndpoint } from "./harness.js";
 
 // Fair delivery: one destination host that never answers holds at most `perHostConcurrency` of a
 // worker's slots, so another host's doorbells still go out, in order, while it hangs. A
@@ -139,10 +139,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
       expect((await db.selectFrom("delivery_attempt_log").selectAll().execute()).length).toBeLessThanOrEqual(
         sent - 2,
       );
-      const deferrals = (await engine.metrics.registry
-        .getSingleMetric("doorbell_delivery_host_busy_deferrals_total")
-        ?.get()) ?? { values: [] };
-      expect(deferrals.values[0]?.value ?? 0).toBeGreaterThan(0);
+      expect(await hostDeferrals(engine)).toBeGreaterThan(0);
     } finally {
       await hanging.close();
       await worker.stop();

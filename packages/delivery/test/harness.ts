@@ -195,6 +195,34 @@ export async function activeSubscription(
   return { ...sub, secret };
 }
 
+/** `count` active push subscriptions to `url`, made one after another. */
+export async function activeSubscriptions(
+  engine: import("../src/index.js").DeliveryEngine,
+  db: import("@doorbell/store").Kysely<DeliveryTables>,
+  clock: { now(): number },
+  url: string,
+  count: number,
+) {
+  const subs: Awaited<ReturnType<typeof activeSubscription>>[] = [];
+  for (let i = 0; i < count; i++) subs.push(await activeSubscription(engine, db, clock, url));
+  return subs;
+}
+
+/** Subscriptions the engine's workers put back for their host's cap so far (fair delivery). */
+export async function hostDeferrals(engine: import("../src/index.js").DeliveryEngine): Promise<number> {
+  const metric = await engine.metrics.registry
+    .getSingleMetric("doorbell_delivery_host_busy_deferrals_total")
+    ?.get();
+  return metric?.values[0]?.value ?? 0;
+}
+
+/** Waits until `endpoint` has received `count` events, or 20 s have passed. */
+export async function untilReceived(endpoint: Pick<Endpoint, "events">, count: number): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (endpoint.events().length < count && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
 /**
  * An engine with one active subscription on an MCP Events channel, and `send(n)`, which enqueues
  * `evt_<n>` with cursor `c<n>` and data `{n}`.

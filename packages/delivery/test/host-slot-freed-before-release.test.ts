@@ -1,6 +1,6 @@
 import { forEachEngine } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { activeSubscription, engineOn, startEndpoint } from "./harness.js";
+import { activeSubscriptions, engineOn, hostDeferrals, startEndpoint, untilReceived } from "./harness.js";
 
 // A subscription gives its host slot back once its attempts are done, before its release is
 // written: the release and the next claim share a commit (SQLite) or follow at once, and a slot
@@ -14,9 +14,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
   it("as many subscriptions of one host as its cap are never put back for want of a slot", async () => {
     const endpoint = await startEndpoint();
     const { engine, db, store } = await engineOn(fixture.db, Date.now);
-    const subs: Array<{ id: string }> = [];
-    for (let i = 0; i < SUBSCRIPTIONS; i++)
-      subs.push(await activeSubscription(engine, db, { now: Date.now }, endpoint.url));
+    const subs = await activeSubscriptions(engine, db, { now: Date.now }, endpoint.url, SUBSCRIPTIONS);
     await store.transaction(async (trx) => {
       for (let n = 1; n <= EVENTS_EACH; n++)
         for (const sub of subs) await engine.enqueue(trx, sub.id, { type: "tick", data: { sub: sub.id, n } });
@@ -32,14 +30,9 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
     });
     worker.start();
     try {
-      const deadline = Date.now() + 20_000;
-      while (endpoint.events().length < SUBSCRIPTIONS * EVENTS_EACH && Date.now() < deadline)
-        await new Promise((resolve) => setTimeout(resolve, 10));
+      await untilReceived(endpoint, SUBSCRIPTIONS * EVENTS_EACH);
       expect(endpoint.events()).toHaveLength(SUBSCRIPTIONS * EVENTS_EACH);
-      const deferrals = await engine.metrics.registry
-        .getSingleMetric("doorbell_delivery_host_busy_deferrals_total")
-        ?.get();
-      expect(deferrals?.values[0]?.value ?? 0).toBe(0);
+      expect(await hostDeferrals(engine)).toBe(0);
     } finally {
       await worker.stop();
       await endpoint.close();
@@ -50,9 +43,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
     const endpoint = await startEndpoint();
     const { engine, db, store } = await engineOn(fixture.db, Date.now);
     const cap = 3;
-    const subs: Array<{ id: string }> = [];
-    for (let i = 0; i < 2 * cap; i++)
-      subs.push(await activeSubscription(engine, db, { now: Date.now }, endpoint.url));
+    const subs = await activeSubscriptions(engine, db, { now: Date.now }, endpoint.url, 2 * cap);
     await store.transaction(async (trx) => {
       for (let n = 1; n <= 4; n++)
         for (const sub of subs) await engine.enqueue(trx, sub.id, { type: "tick", data: { sub: sub.id, n } });
@@ -61,9 +52,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
     const worker = engine.worker({ concurrency: 8, perHostConcurrency: cap, pollMs: 20 });
     worker.start();
     try {
-      const deadline = Date.now() + 20_000;
-      while (endpoint.events().length < subs.length * 4 && Date.now() < deadline)
-        await new Promise((resolve) => setTimeout(resolve, 10));
+      await untilReceived(endpoint, subs.length * 4);
       expect(endpoint.events()).toHaveLength(subs.length * 4);
       for (const sub of subs) {
         const ns = endpoint
@@ -72,10 +61,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
           .map((e) => e.json.data?.n);
         expect(ns).toEqual([1, 2, 3, 4]);
       }
-      const deferrals = await engine.metrics.registry
-        .getSingleMetric("doorbell_delivery_host_busy_deferrals_total")
-        ?.get();
-      expect(deferrals?.values[0]?.value ?? 0).toBe(0);
+      expect(await hostDeferrals(engine)).toBe(0);
     } finally {
       await worker.stop();
       await endpoint.close();

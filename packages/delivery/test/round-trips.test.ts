@@ -9,7 +9,14 @@ import { forEachEngine, pgStatementsDuring } from "@doorbell/store/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EnqueueItem } from "../src/index.js";
 import { DEFAULT_PER_HOST_CONCURRENCY } from "../src/worker.js";
-import { activeSubscription, endpointForSuite, engineOn, fakeClock, MATCHES_EVENT } from "./harness.js";
+import {
+  activeSubscription,
+  activeSubscriptions,
+  endpointForSuite,
+  engineOn,
+  fakeClock,
+  MATCHES_EVENT,
+} from "./harness.js";
 
 /** As many as one destination host may have in hand at once (fair delivery): all claimed together. */
 const SUBSCRIPTIONS = DEFAULT_PER_HOST_CONCURRENCY;
@@ -30,10 +37,9 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
   it("a host's worth of subscriptions enqueued in one transaction and drained together: each in order, once; on PostgreSQL the enqueue is 4 statements (3 once the subscriptions are known) and the drain reads all heads with one", async () => {
     const clock = fakeClock();
     const { engine, db, store } = await engineOn(fixture.db, clock.now);
-    const subs: string[] = [];
-    for (let s = 0; s < SUBSCRIPTIONS; s++) {
-      subs.push((await activeSubscription(engine, db, clock, endpoint.url)).id);
-    }
+    const subs = (await activeSubscriptions(engine, db, clock, endpoint.url, SUBSCRIPTIONS)).map(
+      (sub) => sub.id,
+    );
     const items: EnqueueItem[] = [];
     for (let n = 0; n < EVENTS_EACH; n++) {
       for (const [s, id] of subs.entries()) {
@@ -109,10 +115,9 @@ forEachEngine({ describe, beforeAll, afterAll }, (fixture) => {
   it("matches reports for many subscriptions add to each one's waiting count; on PostgreSQL their statements do not grow with the subscriptions", async () => {
     const clock = fakeClock();
     const { engine, db, store } = await engineOn(fixture.db, clock.now);
-    const subs: string[] = [];
-    for (let s = 0; s < SUBSCRIPTIONS; s++) {
-      subs.push((await activeSubscription(engine, db, clock, endpoint.url)).id);
-    }
+    const subs = (await activeSubscriptions(engine, db, clock, endpoint.url, SUBSCRIPTIONS)).map(
+      (sub) => sub.id,
+    );
     // The first report of each is queued as a doorbell; from then on they wait in the window.
     await store.transaction((trx) => engine.enqueueMany(trx, reports(subs, 1)));
     await engine.runDue();
