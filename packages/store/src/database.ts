@@ -19,6 +19,7 @@ import {
   type UnknownRow,
 } from "kysely";
 import pg from "pg";
+import { Checkpointer, TARGET_PAGES } from "./checkpointer.js";
 import { StoreError } from "./errors.js";
 import type { Database, DatabaseConfig, DialectName, NoTables } from "./handle.js";
 import { notifyPostgres, notifySqlite, PostgresNotifications, SqliteNotifications } from "./notifications.js";
@@ -109,6 +110,8 @@ function openSqlite<DB>(target: ParsedTarget, options: DatabaseConfig): Database
       `synchronous = ${synchronous === "full" && !inMemory ? "NORMAL" : synchronous.toUpperCase()}`,
     );
     native.pragma("foreign_keys = ON");
+    // Checkpoints run on a thread of their own (checkpointer.ts), not inside a commit.
+    if (!inMemory) native.pragma("wal_autocheckpoint = 0");
     // Integers come back as bigint and are narrowed by SafeIntegerPlugin: a value that does not fit a
     // JavaScript number fails loudly (as on PostgreSQL) instead of silently losing precision.
     native.defaultSafeIntegers(true);
@@ -132,13 +135,14 @@ function openSqlite<DB>(target: ParsedTarget, options: DatabaseConfig): Database
     if (!statement.readonly) wal?.writing(native.inTransaction);
   });
   const gate = new FifoGate();
-  const dialect = new GuardedDialect(
-    new SqliteDialect({ database: statements }),
-    guard,
-    "begin immediate",
+  const checkpointer = inMemory
+    ? undefined
+    : new Checkpointer(target.location, gate, () => native.pragma(`wal_autocheckpoint = ${TARGET_PAGES}`));
+  const dialect = new GuardedDialect(new SqliteDialect({ database: statements }), guard, "begin immediate", {
     gate,
-    wal,
-  );
+    durability: wal,
+    afterCommit: checkpointer && (() => checkpointer.committed()),
+  });
   const db = new Kysely<DB>({ dialect, plugins: [new SafeIntegerPlugin()] });
   // While the connection is held, `read` runs on a second, read-only connection of the same file:
   // it sees what is committed (never the open transaction) and does not wait for the writer. In
@@ -197,7 +201,7 @@ function openSqlite<DB>(target: ParsedTarget, options: DatabaseConfig): Database
     async () => {
       notifications.stop();
       reader?.close();
-      await wal?.close();
+      await Promise.all([wal?.close(), checkpointer?.close()]);
     },
   );
   return {
@@ -526,35 +530,35 @@ interface Durability {
   until(position: number): Promise<void> | undefined;
 }
 
+/** What SQLite's one connection adds around Kysely's driver; PostgreSQL uses none of it. */
+interface ConnectionHooks {
+  /** Hands the one connection out in arrival order. */
+  gate?: FifoGate;
+  durability?: Durability;
+  /** Runs once each COMMIT has completed. */
+  afterCommit?: () => void;
+}
+
 class GuardedDialect implements KyselyDialect {
   readonly #inner: KyselyDialect;
   readonly #guard: TransactionGuard;
   readonly #begin: string | undefined;
-  readonly #gate: FifoGate | undefined;
-  readonly #durability: Durability | undefined;
+  readonly #hooks: ConnectionHooks;
 
   constructor(
     inner: KyselyDialect,
     guard: TransactionGuard,
     begin: string | undefined,
-    gate?: FifoGate,
-    durability?: Durability,
+    hooks: ConnectionHooks = {},
   ) {
     this.#inner = inner;
     this.#guard = guard;
     this.#begin = begin;
-    this.#gate = gate;
-    this.#durability = durability;
+    this.#hooks = hooks;
   }
 
   createDriver(): Driver {
-    return new GuardedDriver(
-      this.#inner.createDriver(),
-      this.#guard,
-      this.#begin,
-      this.#gate,
-      this.#durability,
-    );
+    return new GuardedDriver(this.#inner.createDriver(), this.#guard, this.#begin, this.#hooks);
   }
   createQueryCompiler() {
     return this.#inner.createQueryCompiler();
@@ -573,19 +577,15 @@ class GuardedDriver implements Driver {
   readonly #begin: string | undefined;
   readonly #gate: FifoGate | undefined;
   readonly #durability: Durability | undefined;
+  readonly #afterCommit: (() => void) | undefined;
 
-  constructor(
-    inner: Driver,
-    guard: TransactionGuard,
-    begin: string | undefined,
-    gate: FifoGate | undefined,
-    durability: Durability | undefined,
-  ) {
+  constructor(inner: Driver, guard: TransactionGuard, begin: string | undefined, hooks: ConnectionHooks) {
     this.#inner = inner;
     this.#guard = guard;
     this.#begin = begin;
-    this.#gate = gate;
-    this.#durability = durability;
+    this.#gate = hooks.gate;
+    this.#durability = hooks.durability;
+    this.#afterCommit = hooks.afterCommit;
   }
 
   init(): Promise<void> {
@@ -611,7 +611,9 @@ class GuardedDriver implements Driver {
   commitTransaction(connection: DatabaseConnection): Promise<void> {
     // Synchronously before COMMIT runs (the inner driver runs it before its first await).
     this.#durability?.committing();
-    return this.#inner.commitTransaction(connection);
+    const committed = this.#inner.commitTransaction(connection);
+    const after = this.#afterCommit;
+    return after ? committed.then(after) : committed;
   }
   rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     return this.#inner.rollbackTransaction(connection);
