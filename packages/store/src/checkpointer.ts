@@ -23,7 +23,7 @@ export class Checkpointer {
   readonly #fallback: () => void;
   #worker: Worker | undefined;
   /** A checkpoint asked for and not yet answered, or a stat of the WAL running. */
-  #busy = false;
+  #pending = false;
   /** The gate is held for a checkpoint. */
   #holding = false;
   #failed = false;
@@ -41,7 +41,7 @@ export class Checkpointer {
 
   /** A transaction committed on the write connection. */
   committed(): void {
-    if (++this.#commits < this.#every || this.#busy || this.#failed || this.#closed) return;
+    if (++this.#commits < this.#every || this.#pending || this.#failed || this.#closed) return;
     if (this.#worker) void this.#checkpoint();
     else this.#statWal();
   }
@@ -56,10 +56,10 @@ export class Checkpointer {
 
   /** Before the thread runs: whether the WAL has grown enough to start it. */
   #statWal(): void {
-    this.#busy = true;
+    this.#pending = true;
     this.#commits = 0;
     fs.stat(`${this.#file}-wal`, (error, stats) => {
-      this.#busy = false;
+      this.#pending = false;
       if (error || stats.size < WAL_START_BYTES || this.#closed) return;
       this.#worker = this.#start();
       if (this.#worker) void this.#checkpoint();
@@ -87,7 +87,7 @@ export class Checkpointer {
   }
 
   async #checkpoint(): Promise<void> {
-    this.#busy = true;
+    this.#pending = true;
     const waiting = this.#gate.enter();
     if (waiting !== undefined) await waiting;
     this.#holding = true;
@@ -106,10 +106,15 @@ export class Checkpointer {
    * runs about every `TARGET_PAGES` pages, as SQLite's own would.
    */
   #answered(answer: CheckpointAnswer): void {
-    this.#busy = false;
+    this.#pending = false;
     this.#release();
     if ("error" in answer) {
       this.#fail();
+      return;
+    }
+    if ("busy" in answer) {
+      // Another process was checkpointing the same file: try again after as many commits.
+      this.#commits = 0;
       return;
     }
     const commits = Math.max(this.#commits, 1);
@@ -135,7 +140,7 @@ export interface Gate {
   leave(): void;
 }
 
-type CheckpointAnswer = { walPages: number } | { error: string };
+type CheckpointAnswer = { walPages: number } | { busy: true } | { error: string };
 
 /** SQLite's default `wal_autocheckpoint`, in pages. */
 export const TARGET_PAGES = 1000;
@@ -163,7 +168,8 @@ parentPort.on("message", () => {
     const [result] = db.pragma("wal_checkpoint(PASSIVE)");
     parentPort.postMessage({ walPages: Number(result.log) });
   } catch (error) {
-    parentPort.postMessage({ error: String(error && error.message) });
+    if (error && error.code === "SQLITE_BUSY") parentPort.postMessage({ busy: true });
+    else parentPort.postMessage({ error: String(error && error.message) });
   }
 });
 `;

@@ -30,7 +30,7 @@ describe("SQLite checkpoints on their own thread", () => {
       await createEntries(store);
       for (let commit = 0; commit < 100; commit++) {
         await store.transaction(async (trx) => {
-          const rows = Array.from({ length: 100 }, () => ({ body: ROW }));
+          const rows = Array.from({ length: 100 }, (_, i) => ({ id: commit * 100 + i + 1, body: ROW }));
           await (trx as unknown as Kysely<Tables>).insertInto("entry").values(rows).execute();
         });
         largestWal = Math.max(largestWal, fs.statSync(`${file}-wal`).size);
