@@ -14,6 +14,7 @@ const benchmarks: Record<string, () => void | Promise<void>> = {
   agreements: async () => (await import("./agreements.js")).benchAgreements(),
   "search-stall": async () => (await import("./search-stall.js")).benchSearchStall(),
   "catalogue-memory": async () => (await import("./catalogue-memory.js")).benchCatalogueMemory(),
+  "sqlite-commits": async () => (await import("./sqlite-commits.js")).benchSqliteCommits(),
   "pg-statements": async () => (await import("./pg-statements.js")).benchPgStatements(),
 };
 

@@ -59,10 +59,14 @@ export class Checkpointer {
     this.#pending = true;
     this.#commits = 0;
     fs.stat(`${this.#file}-wal`, (error, stats) => {
-      this.#pending = false;
-      if (error || stats.size < WAL_START_BYTES || this.#closed) return;
+      if (error || stats.size < WAL_START_BYTES || this.#closed) {
+        this.#pending = false;
+        return;
+      }
+      // Still pending: the first checkpoint is asked for once the thread has opened the file, so
+      // writes never wait for the thread to start.
       this.#worker = this.#start();
-      if (this.#worker) void this.#checkpoint();
+      if (!this.#worker) this.#pending = false;
     });
   }
 
@@ -106,6 +110,10 @@ export class Checkpointer {
    * runs about every `TARGET_PAGES` pages, as SQLite's own would.
    */
   #answered(answer: CheckpointAnswer): void {
+    if ("ready" in answer) {
+      void this.#checkpoint();
+      return;
+    }
     this.#pending = false;
     this.#release();
     if ("error" in answer) {
@@ -140,7 +148,7 @@ export interface Gate {
   leave(): void;
 }
 
-type CheckpointAnswer = { walPages: number } | { busy: true } | { error: string };
+type CheckpointAnswer = { ready: true } | { walPages: number } | { busy: true } | { error: string };
 
 /** SQLite's default `wal_autocheckpoint`, in pages. */
 export const TARGET_PAGES = 1000;
@@ -163,6 +171,7 @@ const Database = require(workerData.driver);
 const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma("busy_timeout = 5000");
 db.pragma("synchronous = NORMAL");
+parentPort.postMessage({ ready: true });
 parentPort.on("message", () => {
   try {
     const [result] = db.pragma("wal_checkpoint(PASSIVE)");
