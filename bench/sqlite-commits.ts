@@ -104,13 +104,17 @@ async function storeRun(synchronous: "normal" | "full"): Promise<Run> {
       .execute();
     const name =
       synchronous === "normal" ? "doorbell store (checkpoint thread)" : "doorbell store, synchronous=full";
+    // Compiled once and run with each row's values, as the baseline's prepared statement is (and
+    // as the delivery engine runs its hot statements): the store's cost, not the query builder's.
+    const insert = (store.db as unknown as Kysely<Tables>)
+      .insertInto("entry")
+      .values({ s: "", q: 0, body: "" } as never)
+      .compile();
     return await timed(name, (commit) =>
       store.transaction(async (trx) => {
-        const rows = Array.from({ length: ROWS }, (_, k) => {
-          const i = commit * ROWS + k;
-          return { id: i + 1, s: `sub${i % 64}`, q: i, body: BODY };
-        });
-        await (trx as unknown as Kysely<Tables>).insertInto("entry").values(rows).execute();
+        for (let i = commit * ROWS; i < (commit + 1) * ROWS; i++) {
+          await trx.executeQuery({ ...insert, parameters: [`sub${i % 64}`, i, BODY] });
+        }
       }),
     );
   } finally {
