@@ -140,6 +140,9 @@ export function createLegacySessions<S>(
   const sessions = new Map<string, Session<S>>();
   /** Open sessions per client key. */
   const perKey = new Map<string, Set<Session<S>>>();
+  /** Places held by sessions being opened (their initialize not yet answered), in all and per key. */
+  let opening = 0;
+  const openingPerKey = new Map<string, number>();
   /** Sessions forgotten but not yet closed: their last answers are still being worked out. */
   const ending = new Set<Session<S>>();
 
@@ -179,11 +182,16 @@ export function createLegacySessions<S>(
     await shut(session);
   }
 
-  async function sweep(): Promise<number> {
+  /** Forgets every idle session now; the promises settle as they close. */
+  function closeIdle(): Promise<void>[] {
     const cutoff = clock() - idleMs;
-    const idle = [...sessions.values()].filter((session) => session.lastSeen <= cutoff);
-    await Promise.all(idle.map(closeSession));
-    return idle.length;
+    return [...sessions.values()].filter((session) => session.lastSeen <= cutoff).map(closeSession);
+  }
+
+  async function sweep(): Promise<number> {
+    const closing = closeIdle();
+    await Promise.all(closing);
+    return closing.length;
   }
 
   /** The least recently used session of the client with the most sessions. */
@@ -195,19 +203,40 @@ export function createLegacySessions<S>(
     return undefined;
   }
 
-  async function makeRoom(clientKey: string): Promise<void> {
-    await sweep();
+  /**
+   * Makes room for one more session of `clientKey` and holds that place until `release`, in one
+   * synchronous step: concurrent initializes cannot each see the same free place. The places of
+   * sessions still being opened count as taken. Undefined when every place is held by an opening
+   * session and none can be evicted. The sessions it evicts are forgotten at once and close in
+   * `closing`.
+   */
+  function reservePlace(clientKey: string): { closing: Promise<void>[]; release: () => void } | undefined {
+    const closing = closeIdle();
     const own = perKey.get(clientKey);
-    while (own !== undefined && own.size >= perClient) {
+    const openingOwn = () => openingPerKey.get(clientKey) ?? 0;
+    while (own !== undefined && own.size > 0 && own.size + openingOwn() >= perClient) {
       const oldest = [...sessions.values()].find((session) => own.has(session));
       if (oldest === undefined) break;
-      await closeSession(oldest);
+      closing.push(closeSession(oldest));
     }
-    while (sessions.size >= maxSessions) {
+    if (openingOwn() >= perClient) return undefined;
+    while (sessions.size + opening >= maxSessions) {
       const victim = evictionVictim();
-      if (victim === undefined) break;
-      await closeSession(victim);
+      if (victim === undefined) return undefined;
+      closing.push(closeSession(victim));
     }
+    opening++;
+    openingPerKey.set(clientKey, openingOwn() + 1);
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      opening--;
+      const left = openingOwn() - 1;
+      if (left === 0) openingPerKey.delete(clientKey);
+      else openingPerKey.set(clientKey, left);
+    };
+    return { closing, release };
   }
 
   async function openSession(
@@ -227,7 +256,32 @@ export function createLegacySessions<S>(
     }
     const id = randomBytes(18).toString("base64url");
     const clientKey = address ?? `session:${id}`;
-    await makeRoom(clientKey);
+    const place = reservePlace(clientKey);
+    if (place === undefined) {
+      return jsonRpcError(503, -32000, "too many sessions are being opened at once; try again in 1 s", {
+        "retry-after": "1",
+      });
+    }
+    try {
+      await Promise.all(place.closing);
+      return await startSession(id, clientKey, request, body, authInfo, place.release);
+    } finally {
+      place.release();
+    }
+  }
+
+  /**
+   * Opens the session `id` with its initialize request. It joins the table once initialized, and
+   * its reserved place is released then (`joined`), so it is never counted twice.
+   */
+  async function startSession(
+    id: string,
+    clientKey: string,
+    request: Request,
+    body: unknown,
+    authInfo: AuthInfo | undefined,
+    joined: () => void,
+  ): Promise<Response> {
     const { server, state } = options.open(clientKey);
     const session: Session<S> = {
       id,
@@ -237,6 +291,7 @@ export function createLegacySessions<S>(
       transport: new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => id,
         onsessioninitialized: () => {
+          joined();
           sessions.set(id, session);
           const own = perKey.get(clientKey) ?? new Set<Session<S>>();
           perKey.set(clientKey, own);
