@@ -39,7 +39,7 @@ export class Checkpointer {
     this.#fallback = fallback;
   }
 
-  /** A transaction committed on the write connection. */
+  /** A transaction is committing on the write connection. */
   committed(): void {
     if (++this.#commits < this.#every || this.#pending || this.#failed || this.#closed) return;
     if (this.#worker) void this.#checkpoint();

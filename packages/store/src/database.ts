@@ -141,7 +141,7 @@ function openSqlite<DB>(target: ParsedTarget, options: DatabaseConfig): Database
   const dialect = new GuardedDialect(new SqliteDialect({ database: statements }), guard, "begin immediate", {
     gate,
     durability: wal,
-    afterCommit: checkpointer && (() => checkpointer.committed()),
+    onCommit: checkpointer && (() => checkpointer.committed()),
   });
   const db = new Kysely<DB>({ dialect, plugins: [new SafeIntegerPlugin()] });
   // While the connection is held, `read` runs on a second, read-only connection of the same file:
@@ -535,8 +535,8 @@ interface ConnectionHooks {
   /** Hands the one connection out in arrival order. */
   gate?: FifoGate;
   durability?: Durability;
-  /** Runs once each COMMIT has completed. */
-  afterCommit?: () => void;
+  /** Runs as each COMMIT is sent (counting commits needs no wait for it to complete). */
+  onCommit?: () => void;
 }
 
 class GuardedDialect implements KyselyDialect {
@@ -577,7 +577,7 @@ class GuardedDriver implements Driver {
   readonly #begin: string | undefined;
   readonly #gate: FifoGate | undefined;
   readonly #durability: Durability | undefined;
-  readonly #afterCommit: (() => void) | undefined;
+  readonly #onCommit: (() => void) | undefined;
 
   constructor(inner: Driver, guard: TransactionGuard, begin: string | undefined, hooks: ConnectionHooks) {
     this.#inner = inner;
@@ -585,7 +585,7 @@ class GuardedDriver implements Driver {
     this.#begin = begin;
     this.#gate = hooks.gate;
     this.#durability = hooks.durability;
-    this.#afterCommit = hooks.afterCommit;
+    this.#onCommit = hooks.onCommit;
   }
 
   init(): Promise<void> {
@@ -611,9 +611,9 @@ class GuardedDriver implements Driver {
   commitTransaction(connection: DatabaseConnection): Promise<void> {
     // Synchronously before COMMIT runs (the inner driver runs it before its first await).
     this.#durability?.committing();
-    const committed = this.#inner.commitTransaction(connection);
-    const after = this.#afterCommit;
-    return after ? committed.then(after) : committed;
+    // A checkpoint asked for now waits for the gate, which this transaction holds until it is done.
+    this.#onCommit?.();
+    return this.#inner.commitTransaction(connection);
   }
   rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     return this.#inner.rollbackTransaction(connection);
