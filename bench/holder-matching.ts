@@ -68,6 +68,7 @@ const MB = 1024 * 1024;
 
 const rssMb = () => Math.round(process.memoryUsage().rss / MB);
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
+const signed = (n: number) => (n < 0 ? `−${fmt(-n)}` : `+${fmt(n)}`);
 
 function between(random: () => number, min: number, max: number): number {
   return min + (max - min) * random();
@@ -269,7 +270,7 @@ function sqlPerOfferMatching(
     catchUpSince: async () => {},
     newRound: () => 0,
     async matchNewOffers(trx: Kysely<HolderTables>, offers: readonly Offer[]) {
-      const byOffer: { offerId: string; intentIds: string[] }[] = [];
+      const intents = new Set<string>();
       let count = 0;
       for (const offer of offers) {
         const facts = offerFacts(offer);
@@ -290,16 +291,16 @@ function sqlPerOfferMatching(
             ]),
           )
           .execute();
-        const intentIds: string[] = [];
         for (const row of rows) {
           const filter = intentFilter(row);
-          if (filter && fits(filter, facts, now())) intentIds.push(row.id);
+          if (filter && fits(filter, facts, now())) {
+            intents.add(row.id);
+            count++;
+          }
         }
-        byOffer.push({ offerId: offer.id, intentIds });
-        count += intentIds.length;
       }
-      const firstInRound = [...new Set(byOffer.flatMap((offer) => offer.intentIds))];
-      return { deliveredAt: now(), byOffer, count, firstInRound };
+      const firstInRound = [...intents];
+      return { deliveredAt: now(), count, intents: firstInRound, firstInRound };
     },
   };
 }
@@ -335,7 +336,7 @@ async function benchSize(size: number, mix: Mix): Promise<void> {
     const loadS = (performance.now() - t) / 1000;
     const rssAfter = rssMb();
     console.log(
-      `  index loaded: ${fmt(activeIntents)} intents in ${loadS.toFixed(1)} s; RSS ${fmt(rssAfter)} MB (+${fmt(rssAfter - rssBefore)} MB for the index)`,
+      `  index loaded: ${fmt(activeIntents)} intents in ${loadS.toFixed(1)} s; RSS ${fmt(rssAfter)} MB (${signed(rssAfter - rssBefore)} MB while loading; the earlier mix's garbage may be returned meanwhile)`,
     );
 
     // End to end, through the offer service, on SQLite.

@@ -27,18 +27,13 @@ export async function matchNewOffers(
   round = ++state.rounds,
 ): Promise<FoundMatches> {
   await ready(state);
-  const byOffer: { offerId: string; intentIds: string[] }[] = [];
-  const tally = { round, first: [] as string[] };
+  const tally = { round, batch: ++state.rounds, first: [] as string[], inBatch: [] as string[] };
   let count = 0;
   const now = state.clock();
   for (const offer of offers) {
-    if (offer.source.kind !== "catalogue") continue;
-    const intentIds = state.index.match(offerFacts(offer), now, tally);
-    if (intentIds.length === 0) continue;
-    byOffer.push({ offerId: offer.id, intentIds });
-    count += intentIds.length;
+    if (offer.source.kind === "catalogue") count += state.index.tally(offerFacts(offer), now, tally);
   }
-  return found(state, trx, { deliveredAt, byOffer, count, firstInRound: tally.first });
+  return found(state, trx, { deliveredAt, count, intents: tally.inBatch, firstInRound: tally.first });
 }
 
 export async function matchReply(
@@ -56,7 +51,8 @@ export async function matchReply(
     .executeTakeFirst();
   const filter = row ? intentFilter(row) : undefined;
   const fitting = filter !== undefined && fits(filter, offerFacts(offer), state.clock());
-  return found(state, trx, single(intentId, fitting ? [offer.id] : [], deliveredAt));
+  const intents = fitting ? [intentId] : [];
+  return found(state, trx, { deliveredAt, count: intents.length, intents, firstInRound: intents });
 }
 
 /** Calls `onMatched` with the intents that got new matches (after the commit); never throws. */
@@ -86,13 +82,4 @@ async function found(
   const { options } = state;
   if (matches.count > 0 && options.sink) await options.sink.enqueueMatches(trx, matches);
   return matches;
-}
-
-function single(intentId: string, offerIds: readonly string[], deliveredAt: number): FoundMatches {
-  return {
-    deliveredAt,
-    byOffer: offerIds.map((offerId) => ({ offerId, intentIds: [intentId] })),
-    count: offerIds.length,
-    firstInRound: offerIds.length > 0 ? [intentId] : [],
-  };
 }

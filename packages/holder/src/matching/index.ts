@@ -10,7 +10,6 @@ export {
   offerFacts,
 } from "./rule.js";
 export {
-  countFor,
   createMatchingService,
   FILTER_COLUMNS,
   type FoundMatches,

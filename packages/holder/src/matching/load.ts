@@ -28,7 +28,7 @@ async function load(state: MatchingState): Promise<{ activeIntents: number }> {
       .execute();
     for (const row of rows) {
       const filter = intentFilter(row);
-      if (filter) next.add(filter);
+      if (filter) next.addNew(filter); // each id once: the walk is in key order
     }
     const last = rows.at(-1);
     if (last === undefined || rows.length < pageSize) break;

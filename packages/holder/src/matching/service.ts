@@ -28,15 +28,6 @@ export { CLOCK_SKEW_MS, FILTER_COLUMNS, type MatchingOptions } from "./state.js"
  * this process missed (background.ts), and reading an intent's matches (listing.ts).
  */
 
-/** How many of `found` each wanted intent has (for the few intents told one by one). */
-export function countFor(found: FoundMatches, wanted: ReadonlyMap<string, unknown>): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const { intentIds } of found.byOffer) {
-    for (const id of intentIds) if (wanted.has(id)) counts.set(id, (counts.get(id) ?? 0) + 1);
-  }
-  return counts;
-}
-
 export interface MatchingService extends MatchService {
   /** Loads the active intents into the index; idempotent. Other methods wait for it. */
   start(): Promise<{ activeIntents: number }>;

@@ -153,16 +153,16 @@ export interface DemandService {
 }
 
 /**
- * The matches one write makes, grouped by offer: compact, because one import at 1,000,000 intents
- * finds millions, and an object per match cost more than finding them.
+ * The matches one write makes, counted rather than listed: one import at 1,000,000 intents finds
+ * millions, and an id per match cost more than finding them. What is told is who matched.
  */
 export interface FoundMatches {
   /** When all of them are delivered (ms since the epoch), as a read will show it. */
   readonly deliveredAt: number;
-  /** Each offer with the intents it fits; an intent may be under several offers. */
-  readonly byOffer: readonly { readonly offerId: string; readonly intentIds: readonly string[] }[];
   /** How many (offer, intent) matches in all. */
   readonly count: number;
+  /** The intents with at least one of them, each once. */
+  readonly intents: readonly string[];
   /** The intents among them not yet reported in the same round (see `newRound`). */
   readonly firstInRound: readonly string[];
 }

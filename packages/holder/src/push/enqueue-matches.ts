@@ -40,7 +40,7 @@ export async function enqueueMatches(
   if (found.count === 0) return;
   const trx = asTables<PushDbTables>(db);
   const subs = await liveSubscriptionsOf(trx, found);
-  const matched = new Set(found.byOffer.flatMap((offer) => offer.intentIds));
+  const matched = new Set(found.intents);
   await announceAll(
     push,
     trx,
@@ -184,7 +184,7 @@ function live(db: PushDb) {
 async function liveSubscriptionsOf(db: PushDb, found: FoundMatches): Promise<Counted[]> {
   // Every live one: the caller skips those of intents without matches.
   if (found.count > MANY_MATCHES) return live(db).execute();
-  const intentIds = [...new Set(found.byOffer.flatMap((offer) => offer.intentIds))];
+  const intentIds = found.intents;
   const subs = [];
   for (let i = 0; i < intentIds.length; i += 500) {
     for (const sub of await live(db)

@@ -54,7 +54,7 @@ forEachEngine({ describe, beforeAll, afterAll }, (engine) => {
     expect(Number(rows[0]?.delivered_at)).toBe(clock.now());
     expect(await matchesOf(ctx, other)).toHaveLength(0);
     expect(notified).toEqual([[fitting]]);
-    expect(inTransaction.flatMap((found) => found.byOffer.flatMap((m) => m.intentIds))).toEqual([fitting]);
+    expect(inTransaction.map((found) => [found.count, found.intents])).toEqual([[1, [fitting]]]);
   });
 
   it("a newly activated intent reads the fitting current catalogue offers, and only catalogue offers", async () => {

@@ -208,6 +208,17 @@ describe("index removal and replacement", () => {
     expect(index.size).toBe(1);
     expect(index.match(facts, NOW)).toEqual(["b"]);
   });
+
+  it("returns every match when one offer fits more intents than its first buffer holds", () => {
+    const index = new IntentIndex();
+    const many = Array.from({ length: 10_000 }, (_, i) =>
+      intentFilter(intentRow({ budget: { amount: 20_000 + i, currency: "EUR" } }, `i${i}`)),
+    ).filter((f) => f !== undefined);
+    index.addMany(many);
+    const matched = index.match(offerFacts(offer()), NOW);
+    expect(matched).toHaveLength(10_000);
+    expect(new Set(matched).size).toBe(10_000);
+  });
 });
 
 describe("index equals a linear scan with the rule (fast-check)", () => {
@@ -292,5 +303,47 @@ describe("index equals a linear scan with the rule (fast-check)", () => {
       ),
       { numRuns: 500 },
     );
+  });
+
+  it("tally() counts the same matches and lists each intent once per batch, and once per round", () => {
+    let repeated = 0; // matches of an intent already matched in its batch: the case the tally folds
+    fc.assert(
+      fc.property(
+        fc.array(intentArb, { maxLength: 60 }),
+        // Each batch carries its offers twice, so every intent that fits one fits twice.
+        fc.array(
+          fc.array(offerArb, { maxLength: 4 }).map((offers) => [...offers, ...offers]),
+          { minLength: 1, maxLength: 4 },
+        ),
+        (intents, batches) => {
+          const index = new IntentIndex();
+          index.addMany(
+            intents
+              .map((spec, i) => intentFilter(intentRow({ ...spec, criteria: spec.criteria }, `i${i}`)))
+              .filter((f) => f !== undefined),
+          );
+          const round = 1;
+          const reported = new Set<string>();
+          batches.forEach((offers, b) => {
+            const tally = { round, batch: 100 + b, first: [] as string[], inBatch: [] as string[] };
+            let counted = 0;
+            const matched: string[] = [];
+            for (const o of offers) {
+              const facts = offerFacts(o);
+              counted += index.tally(facts, NOW, tally);
+              matched.push(...index.match(facts, NOW));
+            }
+            const inBatch = [...new Set(matched)].sort();
+            repeated += matched.length - inBatch.length;
+            expect(counted).toBe(matched.length);
+            expect([...tally.inBatch].sort()).toEqual(inBatch);
+            expect([...tally.first].sort()).toEqual(inBatch.filter((id) => !reported.has(id)));
+            for (const id of inBatch) reported.add(id);
+          });
+        },
+      ),
+      { numRuns: 300 },
+    );
+    expect(repeated).toBeGreaterThan(0);
   });
 });
