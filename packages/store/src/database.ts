@@ -166,7 +166,7 @@ function openSqlite<DB>(target: ParsedTarget, options: DatabaseConfig): Database
     }
   }
   const readStatements = reader && withStatementCache(reader);
-  const readNow = (query: CompiledQuery): UnknownRow[] | Promise<UnknownRow[]> | undefined => {
+  const readNow: ReadNow = (query, arrays) => {
     wal?.check();
     // The write connection when nobody holds it: its page cache stays warm through its own
     // commits, while every commit makes the second connection drop its cache.
@@ -178,8 +178,20 @@ function openSqlite<DB>(target: ParsedTarget, options: DatabaseConfig): Database
     }
     // Taken before the read: every commit the read can see has completed by now.
     const position = wal?.position;
-    const rows = statement.all(...(query.parameters as unknown[])) as UnknownRow[];
-    narrowRows(rows);
+    let rows: UnknownRow[] | unknown[][];
+    if (arrays) {
+      // The statement is cached and shared: back to objects at once (this runs synchronously).
+      statement.raw(true);
+      try {
+        rows = statement.all(...(query.parameters as unknown[])) as unknown[][];
+      } finally {
+        statement.raw(false);
+      }
+      narrowArrays(rows);
+    } else {
+      rows = statement.all(...(query.parameters as unknown[])) as UnknownRow[];
+      narrowRows(rows);
+    }
     // The rows may come from a commit whose fsync is still running: answer once it is done.
     const durable = position === undefined ? undefined : wal?.until(position);
     return durable === undefined ? rows : durable.then(() => rows);
@@ -411,7 +423,13 @@ async function openPostgres<DB>(target: ParsedTarget, options: DatabaseConfig): 
     guard,
     target.description,
     (channel, onNotify) => notifications.listen(channel, onNotify),
-    undefined,
+    // Arrays straight from the pool (int8 parsed as for Kysely); objects through Kysely.
+    (query, arrays) =>
+      arrays
+        ? pool
+            .query({ text: query.sql, values: query.parameters as unknown[], rowMode: "array" })
+            .then((result) => result.rows as unknown[][])
+        : undefined,
     () => notifications.stop(),
   );
   return {
@@ -421,13 +439,22 @@ async function openPostgres<DB>(target: ParsedTarget, options: DatabaseConfig): 
   };
 }
 
+/**
+ * Runs a read at once, bypassing Kysely's executor, with rows as objects or (`arrays`) as arrays
+ * of column values; undefined when it cannot, and Kysely runs it instead.
+ */
+type ReadNow = (
+  query: CompiledQuery,
+  arrays: boolean,
+) => UnknownRow[] | unknown[][] | Promise<UnknownRow[] | unknown[][]> | undefined;
+
 function createHandle<DB>(
   dialect: DialectName,
   db: Kysely<DB>,
   guard: TransactionGuard,
   description: string,
   listen: Database<DB>["listen"] = async () => async () => {},
-  readNow: (query: CompiledQuery) => UnknownRow[] | Promise<UnknownRow[]> | undefined = () => undefined,
+  readNow: ReadNow = () => undefined,
   afterClose: () => Promise<void> | void = () => {},
 ): Omit<Database<DB>, "notify"> {
   let closed: Promise<void> | undefined;
@@ -442,9 +469,16 @@ function createHandle<DB>(
     },
     async read<R>(query: CompiledQuery<R>): Promise<R[]> {
       guard.check();
-      const rows = readNow(query);
+      const rows = readNow(query, false);
       if (rows !== undefined) return (await rows) as R[];
       return (await db.executeQuery(query)).rows;
+    },
+    async readArrays(query) {
+      guard.check();
+      const rows = readNow(query, true);
+      if (rows !== undefined) return (await rows) as unknown[][];
+      // Object keys keep the order the query selects them in.
+      return (await db.executeQuery(query)).rows.map((row) => Object.values(row as object));
     },
     listen,
     close: () => {
@@ -661,6 +695,15 @@ class SafeIntegerPlugin implements KyselyPlugin {
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
     narrowRows(args.result.rows);
     return args.result;
+  }
+}
+
+function narrowArrays(rows: readonly unknown[][]): void {
+  for (const row of rows) {
+    for (let i = 0; i < row.length; i++) {
+      const value = row[i];
+      if (typeof value === "bigint") row[i] = narrowBigint(value);
+    }
   }
 }
 

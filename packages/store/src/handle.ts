@@ -69,6 +69,12 @@ export interface Database<DB = NoTables> {
    */
   read<R>(query: CompiledQuery<R>): Promise<R[]>;
   /**
+   * `read`, with each row an array of its column values in the order the query selects them: for
+   * reading many rows at once (a load at start), where building an object per row was a quarter
+   * of the cost on SQLite. Integers as `read` gives them. PostgreSQL reads straight from the pool.
+   */
+  readArrays(query: CompiledQuery): Promise<unknown[][]>;
+  /**
    * Calls `onNotify` whenever any process `notify`s on `channel` and commits. PostgreSQL: LISTEN on
    * one connection per handle for all its channels, which reconnects after errors. SQLite: the
    * notifications table, looked at every 25 ms (nothing when it was never migrated). Resolves with

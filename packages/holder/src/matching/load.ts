@@ -18,21 +18,24 @@ async function load(state: MatchingState): Promise<{ activeIntents: number }> {
     // Walk the primary key: on SQLite, `+status` keeps the planner off the status index, which
     // would sort every active intent again for each page.
     const status = store.dialect === "sqlite" ? sql<string>`+status` : sql<string>`status`;
-    const rows: IntentFilterSource[] = await store.db
-      .selectFrom("holder_intents")
-      .select(FILTER_COLUMNS)
-      .where(status, "=", "active")
-      .where("id", ">", after)
-      .orderBy("id")
-      .limit(pageSize)
-      .execute();
+    // Rows as arrays: an object per row was a quarter of a million-intent load on SQLite.
+    const rows = await store.readArrays(
+      store.db
+        .selectFrom("holder_intents")
+        .select(FILTER_COLUMNS)
+        .where(status, "=", "active")
+        .where("id", ">", after)
+        .orderBy("id")
+        .limit(pageSize)
+        .compile(),
+    );
     for (const row of rows) {
-      const filter = intentFilter(row);
+      const filter = intentFilter(sourceOf(row));
       if (filter) next.addNew(filter); // each id once: the walk is in key order
     }
     const last = rows.at(-1);
     if (last === undefined || rows.length < pageSize) break;
-    after = last.id;
+    after = last[at.id] as string;
   }
   next.endBulk();
   for (const id of state.endedDuringLoad) next.remove(id);
@@ -40,6 +43,26 @@ async function load(state: MatchingState): Promise<{ activeIntents: number }> {
   state.index = next;
   state.loaded = true;
   return { activeIntents: state.index.size };
+}
+
+/** Where each of FILTER_COLUMNS sits in a row read as an array. */
+const at = Object.fromEntries(FILTER_COLUMNS.map((column, i) => [column, i])) as Record<
+  (typeof FILTER_COLUMNS)[number],
+  number
+>;
+
+/** A row of FILTER_COLUMNS read as an array. */
+function sourceOf(row: unknown[]): IntentFilterSource {
+  return {
+    id: row[at.id],
+    category: row[at.category],
+    country: row[at.country],
+    region: row[at.region],
+    budget_amount: row[at.budget_amount],
+    budget_currency: row[at.budget_currency],
+    criteria_json: row[at.criteria_json],
+    valid_until: row[at.valid_until],
+  } as IntentFilterSource;
 }
 
 /** Starts (or joins) a load; a failed load is forgotten so the next call tries again. */
