@@ -19,9 +19,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { freePort } from "@doorbell/store/testing";
 import { Client as McpClient, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Client as HttpClient } from "undici";
-import { freePort } from "../packages/cli/test/free-port.js";
 import { newPostgresDatabase } from "./harness.js";
 import { processCpuSeconds } from "./process-cpu.js";
 

@@ -16,7 +16,7 @@ const ENTRY = path.join(import.meta.dirname, "cli-entry.ts");
 
 // ---- processes ---------------------------------------------------------------------------------
 
-export { freePort } from "./free-port.js";
+export { freePort } from "@doorbell/store/testing";
 
 export interface Started {
   name: string;

@@ -19,7 +19,7 @@ export function captureIo(env: Record<string, string> = {}) {
   return { io, out: () => out.join(""), err: () => err.join("") };
 }
 
-export { freePort } from "./free-port.js";
+export { freePort } from "@doorbell/store/testing";
 
 /**
  * Runs a long-running command: `start` passes `until` and `ready` to it (its control), `check`

@@ -23,6 +23,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { EventsClient } from "@doorbell/mcp-events";
+import { freePort } from "@doorbell/store/testing";
 import {
   type CallToolResult,
   Client,
@@ -32,7 +33,6 @@ import {
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, describe, expect, it } from "vitest";
 import { Browser } from "./cluster-harness.js";
-import { freePort } from "./free-port.js";
 
 const exec = promisify(execFile);
 const ROOT = join(import.meta.dirname, "../../..");

@@ -18,14 +18,13 @@ import {
   scopedSignalFetch,
 } from "@doorbell/holder";
 import type { Kysely } from "@doorbell/store";
-import { forEachEngine } from "@doorbell/store/testing";
+import { forEachEngine, freePort } from "@doorbell/store/testing";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentEndpoint, startAgentEndpoint, startForwarder, until } from "./forwarder-harness.js";
-import { freePort } from "./holder-behind-forwarder.js";
 
 const statement = "A Škoda Octavia combi, diesel, near Bratislava";
 

@@ -7,7 +7,6 @@
  */
 import { once } from "node:events";
 import { createServer, request as httpRequest } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { DeliveryTables } from "@doorbell/delivery";
 import {
   createHolder,
@@ -18,6 +17,7 @@ import {
   scopedSignalFetch,
 } from "@doorbell/holder";
 import { asTables } from "@doorbell/store";
+import { freePort } from "@doorbell/store/testing";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -25,15 +25,6 @@ import { pino } from "pino";
 import { expect } from "vitest";
 import type { AgentEndpoint } from "./forwarder-harness.js";
 import { until } from "./forwarder-harness.js";
-
-export async function freePort(): Promise<number> {
-  const probe = createServer();
-  probe.listen(0, "127.0.0.1");
-  await once(probe, "listening");
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 /** A holder on loopback at `publicUrl` (default: its own port); `database` shared by several processes. */
 export async function startHolder(options: {

@@ -2,8 +2,8 @@
 // Client) against examples/events-check-function (SDK v2 `createMcpHandler`, 2026-07-28): an order
 // placed through the server's tool is printed, by poll, push and webhook.
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import { freePort } from "@doorbell/store/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   createExampleApp,
@@ -29,14 +29,6 @@ async function startServer(): Promise<{ app: ExampleApp; url: string }> {
     await app.close();
   });
   return { app, url };
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 /** Runs print.ts; `waitFor` resolves when its output (stdout and stderr) matches. */

@@ -18,6 +18,8 @@ import { openDatabase } from "./database.js";
 import { StoreError } from "./errors.js";
 import type { Database, DatabaseConfig, DialectName } from "./handle.js";
 
+export { freePort } from "./free-port.js";
+
 export const TEST_PG_URL_ENV = "DOORBELL_TEST_PG_URL";
 
 export interface TestDatabase {

@@ -11,11 +11,10 @@
  * the suite is skipped with a notice, except under CI, where it fails.
  */
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { scopedSignalFetch } from "@doorbell/mcp-endpoint";
-import { forEachEngine } from "@doorbell/store/testing";
+import { forEachEngine, freePort } from "@doorbell/store/testing";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -29,14 +28,6 @@ import { chromiumSuite, launchChromium, navigates } from "../support/chromium.js
 let SHOTS = "";
 
 const HIDDEN_LIMIT = 16_480;
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function tool<T>(client: Client, name: string, args: Record<string, unknown>): Promise<T> {
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult;

@@ -7,10 +7,9 @@
  * 390 CSS pixels. Screenshots are kept (the path is printed).
  */
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { forEachEngine } from "@doorbell/store/testing";
+import { forEachEngine, freePort } from "@doorbell/store/testing";
 import { pino } from "pino";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -75,14 +74,6 @@ const lang = (page: Page) => page.evaluate(() => document.documentElement.lang);
 async function fitsAt390(page: Page): Promise<boolean> {
   await page.setViewportSize({ width: 390, height: 844 });
   return page.evaluate(() => document.documentElement.scrollWidth <= 390);
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 const withChromium = chromiumSuite("pages-languages-chromium", "the per-language Chromium pages");

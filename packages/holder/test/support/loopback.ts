@@ -1,14 +1,5 @@
 /** Small helpers for tests that run a holder on loopback. */
-import net from "node:net";
-
-/** A port free on 127.0.0.1 now (the holder listens on it next). */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { freePort } from "@doorbell/store/testing";
 
 /** Polls `probe` every 50 ms until it gives a value (at most 10 s), naming `what` if it never does. */
 export async function until<T>(

@@ -1,5 +1,7 @@
 import net from "node:net";
 
+// Test support (exported from "@doorbell/store/testing"): one port picker for every package's tests.
+
 /** Ports this process has handed out: never twice, whether or not their process listens yet. */
 const handedOut = new Set<number>();
 
